@@ -1,0 +1,1 @@
+"""The playground: a trio runtime for the pure protocols in `protocol/`, and its front ends."""

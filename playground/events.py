@@ -1,0 +1,139 @@
+"""Trace events: the one stream the runtime emits and every observer reads.
+
+The recorder writes them as transcript lines, the summary counts them, the UI draws
+them. Each carries `seq` (its place in the stream, from 0) and `t` (virtual seconds);
+`kind` is the tag a transcript line carries.
+
+Observers share the same objects, so they treat them as read-only. (They are not frozen
+because the cluster stamps `seq`, and a send's `id` and `arrives`, when it merges the
+nodes' records; frozen dataclasses cost three times as much to build, and a big run
+builds half a million of them.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from protocol import Message
+
+
+@dataclass(slots=True)
+class Event:
+    kind: ClassVar[str] = "event"
+    seq: int
+    t: float
+
+
+@dataclass(slots=True)
+class SendEvent(Event):
+    kind: ClassVar[str] = "send"
+    src: int
+    dst: int
+    id: int
+    msg: Message
+    arrives: float  # when the link will hand it over (an extension: lets a UI draw it in flight)
+
+
+@dataclass(slots=True)
+class DeliverEvent(Event):
+    kind: ClassVar[str] = "deliver"
+    id: int
+    src: int
+    dst: int
+
+
+@dataclass(slots=True)
+class DropEvent(Event):
+    kind: ClassVar[str] = "drop"
+    id: int
+    src: int
+    dst: int
+    reason: str
+
+
+@dataclass(slots=True)
+class StateEvent(Event):
+    kind: ClassVar[str] = "state"
+    node: int
+    status: str
+    leader: int | None
+    normal: bool
+
+
+@dataclass(slots=True)
+class StartEvent(Event):
+    """A node boots at time 0 (protocol-wise the same as a recovery)."""
+
+    kind: ClassVar[str] = "start"
+    node: int
+
+
+@dataclass(slots=True)
+class CrashEvent(Event):
+    kind: ClassVar[str] = "crash"
+    node: int
+
+
+@dataclass(slots=True)
+class RecoverEvent(Event):
+    kind: ClassVar[str] = "recover"
+    node: int
+
+
+@dataclass(slots=True)
+class TimerEvent(Event):
+    """A timer fired."""
+
+    kind: ClassVar[str] = "timer"
+    node: int
+    name: str
+
+
+@dataclass(slots=True)
+class TimerSetEvent(Event):
+    kind: ClassVar[str] = "timer_set"
+    node: int
+    name: str
+    fires: float
+
+
+@dataclass(slots=True)
+class TimerCancelEvent(Event):
+    kind: ClassVar[str] = "timer_cancel"
+    node: int
+    name: str
+
+
+@dataclass(slots=True)
+class ElectionStartEvent(Event):
+    """A node began an election run (the protocol's ElectionStarted output)."""
+
+    kind: ClassVar[str] = "election_start"
+    node: int
+
+
+@dataclass(slots=True)
+class CommandEvent(Event):
+    """A command took effect: `command` with `args`, from `source` (scenario, at, user)."""
+
+    kind: ClassVar[str] = "command"
+    command: str
+    args: tuple[int | float, ...]
+    source: str
+
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    SendEvent,
+    DeliverEvent,
+    DropEvent,
+    StateEvent,
+    StartEvent,
+    CrashEvent,
+    RecoverEvent,
+    TimerEvent,
+    TimerSetEvent,
+    TimerCancelEvent,
+    ElectionStartEvent,
+    CommandEvent,
+)

@@ -1,0 +1,48 @@
+"""A trace observer that keeps the counts and final states a run's summary reports."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .events import CrashEvent, DropEvent, ElectionStartEvent, Event, RecoverEvent, SendEvent, StartEvent, StateEvent
+
+
+class Summary:
+    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...], down_status: str):
+        self.ids = ids
+        self.message_types = message_types
+        self.sent: Counter[str] = Counter()
+        self.dropped = 0
+        self.elections_started = 0
+        self.up: set[int] = set()
+        self.status = dict.fromkeys(ids, down_status)
+        self.leader: dict[int, int | None] = dict.fromkeys(ids)
+
+    def __call__(self, events: list[Event]) -> None:
+        for e in events:
+            kind = type(e)
+            if kind is SendEvent:
+                self.sent[e.msg.type] += 1
+            elif kind is StateEvent:
+                self.status[e.node] = e.status
+                self.leader[e.node] = e.leader
+            elif kind is DropEvent:
+                self.dropped += 1
+            elif kind is ElectionStartEvent:
+                self.elections_started += 1
+            elif kind is StartEvent or kind is RecoverEvent:
+                self.up.add(e.node)
+            elif kind is CrashEvent:
+                self.up.discard(e.node)
+
+    def report(self) -> dict[str, object]:
+        messages = {t: self.sent[t] for t in self.message_types}
+        messages["total"] = sum(self.sent.values())
+        return {
+            "up": sorted(self.up),
+            "status": {str(i): self.status[i] for i in self.ids},
+            "leader": {str(i): self.leader[i] for i in self.ids},
+            "messages": messages,
+            "dropped": self.dropped,
+            "elections_started": self.elections_started,
+        }

@@ -1,0 +1,271 @@
+"""Transcripts, format v1: JSON Lines, a header then one trace event per line.
+
+Line 1: {"format": "bully-transcript", "version": 1, "algorithm", "nodes", "seed", "config"}.
+Later lines: {"seq", "t", "kind", ...fields}; `msg` is {"type": <message name>, ...}.
+Both unions (events by "kind", messages by "type") go through cattrs' tagged-union
+strategy. Messages get one codec per algorithm, since two algorithms may share a
+message name (Garcia-Molina's and Stoller's Halt) with different fields.
+
+Writing streams: each batch of events is one write, flushed, so a killed run loses at
+most what it was in the middle of. Loading checks everything and reports the first
+problem as one line naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from collections.abc import Callable
+from typing import IO, Any, Union
+
+import cattrs
+import orjson
+from cattrs.strategies import configure_tagged_union
+
+from protocol import ALGORITHMS, Message
+
+from .config import ClusterConfig, InputError
+from .events import EVENT_TYPES, Event
+
+FORMAT = "bully-transcript"
+VERSION = 1
+
+AnyEvent = Union[EVENT_TYPES]  # noqa: UP007 - built from a tuple at run time
+EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
+NODE_FIELDS = ("node", "src", "dst")
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    algorithm: str
+    nodes: list[int]
+    seed: int
+    config: ClusterConfig
+    format: str = FORMAT
+    version: int = VERSION
+
+
+@dataclass(slots=True)
+class Transcript:
+    header: Header
+    events: list[Event] = field(default_factory=list)
+
+
+# --- the codec ----------------------------------------------------------------------
+
+
+def _strict(kind: type, *also: type, name: str | None = None) -> Any:
+    """JSON scalars are taken as they are: "3" is not an int, true is not a number.
+    Accepted values keep their own type, so a transcript loads and dumps back unchanged."""
+    accepted = (kind, *also)
+    name = name or kind.__name__
+
+    def structure(value: object, _: object) -> object:
+        if isinstance(value, bool) and kind is not bool or not isinstance(value, accepted):
+            raise ValueError(f"expected {name}, got {json.dumps(value)}")
+        return value
+
+    return structure
+
+
+@cache
+def converter(algorithm: str) -> cattrs.Converter:
+    """The codec for one algorithm's transcripts."""
+    conv = cattrs.Converter()
+    conv.register_structure_hook(int, _strict(int))
+    conv.register_structure_hook(float, _strict(float, int, name="number"))
+    conv.register_structure_hook(str, _strict(str, name="string"))
+    conv.register_structure_hook(bool, _strict(bool, name="true or false"))
+    conv.register_structure_hook(int | float, _strict(float, int, name="number"))
+    conv.register_structure_hook(ClusterConfig, _structure_config)
+
+    messages = ALGORITHMS[algorithm].messages
+    by_type = {cls.type: cls for cls in messages}
+    any_message = Union[messages]  # noqa: UP007
+    configure_tagged_union(any_message, conv, tag_name="type", tag_generator=lambda cls: cls.type)
+    unstructure_message = conv.get_unstructure_hook(any_message)
+    structure_message = conv.get_structure_hook(any_message)
+
+    def structure_msg(value: object, _: object) -> Message:
+        kind = value.get("type") if isinstance(value, dict) else None
+        if kind not in by_type:
+            raise ValueError(f"unknown {algorithm} message type {json.dumps(kind)}")
+        return structure_message(value, any_message)
+
+    conv.register_unstructure_hook(Message, unstructure_message)
+    conv.register_structure_hook(Message, structure_msg)
+    configure_tagged_union(AnyEvent, conv, tag_name="kind", tag_generator=lambda cls: cls.kind)
+    return conv
+
+
+def _structure_config(value: object, _: object) -> ClusterConfig:
+    if not isinstance(value, dict):
+        raise ValueError("expected an object")
+    known = ClusterConfig.__dataclass_fields__
+    numbers = {k: v for k, v in value.items() if k in known}
+    for key, v in numbers.items():
+        if v is None and key == "coordinator_timeout":
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ValueError(f"config {key} must be a number, got {json.dumps(v)}")
+    try:
+        return ClusterConfig(**numbers)
+    except InputError as e:
+        raise ValueError(f"config: {e}") from None
+
+
+def header_line(header: Header) -> bytes:
+    d = converter(header.algorithm).unstructure(header)
+    keys = ("format", "version", "algorithm", "nodes", "seed", "config")
+    return orjson.dumps({key: d[key] for key in keys}, option=orjson.OPT_APPEND_NEWLINE)
+
+
+@cache
+def line_encoder(algorithm: str) -> Callable[[Event], bytes]:
+    """Event -> one transcript line, for one algorithm's messages.
+
+    orjson, not the json module, because a big run writes half a million lines and
+    json.dumps costs ten times as much per line (README, "Dependencies")."""
+    unstructure = converter(algorithm).get_unstructure_hook(AnyEvent)
+    dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+
+    def line(event: Event) -> bytes:
+        d = unstructure(event)
+        # seq, t and kind first (the later **d keeps their places): people scan for them.
+        return dumps({"seq": d["seq"], "t": d["t"], "kind": d["kind"], **d}, option=newline)
+
+    return line
+
+
+# --- writing ------------------------------------------------------------------------
+
+
+class Recorder:
+    """A trace observer that streams events to a transcript file."""
+
+    def __init__(self, out: IO[bytes], header: Header):
+        self._out = out
+        self._line = line_encoder(header.algorithm)
+        out.write(header_line(header))
+        out.flush()
+
+    def __call__(self, events: list[Event]) -> None:
+        # Line by line into the file's buffer: joining a big batch first would hold every
+        # line at once, and orjson's results keep spare capacity (about 4 KB each here).
+        write, line = self._out.write, self._line
+        for event in events:
+            write(line(event))
+        self._out.flush()
+
+
+def open_for_writing(path: str, overwrite: bool = False) -> IO[bytes]:
+    """Open a new transcript file. An existing file is someone's work: refuse to clobber it."""
+    try:
+        return open(path, "wb" if overwrite else "xb")
+    except FileExistsError:
+        raise InputError(f"{path} already exists; choose another name, or pass --overwrite") from None
+    except OSError as e:
+        raise InputError(f"cannot write transcript {path}: {e.strerror}") from None
+
+
+def dump(transcript: Transcript) -> bytes:
+    """A whole transcript, exactly as a Recorder writes it."""
+    line = line_encoder(transcript.header.algorithm)
+    return header_line(transcript.header) + b"".join(map(line, transcript.events))
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+def load(path: str) -> Transcript:
+    """Read and validate a transcript; any problem raises InputError, one line."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(f"cannot read transcript {path}: {e.strerror}") from None
+    return parse(data, name=path)
+
+
+def parse(data: bytes, name: str = "transcript") -> Transcript:
+    lines = data.split(b"\n")
+    ends_mid_line = lines[-1] != b""
+    if not ends_mid_line:
+        lines.pop()
+    if not lines:
+        raise InputError(f"{name} is empty: line 1 should be a {FORMAT} header")
+
+    def fail(n: int, problem: str) -> InputError:
+        if n == len(lines) and ends_mid_line:
+            problem += " (the file ends mid-line: was the run killed?)"
+        return InputError(f"{name} line {n}: {problem}")
+
+    def json_object(n: int) -> dict[str, Any]:
+        try:
+            value = orjson.loads(lines[n - 1])
+        except orjson.JSONDecodeError as e:
+            raise fail(n, f"not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(value, dict):
+            raise fail(n, "expected a JSON object")
+        return value
+
+    header = _parse_header(json_object(1), fail)
+    conv = converter(header.algorithm)
+    nodes = set(header.nodes)
+    events: list[Event] = []
+    last_t = 0.0
+    for n in range(2, len(lines) + 1):
+        raw = json_object(n)
+        kind = raw.get("kind")
+        if kind not in EVENT_KINDS:
+            raise fail(n, f"field 'kind': unknown event kind {json.dumps(kind)}")
+        try:
+            event = conv.structure(raw, AnyEvent)
+        except Exception as e:  # cattrs reports through several exception types
+            raise fail(n, _describe(e)) from None
+        if event.seq != len(events):
+            raise fail(n, f"field 'seq': expected {len(events)}, got {event.seq}")
+        if event.t < last_t:
+            raise fail(n, f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
+        for key in NODE_FIELDS:
+            node = getattr(event, key, None)
+            if node is not None and node not in nodes:
+                raise fail(n, f"field '{key}': {node} is not one of the header's nodes")
+        last_t = event.t
+        events.append(event)
+    return Transcript(header, events)
+
+
+def _parse_header(raw: dict[str, Any], fail: Any) -> Header:
+    if raw.get("format") != FORMAT:
+        raise fail(1, f"field 'format': expected {json.dumps(FORMAT)}, got {json.dumps(raw.get('format'))}")
+    if raw.get("version") != VERSION:
+        raise fail(1, f"field 'version': this program reads version {VERSION}, got {json.dumps(raw.get('version'))}")
+    algorithm = raw.get("algorithm")
+    if algorithm not in ALGORITHMS:
+        raise fail(1, f"field 'algorithm': unknown algorithm {json.dumps(algorithm)}")
+    try:
+        header = converter(algorithm).structure(raw, Header)
+    except Exception as e:
+        raise fail(1, _describe(e)) from None
+    if not header.nodes or len(set(header.nodes)) != len(header.nodes):
+        raise fail(1, "field 'nodes': expected a non-empty list of distinct ids")
+    return header
+
+
+def _describe(error: Exception) -> str:
+    """cattrs' nested validation errors, as "field 'x.y': what is wrong" (the first one)."""
+    if isinstance(error, cattrs.BaseValidationError):
+        first = cattrs.transform_error(error, format_exception=_format_exception)[0]
+        problem, _, path = first.rpartition(" @ ")
+        where = path.removeprefix("$").removeprefix(".")
+        return f"field '{where}': {problem}" if where else problem
+    return str(error)
+
+
+def _format_exception(exc: BaseException, _type: object) -> str:
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,151 @@
+"""The classic Bully algorithm (seeds 001 and 003, lecture 3-10), as PROTOCOLS.md reads it.
+
+Theory in one paragraph. Ids are totally ordered and the highest up id should lead. A
+node that suspects the leader asks every higher node "are you there?" (Election). Any
+higher node that is up bullies it out of the race (Answer) and runs its own election, so
+the question climbs the id order until it reaches the highest up node, which hears no
+Answer within T and announces itself (Coordinator). This is correct only while the
+synchrony assumption holds (an up peer answers within T, so T >= 2 * max delay) and
+nobody comes back mid-election: a recovering node announces itself without asking, and
+its Coordinator can cross another's. PROTOCOLS.md "Known flaw"; the playground shows it.
+
+Rules, each a handler below (P is this node):
+  1. Start, or the failure detector fires: if P has the highest id, it sends Coordinator
+     to all others and leads; otherwise it sends Election to every higher node and waits
+     T for an Answer ("answer_wait").
+  2. No Answer within T: P sends Coordinator to all others and leads.
+  3. An Answer: P sends nothing more and waits T' for a Coordinator
+     ("coordinator_wait"). No Coordinator within T': P starts over (rule 1).
+  4. Election from a lower node: P sends Answer and, if it has not already started an
+     election, starts one (rule 1).
+  5. Coordinator from Q: Q is P's leader, whoever Q is (the textbook rule; this is what
+     lets a late Coordinator from a lower node win).
+
+Failure detection: a follower probes its leader every P seconds ("probe") and starts an
+election when a probe goes unanswered for T ("probe_wait"). P = 0 turns probing off.
+
+Statuses: election (Elections out, awaiting Answers), waiting (answered, awaiting the
+Coordinator), normal (operating under a leader). Only normal counts as normal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .interface import Message, Node
+
+ELECTION, WAITING, NORMAL = "election", "waiting", "normal"
+
+ANSWER_WAIT = "answer_wait"
+COORDINATOR_WAIT = "coordinator_wait"
+PROBE = "probe"
+PROBE_WAIT = "probe_wait"
+
+
+@dataclass(frozen=True, slots=True)
+class Election(Message):
+    type: ClassVar[str] = "election"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Message):
+    type: ClassVar[str] = "answer"
+
+
+@dataclass(frozen=True, slots=True)
+class Coordinator(Message):
+    type: ClassVar[str] = "coordinator"
+
+
+@dataclass(frozen=True, slots=True)
+class Probe(Message):
+    """Failure-detector request: are you still there?"""
+
+    type: ClassVar[str] = "probe"
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeReply(Message):
+    type: ClassVar[str] = "probe_reply"
+
+
+class ClassicBully(Node):
+    name = "classic"
+    messages = (Election, Answer, Coordinator, Probe, ProbeReply)
+    statuses = ("down", ELECTION, WAITING, NORMAL)
+    normal_statuses = frozenset({NORMAL})
+
+    # --- inputs ---------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        self.storage.incarnation += 1
+        self._start_election()
+
+    def on_suspect(self) -> None:
+        # An election under way already answers the question the detector raises.
+        if self.status == NORMAL:
+            self.leader = None
+            self._start_election()
+
+    def on_message(self, src: int, msg: Message) -> None:
+        match msg:
+            case Election() if src < self.id:  # rule 4
+                self.send(src, Answer())
+                if self.status == NORMAL:
+                    self._start_election()
+            case Answer() if self.status == ELECTION and src > self.id:  # rule 3
+                self.status = WAITING
+                self.cancel_timer(ANSWER_WAIT)
+                self.set_timer(COORDINATOR_WAIT, self.config.coordinator_wait)
+            case Coordinator():  # rule 5
+                self.cancel_timer(ANSWER_WAIT, COORDINATOR_WAIT)
+                self._follow(src)
+            case Probe():
+                self.send(src, ProbeReply())
+            case ProbeReply() if src == self.leader and PROBE_WAIT in self.timers:
+                self.cancel_timer(PROBE_WAIT)
+                self._schedule_probe()
+            # Anything else is stale (a late Answer, a reply from a former leader): ignore.
+
+    def on_timer(self, name: str) -> None:
+        if name == ANSWER_WAIT and self.status == ELECTION:  # rule 2
+            self._lead()
+        elif name == COORDINATOR_WAIT and self.status == WAITING:  # rule 3, start over
+            self._start_election()
+        elif name == PROBE and self.status == NORMAL and self.leader != self.id:
+            self.send(self.leader, Probe())
+            self.set_timer(PROBE_WAIT, self.config.timeout)
+        elif name == PROBE_WAIT and self.status == NORMAL:  # the detector fires
+            self.leader = None
+            self._start_election()
+
+    # --- transitions ----------------------------------------------------------------
+
+    def _start_election(self) -> None:  # rule 1
+        self.announce_election()
+        self.cancel_timer(PROBE, PROBE_WAIT, COORDINATOR_WAIT)
+        if not self.higher:
+            self._lead()
+            return
+        self.status = ELECTION
+        for q in self.higher:
+            self.send(q, Election())
+        self.set_timer(ANSWER_WAIT, self.config.timeout)
+
+    def _lead(self) -> None:
+        self.cancel_timer(ANSWER_WAIT, PROBE, PROBE_WAIT)
+        self.status = NORMAL
+        self.leader = self.id
+        for q in self.others:
+            self.send(q, Coordinator())
+
+    def _follow(self, leader: int) -> None:
+        self.status = NORMAL
+        self.leader = leader
+        self.cancel_timer(PROBE_WAIT)
+        self._schedule_probe()
+
+    def _schedule_probe(self) -> None:
+        if self.config.probe_interval > 0:
+            self.set_timer(PROBE, self.config.probe_interval)

@@ -1,0 +1,227 @@
+"""The interface every election algorithm implements: a pure, sans-I/O state machine.
+
+A node is driven the way etcd's raft `Step` or h11's connection is driven: the caller
+feeds it one input at a time and gets back a list of outputs to carry out. The node
+never sleeps, sends or reads a clock. Time exists only as named timers that the caller
+runs ("call TimerFired('answer_wait') in 4 seconds"), and the network only as Send
+outputs. That keeps every rule testable by calling `step` and reading the result.
+
+Inputs:   Start (start-up or recovery; seed 000: start-up *is* a recovery),
+          Receive (a message arrived), TimerFired, Suspect (the failure detector fired).
+Outputs:  Send, SetTimer (replaces a running timer of the same name), CancelTimer,
+          and ElectionStarted, a pure announcement so observers can count elections
+          without knowing any algorithm's internals.
+
+Crash is not an input: a crashed node simply stops being called, and the caller throws
+the object away. What survives is the `storage` object the caller hands to the next
+incarnation, so the line between safe storage and volatile state is a line in the code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import ClassVar
+
+
+# --- messages ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Base of every protocol message. `type` is the wire name used in transcripts."""
+
+    type: ClassVar[str] = "message"
+
+
+# --- inputs -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """The node starts or recovers with only its safe storage."""
+
+
+@dataclass(frozen=True, slots=True)
+class Receive:
+    src: int
+    msg: Message
+
+
+@dataclass(frozen=True, slots=True)
+class TimerFired:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Suspect:
+    """The failure detector says the coordinator is gone (the `elect` command)."""
+
+
+Input = Start | Receive | TimerFired | Suspect
+
+
+# --- outputs ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    dst: int
+    msg: Message
+
+
+@dataclass(frozen=True, slots=True)
+class SetTimer:
+    name: str
+    delay: float
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTimer:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ElectionStarted:
+    """This node has just begun an election run (for counting; it changes nothing)."""
+
+
+Output = Send | SetTimer | CancelTimer | ElectionStarted
+
+
+# --- configuration and storage ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The protocol's knobs, in seconds.
+
+    timeout             T: how long a request may go unanswered before the peer is
+                        presumed down. The synchrony assumption is T >= 2 * max delay.
+    coordinator_timeout T': how long to wait for the Coordinator after an Answer;
+                        None means 2T (see PROTOCOLS.md: T' = T races the Coordinator).
+    probe_interval      P: how often a follower probes its coordinator; 0 turns it off.
+    """
+
+    timeout: float = 4.0
+    coordinator_timeout: float | None = None
+    probe_interval: float = 5.0
+
+    @property
+    def coordinator_wait(self) -> float:
+        if self.coordinator_timeout is not None:
+            return self.coordinator_timeout
+        return 2 * self.timeout
+
+
+@dataclass(slots=True)
+class SafeStorage:
+    """What survives a crash. Everything a node keeps outside this object is volatile.
+
+    `incarnation` counts starts; algorithms extend this class with their own cells.
+    """
+
+    incarnation: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+# --- the node ---------------------------------------------------------------------
+
+
+class Node:
+    """One participant's state machine. Subclasses implement the four `on_*` handlers.
+
+    Class attributes every algorithm sets:
+      name             the name used on the command line and in transcripts
+      messages         its message classes (the transcript codec is built from them)
+      statuses         its statuses for display, `down_status` first
+      normal_statuses  the statuses meaning "operating under an agreed leader"
+      storage_class    its SafeStorage subclass
+    """
+
+    name: ClassVar[str]
+    messages: ClassVar[tuple[type[Message], ...]]
+    statuses: ClassVar[tuple[str, ...]]
+    down_status: ClassVar[str] = "down"
+    normal_statuses: ClassVar[frozenset[str]]
+    storage_class: ClassVar[type[SafeStorage]] = SafeStorage
+
+    def __init__(self, node_id: int, ids: tuple[int, ...], config: Config, storage: SafeStorage):
+        if node_id not in ids:
+            raise ValueError(f"node {node_id} is not one of the cluster's ids")
+        self.id = node_id
+        self.ids = tuple(sorted(ids))
+        self.config = config
+        self.storage = storage
+        # Not yet started: the caller's first input is always Start.
+        self.status: str = self.down_status
+        self.leader: int | None = None
+        self.higher = tuple(i for i in self.ids if i > node_id)
+        self.others = tuple(i for i in self.ids if i != node_id)
+        # Names of the timers this node has asked for and not yet seen fire or cancelled,
+        # so that cancels are emitted only for running timers and a stray firing is ignored.
+        self.timers: set[str] = set()
+        self._outbox: list[Output] = []
+
+    # The one entry point. Dispatch is explicit so the transition rules read as a table.
+    def step(self, event: Input) -> list[Output]:
+        match event:
+            case Start():
+                self.on_start()
+            case Receive(src, msg):
+                self.on_message(src, msg)
+            case TimerFired(name):
+                if name in self.timers:
+                    self.timers.discard(name)
+                    self.on_timer(name)
+            case Suspect():
+                self.on_suspect()
+            case _:
+                raise TypeError(f"not a protocol input: {event!r}")
+        out, self._outbox = self._outbox, []
+        return out
+
+    def reconfigure(self, config: Config) -> None:
+        """New knobs apply to timers set from now on; running timers keep their time."""
+        self.config = config
+
+    @property
+    def normal(self) -> bool:
+        return self.status in self.normal_statuses
+
+    def variables(self) -> dict[str, object]:
+        """Every volatile protocol variable, for display. Subclasses add their own."""
+        return {"status": self.status, "leader": self.leader, "timers": sorted(self.timers)}
+
+    # --- handlers -------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        raise NotImplementedError
+
+    def on_message(self, src: int, msg: Message) -> None:
+        raise NotImplementedError
+
+    def on_timer(self, name: str) -> None:
+        raise NotImplementedError
+
+    def on_suspect(self) -> None:
+        raise NotImplementedError
+
+    # --- output helpers for subclasses ----------------------------------------------
+
+    def send(self, dst: int, msg: Message) -> None:
+        self._outbox.append(Send(dst, msg))
+
+    def set_timer(self, name: str, delay: float) -> None:
+        self.timers.add(name)
+        self._outbox.append(SetTimer(name, delay))
+
+    def cancel_timer(self, *names: str) -> None:
+        for name in names:
+            if name in self.timers:
+                self.timers.discard(name)
+                self._outbox.append(CancelTimer(name))
+
+    def announce_election(self) -> None:
+        self._outbox.append(ElectionStarted())
