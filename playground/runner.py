@@ -104,7 +104,11 @@ class NodeRunner:
         now, _, _, payload = item
         if now != self._now:
             self._now, self._t = now, to_seconds(now)
-        self._handle(payload)
+        try:
+            self._handle(payload)
+        except Exception as e:  # a protocol bug: say where it happened
+            e.add_note(f"{self.algorithm.name} node {self.id} at t={self._t:g}, handling {payload!r}")
+            raise
         m = self.machine
         state = (m.status, m.leader, m.normal) if m is not None else (self.algorithm.down_status, None, False)
         if state != self._state:

@@ -113,7 +113,7 @@ def _structure_config(value: object, _: object) -> ClusterConfig:
     try:
         return ClusterConfig(**numbers)
     except InputError as e:
-        raise ValueError(f"config: {e}") from None
+        raise ValueError(str(e)) from None
 
 
 def header_line(header: Header) -> bytes:

@@ -1,0 +1,109 @@
+"""The command line: headless runs, and bad input that exits 2 with one line and runs nothing."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from playground.cli import main
+
+
+def headless(capsys, *args):
+    code = main(["--headless", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_headless_prints_one_json_summary(capsys):
+    code, out, err = headless(capsys, "--nodes", "10", "--delay", "1", "--timeout", "4", "--probe-interval", "0",
+                              "--at", "20 crash 10", "--at", "20 elect 1", "--until", "60")
+    assert (code, err) == (0, "")
+    summary = json.loads(out)
+    assert list(summary) == ["algorithm", "nodes", "seed", "until", "up", "status", "leader", "messages", "dropped",
+                             "elections_started"]
+    assert summary["up"] == list(range(1, 10))
+    assert summary["status"]["10"] == "down" and summary["status"]["1"] == "normal"
+    assert summary["leader"] == {**{str(i): 9 for i in range(1, 10)}, "10": None}
+    m = summary["messages"]
+    assert m["total"] == sum(v for k, v in m.items() if k != "total")
+    assert summary["dropped"] == 10  # 9 Elections and 1 Coordinator to the crashed 10
+
+
+def test_defaults_serve_a_demo_and_respect_the_synchrony_bound(capsys):
+    code, out, err = headless(capsys)
+    summary = json.loads(out)
+    assert code == 0 and err == ""
+    assert summary["nodes"] == 7 and summary["until"] == 60
+    assert set(summary["leader"].values()) == {7}
+
+
+def test_scenario_file_and_at_combine(tmp_path, capsys):
+    scenario = tmp_path / "s.txt"
+    scenario.write_text("# leader dies, node 1 notices\n20 crash 7\n\n20 elect 1  # the lowest\n")
+    code, out, _ = headless(capsys, "--scenario", str(scenario), "--at", "40 recover 7", "--transcript",
+                            str(tmp_path / "t.jsonl"))
+    assert code == 0 and json.loads(out)["up"] == list(range(1, 8))
+    commands = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()[1:]]
+    commands = [(c["t"], c["command"], c["args"], c["source"]) for c in commands if c["kind"] == "command"]
+    assert commands == [(20.0, "crash", [7], "scenario"), (20.0, "elect", [1], "scenario"), (40.0, "recover", [7], "at")]
+
+
+def test_broken_synchrony_runs_with_a_warning(capsys):
+    code, out, err = headless(capsys, "--timeout", "1", "--delay", "1", "--until", "10")
+    assert code == 0 and json.loads(out)
+    assert err.startswith("bully-tui: warning: timeout 1 < 2 x max delay 1") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--nodes", "0"], "--nodes must be from 1 to 1000, not 0"),
+        (["--nodes", "seven"], "--nodes must be a whole number, not 'seven'"),
+        (["--seed", "-1"], "--seed must be 0 or more"),
+        (["--timeout", "-2"], "timeout must be a positive number of seconds, not -2"),
+        (["--timeout", "abc"], "--timeout must be a number, not 'abc'"),
+        (["--timeout", "nan"], "--timeout must be a finite number"),
+        (["--coordinator-timeout", "0"], "coordinator timeout must be a positive number"),
+        (["--probe-interval", "-1"], "probe interval must be zero or more"),
+        (["--delay", "2:1"], "minimum delay 2 is above maximum delay 1"),
+        (["--delay", "x"], "minimum delay must be a number, not 'x'"),
+        (["--until", "-5"], "--until must be zero or more seconds"),
+        (["--algorithm", "raft"], "unknown algorithm 'raft' (choose from: classic)"),
+        (["--at", "5 kill 3"], "--at '5 kill 3': unknown command 'kill'"),
+        (["--at", "5 crash 99"], "--at '5 crash 99': there is no node 99 (ids are 1..7)"),
+        (["--at", "5 crash"], "crash takes one argument: crash ID"),
+        (["--at", "soon crash 3"], "time must be a number, not 'soon'"),
+        (["--at", "-1 crash 3"], "time must be zero or more seconds"),
+        (["--at", "5 timeout 0"], "timeout must be a positive number"),
+        (["--at", "5 delay 3:1"], "minimum delay 3 is above maximum delay 1"),
+        (["--scenario", "/nonexistent/s.txt"], "cannot read scenario /nonexistent/s.txt: No such file or directory"),
+        (["--transcript", "/nonexistent/dir/t.jsonl"], "cannot write transcript /nonexistent/dir/t.jsonl"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--nodes"], "argument --nodes: expected one argument"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, args, expected):
+    code, out, err = headless(capsys, *args)
+    assert code == 2 and out == ""
+    assert err.startswith("bully-tui: error: ") and expected in err and err.count("\n") == 1, err
+
+
+def test_a_bad_scenario_line_is_named_and_nothing_is_written(tmp_path, capsys):
+    scenario = tmp_path / "s.txt"
+    scenario.write_text("10 crash 3\n# fine so far\n12 explode 3\n")
+    out_file = tmp_path / "t.jsonl"
+    code, _, err = headless(capsys, "--scenario", str(scenario), "--transcript", str(out_file))
+    assert code == 2 and f"{scenario} line 3: unknown command 'explode'" in err
+    assert not out_file.exists()
+
+
+def test_without_headless_the_user_is_told_what_to_do(capsys):
+    assert main([]) == 2
+    assert "add --headless" in capsys.readouterr().err
+
+
+def test_the_installed_entry_point_runs():
+    done = subprocess.run([sys.executable, "-m", "playground.cli", "--headless", "--nodes", "3", "--until", "5"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout)["nodes"] == 3

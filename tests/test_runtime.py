@@ -1,0 +1,221 @@
+"""The trio runtime: links, crash and recovery, commands, the live interface, determinism."""
+
+import io
+from dataclasses import astuple
+
+import pytest
+import trio
+import trio.testing
+
+from playground.commands import Command
+from playground.config import ClusterConfig
+from playground.transcript import Header, Recorder
+from protocol import ClassicBully
+from tests.support import WORST_CASE, at, final_states, make_cluster, run, sends
+
+JITTER = ClusterConfig(timeout=4, probe_interval=2, delay_min=0.2, delay_max=1.5)
+
+
+def by_kind(events, kind):
+    return [e for e in events if e.kind == kind]
+
+
+# --- links ---------------------------------------------------------------------------------
+
+
+def test_a_message_to_a_down_node_is_dropped_with_the_reason():
+    _, events = run(4, 30, commands=at("10 crash 4", "10 elect 1"))
+    drops = by_kind(events, "drop")
+    assert drops and all(d.dst == 4 and d.reason == "receiver down" and d.t > 10 for d in drops)
+    sent_to_4 = {e.id for e in by_kind(events, "send") if e.dst == 4 and e.t >= 10}
+    assert {d.id for d in drops} == sent_to_4
+
+
+def test_delays_stay_in_bounds_and_links_stay_fifo_under_jitter():
+    _, events = run(6, 120, JITTER, commands=at("30 crash 6", "50 recover 6"), seed=7)
+    sent = {e.id: e for e in by_kind(events, "send")}
+    held = 0
+    for e in sent.values():
+        delay = e.arrives - e.t
+        assert delay >= 0.2 - 1e-9
+        held += delay > 1.5 + 1e-9  # only the FIFO rule may hold a message longer
+    arrived = [e for e in events if e.kind in ("deliver", "drop")]
+    for e in arrived:
+        assert e.t == sent[e.id].arrives
+    for src in range(1, 7):
+        for dst in range(1, 7):
+            ids = [e.id for e in arrived if (e.src, e.dst) == (src, dst)]
+            assert ids == sorted(ids), f"link {src}->{dst} reordered"
+    assert held < len(sent)
+
+
+def test_a_message_is_delivered_exactly_once():
+    _, events = run(5, 100, JITTER, commands=at("20 crash 5", "40 recover 5"), seed=3)
+    arrived = [e.id for e in events if e.kind in ("deliver", "drop")]
+    due = [e.id for e in by_kind(events, "send") if e.arrives <= 100]
+    assert sorted(arrived) == sorted(due)
+
+
+# --- crash and recovery --------------------------------------------------------------------
+
+
+def test_crash_halts_the_node_at_once():
+    _, events = run(5, 60, JITTER, commands=at("10 crash 3"))
+    after = [e for e in events if e.t >= 10 and getattr(e, "node", getattr(e, "src", None)) == 3]
+    assert [e.kind for e in after[:2]] == ["crash", "state"]
+    assert not [e for e in after if e.kind in ("send", "timer", "deliver", "timer_set")]
+
+
+def test_recovery_restarts_from_safe_storage_and_runs_an_election():
+    cluster, events = run(5, 60, WORST_CASE, commands=at("10 crash 2", "20 recover 2"))
+    assert cluster.snapshot(2)["storage"] == {"incarnation": 2}
+    recovered = [e for e in events if e.t == 20 and getattr(e, "node", getattr(e, "src", None)) == 2]
+    assert [e.kind for e in recovered][:3] == ["recover", "election_start", "send"]
+    assert final_states(cluster)[2] == ("normal", 5, True)
+
+
+def test_crash_of_a_down_node_and_recovery_of_an_up_node_change_nothing():
+    def effects(events):  # everything but the commands themselves, without seq numbers
+        return [(e.kind, e.t, *astuple(e)[2:]) for e in events if e.kind != "command"]
+
+    _, plain = run(4, 40, commands=at("10 crash 3"))
+    _, noisy = run(4, 40, commands=at("10 crash 3", "10 recover 2", "12 crash 3", "12 elect 3"))
+    assert effects(noisy) == effects(plain)
+    assert len(by_kind(noisy, "command")) == 4
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+def test_commands_at_the_same_time_run_in_the_order_given():
+    _, events = run(4, 30, commands=at("10 crash 2", "10 recover 2", "10 crash 2"))
+    kinds = [e.kind for e in events if e.t == 10 and e.kind in ("command", "crash", "recover")]
+    assert kinds == ["command", "crash", "command", "recover", "command", "crash"]
+
+
+def test_commands_run_before_the_work_due_at_the_same_instant():
+    # Node 1's Election reaches 4 at t=21; the crash at 21 comes first, so it is dropped.
+    _, events = run(4, 40, commands=at("20 elect 1", "21 crash 4"))
+    first_drop = by_kind(events, "drop")[0]
+    assert first_drop.t == 21
+    assert [first_drop.id] == [e.id for e in by_kind(events, "send") if e.t == 20 and e.dst == 4]
+
+
+def test_timeout_command_changes_T_for_timers_set_afterwards():
+    _, events = run(4, 60, commands=at("20 timeout 2.5", "20 crash 4", "20 elect 1"))
+    waits = [e for e in by_kind(events, "timer_set") if e.name == "answer_wait"]
+    assert {round(e.fires - e.t, 6) for e in waits if e.t < 20} == {4}
+    assert {round(e.fires - e.t, 6) for e in waits if e.t >= 20} == {2.5}
+
+
+def test_delay_command_changes_the_bounds_for_later_messages():
+    _, events = run(4, 60, commands=at("20 delay 0.25:0.5", "20 crash 4", "20 elect 1"))
+    delays = {round(e.arrives - e.t, 6) for e in by_kind(events, "send")}
+    early = {round(e.arrives - e.t, 6) for e in by_kind(events, "send") if e.t < 20}
+    late = {round(e.arrives - e.t, 6) for e in by_kind(events, "send") if e.t >= 20}
+    assert early == {1.0} and late and all(0.25 <= d <= 0.5 for d in late)
+    assert delays == early | late
+
+
+def test_every_command_is_in_the_trace():
+    _, events = run(4, 30, commands=at("5 elect 2", "6 timeout 3", "7 delay 1:2"))
+    got = [(e.t, e.command, e.args, e.source) for e in by_kind(events, "command")]
+    assert got == [(5, "elect", (2,), "test"), (6, "timeout", (3.0,), "test"), (7, "delay", (1.0, 2.0), "test")]
+
+
+def test_elect_on_a_down_node_does_nothing_but_is_recorded():
+    _, events = run(4, 30, commands=at("5 crash 2", "6 elect 2"))
+    assert not [e for e in events if e.t >= 6 and e.kind == "election_start"]
+    assert by_kind(events, "command")[-1].command == "elect"
+
+
+# --- the live interface (what the UI uses) ------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_submitted_commands_run_at_the_current_virtual_time(autojump_clock):
+    cluster, events = make_cluster(5)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(cluster.run)
+        await trio.sleep(10)
+        cluster.submit(Command("crash", (5,)))
+        await trio.sleep(0.5)
+        cluster.submit(Command("elect", (1,)))
+        await trio.sleep(30)
+        nursery.cancel_scope.cancel()
+    crash = by_kind(events, "crash")[0]
+    assert crash.t == pytest.approx(10, abs=1e-6) and crash.node == 5
+    assert by_kind(events, "command")[0].source == "user"
+    assert final_states(cluster)[1] == ("normal", 4, True)
+    assert not cluster.running
+
+
+@pytest.mark.trio
+async def test_pause_stops_virtual_time_and_resume_restarts_it():
+    clock = trio.testing.MockClock(rate=0)  # virtual time only moves when the test says
+    cluster, events = make_cluster(4, clock=clock)
+    cluster.submit(Command("speed", (4.0,)))
+    cluster.submit(Command("pause"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(cluster.run)
+        await trio.testing.wait_all_tasks_blocked()
+        assert (cluster.paused, cluster.speed, clock.rate) == (True, 4.0, 0)
+        seen = len(events)
+        clock.jump(0)  # nothing is due at t=0 any more, and paused time stands still
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(events) == seen
+        cluster.submit(Command("resume"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert clock.rate == 4.0 and not cluster.paused
+        nursery.cancel_scope.cancel()
+
+
+def test_an_exception_in_a_node_surfaces_from_the_run():
+    class Broken(ClassicBully):
+        name = "broken"
+
+        def on_message(self, src, msg):
+            raise RuntimeError("bug in the protocol")
+
+    from playground.cluster import Cluster
+
+    cluster = Cluster(Broken, range(1, 4), WORST_CASE, 1)
+    with pytest.raises(ExceptionGroup) as info:
+        trio.run(cluster.run, 10, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert info.group_contains(RuntimeError, match="bug in the protocol")
+    notes = {note.split(", handling")[0] for e in info.value.exceptions for note in e.__notes__}
+    assert notes == {f"broken node {i} at t=1" for i in (1, 2, 3)}  # each got a message at t=1
+
+
+def test_snapshot_shows_variables_timers_and_storage():
+    cluster, _ = run(4, 22, commands=at("20 crash 4", "20 elect 1"))
+    view = cluster.snapshot(1)
+    assert view["status"] == "waiting" and view["up"]
+    assert set(view["timers"]) == {"coordinator_wait"}
+    assert view["variables"]["timers"] == ["coordinator_wait"]
+    assert cluster.snapshot(4) == {**cluster.snapshot(4), "up": False, "status": "down", "variables": {}}
+
+
+# --- determinism ---------------------------------------------------------------------------
+
+
+def transcript_bytes(**kw) -> bytes:
+    cluster, events = run(8, 150, JITTER, commands=at("30 crash 8", "31 crash 7", "60 recover 8", "61 elect 2"), **kw)
+    out = io.BytesIO()
+    Recorder(out, Header("classic", list(cluster.ids), 5, JITTER))(events)
+    return out.getvalue()
+
+
+def test_same_seed_gives_a_byte_identical_transcript():
+    first = transcript_bytes(seed=5)
+    assert all(transcript_bytes(seed=5) == first for _ in range(4))
+    assert transcript_bytes(seed=6) != first
+
+
+def test_lookahead_batching_does_not_change_the_trace():
+    assert transcript_bytes(seed=5, lookahead=True) == transcript_bytes(seed=5, lookahead=False)
+
+
+def test_worst_case_counts_do_not_depend_on_batching():
+    _, events = run(10, 60, commands=at("20 crash 10", "20 elect 1"), lookahead=False)
+    assert sends(events, after=20) == {"election": 45, "answer": 36, "coordinator": 9}

@@ -1,0 +1,149 @@
+"""Transcript format v1: what is written, the round trip, streaming, and loading errors."""
+
+import json
+
+import pytest
+import trio
+
+from playground import transcript
+from playground.commands import Command
+from playground.config import ClusterConfig, InputError
+from playground.session import Session, run_headless
+from tests.support import at, make_cluster
+
+SESSION = Session(nodes=5, seed=3, config=ClusterConfig(probe_interval=2), commands=tuple(at("20 crash 5", "30 recover 5")))
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    path = tmp_path / "run.jsonl"
+    run_headless(Session(**{**SESSION.__dict__, "transcript": str(path)}), 60)
+    return path
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_header_is_line_one(recorded):
+    assert lines(recorded)[0] == {
+        "format": "bully-transcript",
+        "version": 1,
+        "algorithm": "classic",
+        "nodes": [1, 2, 3, 4, 5],
+        "seed": 3,
+        "config": {"timeout": 4.0, "coordinator_timeout": None, "probe_interval": 2.0, "delay_min": 0.5, "delay_max": 1.5},
+    }
+
+
+def test_events_carry_seq_t_kind_and_the_fields_of_their_kind(recorded):
+    events = lines(recorded)[1:]
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert all(list(e)[:3] == ["seq", "t", "kind"] for e in events)
+    required = {
+        "send": {"src", "dst", "id", "msg"},
+        "deliver": {"id", "src", "dst"},
+        "drop": {"id", "src", "dst", "reason"},
+        "state": {"node", "status", "leader", "normal"},
+        "crash": {"node"},
+        "recover": {"node"},
+        "timer": {"node", "name"},
+        "command": {"command", "args"},
+    }
+    seen = {e["kind"] for e in events}
+    assert set(required) <= seen
+    for e in events:
+        assert required.get(e["kind"], set()) <= set(e), e
+    types = {e["msg"]["type"] for e in events if e["kind"] == "send"}
+    assert types == {"election", "answer", "coordinator", "probe", "probe_reply"}
+
+
+def test_round_trip_is_exact(recorded):
+    loaded = transcript.load(str(recorded))
+    assert loaded.header.algorithm == "classic" and loaded.header.config.probe_interval == 2
+    assert transcript.dump(loaded) == recorded.read_bytes()
+
+
+@pytest.mark.trio
+async def test_the_transcript_is_on_disk_while_the_run_goes_on(tmp_path, autojump_clock):
+    path = tmp_path / "live.jsonl"
+    cluster, _ = make_cluster(4)
+    with open(path, "wb") as out:
+        cluster.subscribe(transcript.Recorder(out, transcript.Header("classic", [1, 2, 3, 4], 1, ClusterConfig())))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cluster.run)
+            await trio.sleep(10)
+            cluster.submit(Command("crash", (4,)))
+            await trio.sleep(1)
+            on_disk = path.read_text().splitlines()  # the file is still open
+            nursery.cancel_scope.cancel()
+    assert json.loads(on_disk[-1])["kind"] in ("crash", "state")
+    assert transcript.parse(path.read_bytes()).events[-1].kind in ("crash", "state")
+
+
+def test_an_existing_file_is_not_overwritten(tmp_path):
+    path = tmp_path / "mine.txt"
+    path.write_text("my notes")
+    with pytest.raises(InputError, match="already exists"):
+        run_headless(Session(transcript=str(path)), 10)
+    assert path.read_text() == "my notes"
+    run_headless(Session(transcript=str(path), overwrite=True), 10)
+    assert transcript.load(str(path)).header.nodes == list(range(1, 8))
+
+
+# --- loading errors: one line naming the line and the field -----------------------------
+
+HEADER = json.dumps({"format": "bully-transcript", "version": 1, "algorithm": "classic", "nodes": [1, 2, 3],
+                     "seed": 1, "config": {"timeout": 4, "delay_min": 1, "delay_max": 1, "probe_interval": 0}})
+SEND = '{"seq": 0, "t": 0.0, "kind": "send", "src": 1, "dst": 2, "id": 0, "msg": {"type": "election"}, "arrives": 1.0}'
+DELIVER = '{"seq": 1, "t": 1.0, "kind": "deliver", "id": 0, "src": 1, "dst": 2}'
+
+
+def doc(*lines: str, complete: bool = True) -> str:
+    return "\n".join(lines) + ("\n" if complete else "")
+
+
+def field(line: str, old: str, new: str) -> str:
+    return line.replace(old, new)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", "is empty"),
+        (doc("{not json"), "line 1: not valid JSON"),
+        (doc('{"format": "csv"}'), "line 1: field 'format'"),
+        (doc(field(HEADER, '"version": 1', '"version": 2')), "line 1: field 'version': this program reads version 1"),
+        (doc(field(HEADER, "classic", "paxos")), 'line 1: field \'algorithm\': unknown algorithm "paxos"'),
+        (doc(field(HEADER, '"seed": 1', '"seed": "one"')), "line 1: field 'seed': expected int"),
+        (doc(field(HEADER, '"timeout": 4', '"timeout": -4')), "line 1: field 'config'"),
+        (doc(field(HEADER, "[1, 2, 3]", "[]")), "line 1: field 'nodes'"),
+        (doc(HEADER, "[1, 2]"), "line 2: expected a JSON object"),
+        (doc(HEADER, field(SEND, "send", "teleport")), 'line 2: field \'kind\': unknown event kind "teleport"'),
+        (doc(HEADER, field(SEND, '"dst": 2', '"dst": "2"')), 'line 2: field \'dst\': expected int, got "2"'),
+        (doc(HEADER, field(SEND, ', "id": 0', "")), "line 2: field 'id': required field missing"),
+        (doc(HEADER, field(SEND, "election", "halt")), 'line 2: field \'msg\': unknown classic message type "halt"'),
+        (doc(HEADER, field(SEND, '"seq": 0', '"seq": 5')), "line 2: field 'seq': expected 0, got 5"),
+        (doc(HEADER, field(SEND, '"dst": 2', '"dst": 9')), "line 2: field 'dst': 9 is not one of the header's nodes"),
+        (doc(HEADER, SEND, field(DELIVER, "1.0", "-1.0")), "line 3: field 't': -1 is earlier than the line before"),
+        (doc(HEADER, SEND, DELIVER[:30], complete=False), "line 3: not valid JSON"),
+        (doc(HEADER, SEND, DELIVER[:30], complete=False), "(the file ends mid-line: was the run killed?)"),
+    ],
+)
+def test_malformed_transcripts_get_one_line_naming_line_and_field(text, expected):
+    with pytest.raises(InputError) as info:
+        transcript.parse(text.encode(), name="t.jsonl")
+    message = str(info.value)
+    assert expected in message and message.startswith("t.jsonl")
+    assert "\n" not in message
+
+
+def test_a_valid_hand_written_transcript_loads():
+    loaded = transcript.parse(f"{HEADER}\n{SEND}\n{DELIVER}\n".encode())
+    assert [e.kind for e in loaded.events] == ["send", "deliver"]
+    assert loaded.events[0].msg.type == "election"
+
+
+def test_an_unreadable_file_is_named(tmp_path):
+    with pytest.raises(InputError, match=r"cannot read transcript .*nope.jsonl: No such file"):
+        transcript.load(str(tmp_path / "nope.jsonl"))
