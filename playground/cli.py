@@ -90,13 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         args, session = parse_args(sys.argv[1:] if argv is None else argv)
         if not args.headless:
             raise InputError("the live app is not built yet: add --headless")
-        if not session.config.synchronous:
-            c = session.config
-            print(
-                f"bully-tui: warning: timeout {c.timeout:g} < 2 x max delay {c.delay_max:g}: "
-                "the synchrony assumption is broken, so expect disagreement",
-                file=sys.stderr,
-            )
+        for warning in session.config.warnings():
+            print(f"bully-tui: warning: {warning}", file=sys.stderr)
         summary = run_headless(session, DEFAULT_UNTIL if args.until is None else args.until)
     except InputError as e:
         print(f"bully-tui: error: {e}", file=sys.stderr)

@@ -34,7 +34,7 @@ import trio
 from protocol import Node
 
 from .commands import Command, Scheduled
-from .config import ClusterConfig, InputError, to_seconds, to_us
+from .config import ClusterConfig, to_seconds, to_us
 from .events import CommandEvent, Event, SendEvent
 from .network import Network
 from .runner import DELIVERY, TIMER, NodeRunner
@@ -42,7 +42,7 @@ from .runner import DELIVERY, TIMER, NodeRunner
 Observer = Callable[[list[Event]], None]
 _time = attrgetter("t")
 
-# Commands that only change the pace of a live run; they never enter the trace's logic.
+# Commands that change only the pace of a live run, never what happens in it.
 PACE_COMMANDS = ("pause", "resume", "speed")
 
 
@@ -100,9 +100,8 @@ class Cluster:
         self._wake.set()
 
     def snapshot(self, node: int) -> dict[str, object]:
-        view = self.runners[node].snapshot()
-        view["timers"] = {name: to_seconds(fires) for name, fires in view["timers"].items()}
-        return view
+        """One node's variables, safe storage and running timers (for a node panel)."""
+        return self.runners[node].snapshot()
 
     @property
     def now(self) -> float:
@@ -158,7 +157,8 @@ class Cluster:
         return min(times) if times else None
 
     def _window_end(self, start: int, until_us: int | None) -> int:
-        end = start + max(1, self.network.delay_min_us if self.lookahead else 1)
+        span = self.network.delay_min_us if self.lookahead else 0
+        end = start + max(1, span)  # at least the instant `start` itself
         if self._scheduled:
             end = min(end, self._scheduled[0][0])
         if until_us is not None:
@@ -197,7 +197,7 @@ class Cluster:
         elif name in PACE_COMMANDS:
             self._set_pace(command)
         else:
-            raise InputError(f"unknown command {name!r}")
+            raise ValueError(f"unknown command {name!r}")  # the caller's bug: commands are checked on input
 
     async def _reconfigure(self, config: ClusterConfig) -> None:
         self.config = config
@@ -208,9 +208,12 @@ class Cluster:
     def _set_pace(self, command: Command) -> None:
         """Pace lives in the clock's rate (0 is paused). The dispatcher is awake while it
         runs this, and its next sleep reads the new rate, so no extra wake-up is needed."""
-        if command.name == "speed":
+        if command.name == "pause":
+            self.paused = True
+        elif command.name == "resume":
+            self.paused = False
+        else:
             self.speed = float(command.args[0])
-        self.paused = command.name == "pause" or (self.paused and command.name == "speed")
         if self.clock is not None:
             self.clock.rate = 0 if self.paused else self.speed
 

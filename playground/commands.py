@@ -13,8 +13,15 @@ from pathlib import Path
 
 from .config import InputError, check_non_negative, check_positive
 
+USAGE = {
+    "crash": "crash ID",
+    "recover": "recover ID",
+    "elect": "elect ID",
+    "timeout": "timeout T",
+    "delay": "delay MIN[:MAX]",
+}
 NODE_COMMANDS = ("crash", "recover", "elect")
-SCENARIO_COMMANDS = (*NODE_COMMANDS, "timeout", "delay")
+SCENARIO_COMMANDS = tuple(USAGE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +84,8 @@ def parse_command(words: list[str], ids: tuple[int, ...]) -> Command:
     name, args = words[0].lower(), words[1:]
     if name not in SCENARIO_COMMANDS:
         raise InputError(f"unknown command {words[0]!r} (expected one of: {', '.join(SCENARIO_COMMANDS)})")
-    usage = f"{name} ID" if name in NODE_COMMANDS else {"timeout": "timeout T", "delay": "delay MIN[:MAX]"}[name]
     if len(args) != 1:
-        raise InputError(f"{name} takes one argument: {usage}")
+        raise InputError(f"{name} takes one argument: {USAGE[name]}")
     if name in NODE_COMMANDS:
         return Command(name, (parse_node(args[0], ids),))
     if name == "timeout":

@@ -54,6 +54,22 @@ class ClusterConfig:
         """The synchrony assumption every algorithm here relies on: T >= 2 * max delay."""
         return self.timeout >= 2 * self.delay_max
 
+    def warnings(self) -> list[str]:
+        """Settings that break an assumption: allowed (seeing what breaks is the point),
+        but worth saying out loud."""
+        out = []
+        if not self.synchronous:
+            out.append(
+                f"timeout {self.timeout:g} < 2 x max delay {self.delay_max:g}: "
+                "the synchrony assumption is broken, so expect disagreement"
+            )
+        if self.protocol.coordinator_wait <= self.timeout:
+            out.append(
+                f"coordinator timeout {self.protocol.coordinator_wait:g} <= timeout {self.timeout:g}: "
+                "expect spurious re-elections (PROTOCOLS.md: T' must exceed T)"
+            )
+        return out
+
     def with_timeout(self, timeout: float) -> ClusterConfig:
         return replace(self, timeout=timeout)
 

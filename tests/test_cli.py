@@ -49,6 +49,12 @@ def test_scenario_file_and_at_combine(tmp_path, capsys):
     assert commands == [(20.0, "crash", [7], "scenario"), (20.0, "elect", [1], "scenario"), (40.0, "recover", [7], "at")]
 
 
+def test_coordinator_timeout_not_above_T_runs_with_a_warning(capsys):
+    code, _, err = headless(capsys, "--coordinator-timeout", "4", "--until", "10")
+    assert code == 0 and err == "bully-tui: warning: coordinator timeout 4 <= timeout 4: " \
+        "expect spurious re-elections (PROTOCOLS.md: T' must exceed T)\n"
+
+
 def test_broken_synchrony_runs_with_a_warning(capsys):
     code, out, err = headless(capsys, "--timeout", "1", "--delay", "1", "--until", "10")
     assert code == 0 and json.loads(out)

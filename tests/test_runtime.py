@@ -191,7 +191,7 @@ def test_snapshot_shows_variables_timers_and_storage():
     cluster, _ = run(4, 22, commands=at("20 crash 4", "20 elect 1"))
     view = cluster.snapshot(1)
     assert view["status"] == "waiting" and view["up"]
-    assert set(view["timers"]) == {"coordinator_wait"}
+    assert view["timers"] == {"coordinator_wait": 30.0}  # Answer at 22, then T' = 2T = 8
     assert view["variables"]["timers"] == ["coordinator_wait"]
     assert cluster.snapshot(4) == {**cluster.snapshot(4), "up": False, "status": "down", "variables": {}}
 
