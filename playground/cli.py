@@ -16,6 +16,7 @@ from protocol import ALGORITHMS
 from .commands import load_scenario, parse_at, parse_delay, parse_number
 from .config import ClusterConfig, InputError
 from .session import Session, run_headless
+from .transcript import open_for_writing
 
 MAX_NODES = 1000
 DEFAULT_UNTIL = 60.0
@@ -40,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--delay", metavar="MIN[:MAX]", help="link delay bounds in seconds (default 0.5:1.5)")
     p.add_argument("--probe-interval", metavar="P", help="seconds between probes of the coordinator; 0 is off (default 5)")
     p.add_argument("--until", metavar="SECONDS", help=f"headless: virtual seconds to run (default {DEFAULT_UNTIL:g})")
+    p.add_argument("--speed", metavar="X", help="live: virtual seconds per real second (default 1)")
     p.add_argument("--at", action="append", default=[], metavar="'TIME COMMAND ARGS'", help="run a command at a time; repeatable")
     p.add_argument("--scenario", metavar="FILE", help="a file of 'TIME COMMAND ARGS' lines")
     p.add_argument("--transcript", metavar="FILE", help="record everything to FILE (JSON Lines)")
@@ -75,9 +77,17 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
         numbers["delay_min"], numbers["delay_max"] = parse_delay(args.delay)
     config = replace(config, **numbers)  # ClusterConfig checks the values itself
     if args.until is not None:
+        if not args.headless:
+            raise InputError("--until only applies with --headless (the live app runs until you quit)")
         args.until = parse_number(args.until, "--until")
         if args.until < 0:
             raise InputError(f"--until must be zero or more seconds, not {args.until:g}")
+    if args.speed is not None:
+        if args.headless:
+            raise InputError("--speed only applies to the live app (--headless runs as fast as it can)")
+        args.speed = parse_number(args.speed, "--speed")
+        if not 0 < args.speed <= 1000:
+            raise InputError(f"--speed must be above 0 and at most 1000, not {args.speed:g}")
     ids = tuple(range(1, nodes + 1))
     commands = load_scenario(args.scenario, ids) if args.scenario else []
     commands += parse_at(args.at, ids)
@@ -88,10 +98,10 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
 def main(argv: list[str] | None = None) -> int:
     try:
         args, session = parse_args(sys.argv[1:] if argv is None else argv)
-        if not args.headless:
-            raise InputError("the live app is not built yet: add --headless")
         for warning in session.config.warnings():
             print(f"bully-tui: warning: {warning}", file=sys.stderr)
+        if not args.headless:
+            return run_live(session, args.speed or 1.0)
         summary = run_headless(session, DEFAULT_UNTIL if args.until is None else args.until)
     except InputError as e:
         print(f"bully-tui: error: {e}", file=sys.stderr)
@@ -101,6 +111,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     print(json.dumps(summary))
     return 0
+
+
+def run_live(session: Session, speed: float) -> int:
+    from .ui.app import BullyApp  # Textual loads only when the live app is wanted
+
+    if session.transcript is not None:
+        open_for_writing(session.transcript, session.overwrite).close()  # fail now, not inside the app
+        session = replace(session, overwrite=True)
+    return BullyApp(session, speed=speed).run() or 0
 
 
 if __name__ == "__main__":

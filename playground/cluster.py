@@ -43,7 +43,7 @@ Observer = Callable[[list[Event]], None]
 _time = attrgetter("t")
 
 # Commands that change only the pace of a live run, never what happens in it.
-PACE_COMMANDS = ("pause", "resume", "speed")
+PACE_COMMANDS = ("pause", "resume", "speed", "step")
 
 
 class Cluster:
@@ -99,13 +99,31 @@ class Cluster:
         self._submitted.append((command, source))
         self._wake.set()
 
+    @property
+    def next_due(self) -> float | None:
+        """Virtual time of the next work or scheduled command, if any."""
+        due = self._next_due()
+        return None if due is None else to_seconds(due)
+
+    def poke(self) -> None:
+        """Re-read the clock: call after jumping it, since a sleeping task does not notice."""
+        self._wake.set()
+
     def snapshot(self, node: int) -> dict[str, object]:
         """One node's variables, safe storage and running timers (for a node panel)."""
         return self.runners[node].snapshot()
 
     @property
     def now(self) -> float:
+        """Virtual time of the latest work run."""
         return to_seconds(self.now_us)
+
+    def clock_time(self) -> float:
+        """Virtual time on the clock, which runs ahead of `now` while nothing is due.
+        Safe to call from outside trio (the live UI draws countdowns with it)."""
+        if self.clock is None or not self.running:
+            return self.now
+        return max(self.now, self.clock.current_time() - self._t0)
 
     # --- the run ------------------------------------------------------------------------
 
@@ -212,10 +230,19 @@ class Cluster:
             self.paused = True
         elif command.name == "resume":
             self.paused = False
-        else:
+        elif command.name == "speed":
             self.speed = float(command.args[0])
-        if self.clock is not None:
-            self.clock.rate = 0 if self.paused else self.speed
+        if self.clock is None:
+            return
+        self.clock.rate = 0 if self.paused else self.speed
+        due = self._next_due()
+        if command.name == "step" and due is not None:
+            # Single step: pause, and move the clock to the next instant that has work.
+            self.paused = True
+            self.clock.rate = 0
+            ahead = self._t0 + to_seconds(due) - self.clock.current_time()
+            if ahead > 0:
+                self.clock.jump(ahead)
 
     # --- one batch: hand out, wait once, merge ------------------------------------------
 

@@ -35,6 +35,10 @@ class Session:
         return tuple(range(1, self.nodes + 1))
 
     @property
+    def worst_case_messages(self) -> int | None:
+        return ALGORITHMS[self.algorithm].worst_case_messages(self.nodes)
+
+    @property
     def header(self) -> Header:
         return Header(self.algorithm, list(self.ids), self.seed, self.config)
 

@@ -76,6 +76,11 @@ class ClassicBully(Node):
     statuses = ("down", ELECTION, WAITING, NORMAL)
     normal_statuses = frozenset({NORMAL})
 
+    @classmethod
+    def worst_case_messages(cls, n: int) -> int:
+        """PROTOCOLS.md: n(n-1)/2 Elections + (n-1)(n-2)/2 Answers + n-1 Coordinators."""
+        return n * (n - 1) // 2 + (n - 1) * (n - 2) // 2 + (n - 1)
+
     # --- inputs ---------------------------------------------------------------------
 
     def on_start(self) -> None:

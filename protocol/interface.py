@@ -182,6 +182,11 @@ class Node:
         out, self._outbox = self._outbox, []
         return out
 
+    @classmethod
+    def worst_case_messages(cls, n: int) -> int | None:
+        """Messages in one election's worst case for n nodes, where the theory says."""
+        return None
+
     def reconfigure(self, config: Config) -> None:
         """New knobs apply to timers set from now on; running timers keep their time."""
         self.config = config

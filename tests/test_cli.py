@@ -104,9 +104,19 @@ def test_a_bad_scenario_line_is_named_and_nothing_is_written(tmp_path, capsys):
     assert not out_file.exists()
 
 
-def test_without_headless_the_user_is_told_what_to_do(capsys):
-    assert main([]) == 2
-    assert "add --headless" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--until", "5"], "--until only applies with --headless"),
+        (["--headless", "--speed", "2"], "--speed only applies to the live app"),
+        (["--speed", "0"], "--speed must be above 0 and at most 1000, not 0"),
+        (["--speed", "fast"], "--speed must be a number, not 'fast'"),
+    ],
+)
+def test_live_only_and_headless_only_options_are_checked(capsys, args, expected):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1
 
 
 def test_the_installed_entry_point_runs():

@@ -1,0 +1,307 @@
+"""bully-tui's live app: the cluster's trace stream drawn, and keys sent back as commands.
+
+Data flows one way. The cluster runs in trio guest mode (live.py). Its events are
+buffered here and announced with one `EventsReady` message per burst, and the model
+folds them in. The widgets redraw on a 20 Hz tick, which stops while paused, so a paused
+app uses no CPU. Keys become cluster commands, which the cluster records in the trace.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import traceback
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import outcome
+import trio.testing
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer
+
+import themes
+
+from ..commands import Command
+from ..events import CommandEvent, Event
+from ..live import LiveRun
+from ..session import Session
+from ..transcript import Recorder, open_for_writing
+from .help_screen import HelpScreen
+from .message_log import MessageLog
+from .model import ClusterModel
+from .node_grid import NodeGrid
+from .node_panel import NodePanel
+from .status_bar import Status, StatusBar
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+REDRAW_HZ = 20
+T_STEP = 0.5
+DELAY_STEP = 0.25
+
+
+@dataclass
+class EventsReady(Message):
+    """New trace events are waiting in the app's buffer."""
+
+
+class BullyApp(App[int]):
+    CSS_PATH = str(themes.STYLESHEET)
+    TITLE = "bully-tui"
+    # The footer shows the short descriptions; the help screen adds the tooltips.
+    BINDINGS = [
+        Binding("c", "command('crash')", "crash", tooltip="crash the selected node"),
+        Binding("r", "command('recover')", "recover", tooltip="recover the selected node"),
+        Binding("x", "crash_leader", "kill leader", tooltip="crash the current leader"),
+        Binding("e", "command('elect')", "elect", tooltip="the selected node starts an election"),
+        Binding("space", "toggle_pause", "pause", tooltip="pause or resume"),
+        Binding("s", "save", "save", tooltip="save the transcript so far to a new file"),
+        Binding("question_mark", "help", "help", tooltip="this screen"),
+        Binding("full_stop", "step", "step", show=False, tooltip="pause, and run the next instant"),
+        Binding("plus,equals_sign", "timeout(1)", "T+", show=False, tooltip=f"raise T by {T_STEP:g}s"),
+        Binding("minus", "timeout(-1)", "T-", show=False, tooltip=f"lower T by {T_STEP:g}s"),
+        Binding("left_square_bracket", "delay(-1)", "delay-", show=False, tooltip=f"lower the link delay by {DELAY_STEP:g}s"),
+        Binding("right_square_bracket", "delay(1)", "delay+", show=False, tooltip=f"raise the link delay by {DELAY_STEP:g}s"),
+        Binding("less_than_sign", "pace(-1)", "slower", show=False, tooltip="halve the speed"),
+        Binding("greater_than_sign", "pace(1)", "faster", show=False, tooltip="double the speed"),
+        Binding("t", "next_theme", "theme", show=False, tooltip="next theme (dark, light)"),
+        Binding("f", "filter_node", "log node", show=False, tooltip="log: only the selected node (again: all)"),
+        Binding("m", "filter_topic", "log type", show=False, tooltip="log: next message type filter"),
+        Binding("left", "move(-1, 0)", show=False, tooltip="select a node"),
+        Binding("right", "move(1, 0)", show=False, tooltip="select a node"),
+        Binding("up", "move(0, -1)", show=False, tooltip="select a node"),
+        Binding("down", "move(0, 1)", show=False, tooltip="select a node"),
+        *(Binding(str(i), f"select({i})", show=False, tooltip="select a node") for i in range(1, 10)),
+        Binding("ctrl+q", "quit", "quit", show=False, tooltip="quit"),  # the App shows its own
+    ]
+
+    def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = "."):
+        super().__init__()
+        self.session = session
+        self.save_dir = Path(save_dir)
+        self.model = ClusterModel(session.ids, session.worst_case_messages)
+        self.selected = session.ids[-1]
+        self.speed = speed
+        self.paused = paused  # mirrors the cluster, which owns the clock's rate
+        # T and the delays as last asked for: a second key press must build on the first
+        # even before trio has run it. Commands seen in the trace (a scenario's) update it.
+        self.config = session.config
+        self.saved: Path | None = None
+        self.clock = trio.testing.MockClock(rate=0 if paused else speed)
+        self._files = ExitStack()
+        self._buffer: list[Event] = []
+        self.grid = NodeGrid(self.model)
+        self.log_view = MessageLog(self.model)
+        self.panel = NodePanel()
+        self.status_bar = StatusBar()
+        self.live: LiveRun | None = None
+        self._spool: Path | None = None
+
+    # --- start and stop ---------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield self.grid
+        with Horizontal(id="middle"):
+            yield self.log_view
+            yield self.panel
+        yield self.status_bar
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        for theme in themes.THEMES:
+            self.register_theme(theme)
+        self.theme = themes.DARK.name
+        cluster, _ = self.session.start(self._files, lookahead=False, clock=self.clock)
+        self._spool = Path(self.session.transcript) if self.session.transcript else self._open_spool()
+        if not self.session.transcript:
+            cluster.subscribe(Recorder(self._files.enter_context(self._spool.open("wb")), self.session.header))
+        cluster.subscribe(self._collect)
+        self.live = LiveRun(cluster, self.clock, self._run_done)
+        self.live.start()
+        self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=self.paused)
+        self.redraw()
+
+    def _open_spool(self) -> Path:
+        """Without --transcript the session is still recorded, to a file `s` copies."""
+        fd, name = tempfile.mkstemp(prefix="bully-", suffix=".jsonl")
+        os.close(fd)
+        self._files.callback(os.unlink, name)
+        return Path(name)
+
+    async def action_quit(self) -> None:
+        if self.live is not None:
+            await self.live.stop()
+        self.exit(0)
+
+    async def on_unmount(self) -> None:
+        if self.live is not None:
+            await self.live.stop()
+        self._files.close()
+
+    def _run_done(self, result: outcome.Outcome) -> None:
+        """trio finished: normally because we cancelled it; otherwise show why."""
+        if isinstance(result, outcome.Error):
+            error = result.error
+            text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+            self.exit(1, message=f"bully-tui: the simulation failed:\n{text}")
+
+    # --- events in --------------------------------------------------------------------
+
+    def _collect(self, events: list[Event]) -> None:
+        """Called inside trio for every batch: keep it, and announce the first of a burst."""
+        if not self._buffer:
+            self.post_message(EventsReady())
+        self._buffer.extend(events)
+
+    def on_events_ready(self, _: EventsReady) -> None:
+        events, self._buffer = self._buffer, []
+        self.model.apply(events)
+        for e in events:
+            if type(e) is CommandEvent and e.command == "timeout":
+                self.config = self.config.with_timeout(e.args[0])
+            elif type(e) is CommandEvent and e.command == "delay":
+                self.config = self.config.with_delay(*e.args)
+        if self.paused:  # no ticker while paused: draw what a key or a step caused
+            self.redraw()
+
+    def now(self) -> float:
+        return self.live.cluster.clock_time() if self.live is not None else 0.0
+
+    def redraw(self) -> None:
+        now = self.now()
+        self.grid.show(now, self.selected)
+        self.log_view.show()
+        node = self.model.nodes[self.selected]
+        if self.live is not None:
+            self.panel.show(node, self.live.cluster.snapshot(self.selected), now)
+            config = self.config
+            self.status_bar.show(Status(
+                now, self.speed, self.paused, config.timeout, config.delay_min, config.delay_max,
+                self.model.elections, self.model.in_election, self.model.election_messages, self.model.worst_case,
+            ))
+
+    # --- commands out -----------------------------------------------------------------
+
+    def submit(self, name: str, *args: float) -> None:
+        if self.live is not None:
+            self.live.submit(Command(name, args))
+
+    def action_command(self, name: str, node: int | None = None) -> None:
+        self.submit(name, self.selected if node is None else node)
+
+    def action_crash_leader(self) -> None:
+        leaders = self.model.leaders()
+        if not leaders:
+            self.notify("No node leads right now.", severity="warning")
+            return
+        self.submit("crash", max(leaders))  # in a split brain, the highest
+
+    def action_timeout(self, direction: int) -> None:
+        timeout = self.config.timeout + direction * T_STEP
+        if timeout < T_STEP:
+            self.notify(f"T cannot go below {T_STEP:g}s.", severity="warning")
+            return
+        self.config = self.config.with_timeout(timeout)
+        self.submit("timeout", timeout)
+        self.redraw()
+
+    def action_delay(self, direction: int) -> None:
+        low = max(0.0, self.config.delay_min + direction * DELAY_STEP)
+        high = max(low, self.config.delay_max + direction * DELAY_STEP)
+        if (low, high) == (self.config.delay_min, self.config.delay_max):
+            self.notify("The delay cannot go below 0.", severity="warning")
+            return
+        self.config = self.config.with_delay(low, high)
+        self.submit("delay", low, high)
+        self.redraw()
+
+    def action_toggle_pause(self) -> None:
+        self._set_paused(not self.paused)
+        self.submit("pause" if self.paused else "resume")
+
+    def action_step(self) -> None:
+        self._set_paused(True)
+        self.submit("step")
+
+    def _set_paused(self, paused: bool) -> None:
+        self.paused = paused
+        if paused:
+            self._ticker.pause()
+        else:
+            self._ticker.resume()
+        self.redraw()
+
+    def action_pace(self, direction: int) -> None:
+        index = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - self.speed))
+        self.speed = SPEEDS[max(0, min(len(SPEEDS) - 1, index + direction))]
+        self.submit("speed", self.speed)
+        self.redraw()
+
+    # --- view-only actions ------------------------------------------------------------
+
+    def action_select(self, node: int) -> None:
+        if node in self.model.nodes:
+            self.selected = node
+            self.redraw()
+
+    def action_move(self, dx: int, dy: int) -> None:
+        ids = self.session.ids
+        index = ids.index(self.selected) + dx + dy * self.grid.columns
+        self.action_select(ids[max(0, min(len(ids) - 1, index))])
+
+    def action_filter_node(self) -> None:
+        node = None if self.log_view.node_filter == self.selected else self.selected
+        self.log_view.set_filters(node, self.log_view.topic_filter)
+
+    def action_filter_topic(self) -> None:
+        topics = [None, *sorted(self.model.topics)]
+        current = topics.index(self.log_view.topic_filter) if self.log_view.topic_filter in topics else 0
+        self.log_view.set_filters(self.log_view.node_filter, topics[(current + 1) % len(topics)])
+
+    def action_next_theme(self) -> None:
+        names = [t.name for t in themes.THEMES]
+        self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
+        self.notify(f"Theme: {self.theme}")
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_save(self) -> None:
+        """Copy the session's transcript so far to a new file, and say where."""
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        base = f"bully-{self.session.algorithm}-n{self.session.nodes}-seed{self.session.seed}-{stamp}"
+        for n in range(100):
+            target = self.save_dir / (f"{base}.jsonl" if n == 0 else f"{base}-{n}.jsonl")
+            try:
+                with open_for_writing(str(target)) as out, self._spool.open("rb") as spool:
+                    shutil.copyfileobj(spool, out)
+            except FileExistsError:
+                continue
+            except Exception as e:  # a full disk or a read-only folder: say so, keep running
+                self.notify(f"Could not save: {e}", severity="error")
+                return
+            self.saved = target
+            self.notify(f"Saved the transcript to {target}")
+            return
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        for i in self.session.ids:
+            yield SystemCommand(f"Crash node {i}", f"node {i} halts at once", lambda i=i: self.action_command("crash", i))
+            yield SystemCommand(f"Recover node {i}", f"node {i} restarts from safe storage",
+                                lambda i=i: self.action_command("recover", i))
+            yield SystemCommand(f"Elect at node {i}", f"node {i}'s failure detector fires",
+                                lambda i=i: self.action_command("elect", i))
+            yield SystemCommand(f"Select node {i}", "show it in the node panel", lambda i=i: self.action_select(i))
+            yield SystemCommand(f"Log: only node {i}", "filter the message log",
+                                lambda i=i: self.log_view.set_filters(i, self.log_view.topic_filter))
+        for topic in sorted(self.model.topics):
+            yield SystemCommand(f"Log: only {topic}", "filter the message log",
+                                lambda t=topic: self.log_view.set_filters(self.log_view.node_filter, t))
+        yield SystemCommand("Log: show everything", "clear the log's filters", lambda: self.log_view.set_filters(None, None))

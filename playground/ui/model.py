@@ -1,0 +1,133 @@
+"""What the screen shows, folded from the trace stream: per-node state, the log, counts.
+
+Plain Python, no Textual: the app feeds it event batches as they come and the widgets
+read it when they redraw (at most ~20 times a second), so a burst of ten thousand
+events costs ten thousand cheap updates and not ten thousand redraws.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+from ..events import (
+    CommandEvent,
+    CrashEvent,
+    DeliverEvent,
+    DropEvent,
+    ElectionStartEvent,
+    Event,
+    RecoverEvent,
+    SendEvent,
+    StartEvent,
+    StateEvent,
+    TimerCancelEvent,
+    TimerEvent,
+    TimerSetEvent,
+)
+
+LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
+
+
+@dataclass(slots=True)
+class NodeView:
+    id: int
+    up: bool = False
+    status: str = "down"
+    leader: int | None = None
+    normal: bool = False
+    timers: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (set at, fires)
+    sent: Counter[str] = field(default_factory=Counter)
+    received: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def leads(self) -> bool:
+        return self.up and self.leader == self.id
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    t: float
+    kind: str  # send, deliver, drop, state, crash, recover, start, command
+    topic: str  # the message type, or the kind for non-message lines
+    nodes: tuple[int, ...]
+    text: str
+
+
+class ClusterModel:
+    def __init__(self, ids: tuple[int, ...], worst_case: int | None):
+        self.ids = ids
+        self.nodes = {i: NodeView(i) for i in ids}
+        self.worst_case = worst_case
+        self.log: deque[LogLine] = deque(maxlen=LOG_CAP)
+        self.logged = 0  # every line ever logged, kept or not
+        self.topics: set[str] = set()
+        self.now = 0.0  # time of the latest event
+        self.elections = 0  # election rounds: from a first election_start to agreement
+        self.in_election = False
+        self.election_messages = 0  # sent in the current (or last) round
+        self._types: dict[int, str] = {}  # message id -> type, while in flight
+
+    def apply(self, events: list[Event]) -> None:
+        for e in events:
+            self.now = e.t
+            kind = type(e)
+            if kind is SendEvent:
+                t = e.msg.type
+                self._types[e.id] = t
+                self.nodes[e.src].sent[t] += 1
+                if self.in_election:
+                    self.election_messages += 1
+                self._log(e, t, (e.src, e.dst), f"{e.src}→{e.dst} {t} #{e.id}")
+            elif kind is DeliverEvent:
+                t = self._types.pop(e.id, "?")
+                self.nodes[e.dst].received[t] += 1
+                self._log(e, t, (e.src, e.dst), f"{e.src}→{e.dst} {t} #{e.id} delivered")
+            elif kind is DropEvent:
+                t = self._types.pop(e.id, "?")
+                self._log(e, t, (e.src, e.dst), f"{e.src}→{e.dst} {t} #{e.id} dropped: {e.reason}")
+            elif kind is StateEvent:
+                self._state(e)
+            elif kind is TimerSetEvent:
+                self.nodes[e.node].timers[e.name] = (e.t, e.fires)
+            elif kind is TimerEvent or kind is TimerCancelEvent:
+                self.nodes[e.node].timers.pop(e.name, None)
+            elif kind is ElectionStartEvent:
+                if not self.in_election:
+                    self.in_election = True
+                    self.elections += 1
+                    self.election_messages = 0
+            elif kind is CrashEvent:
+                node = self.nodes[e.node]
+                node.up = False
+                node.timers.clear()
+                self._log(e, "crash", (e.node,), f"node {e.node} crashed")
+            elif kind is RecoverEvent or kind is StartEvent:
+                self.nodes[e.node].up = True
+                verb = "recovered" if kind is RecoverEvent else "started"
+                self._log(e, e.kind, (e.node,), f"node {e.node} {verb}")
+            elif kind is CommandEvent:
+                args = " ".join(f"{a:g}" for a in e.args)
+                self._log(e, "command", (), f"{e.source}: {e.command} {args}".rstrip())
+
+    def _state(self, e: StateEvent) -> None:
+        node = self.nodes[e.node]
+        node.status, node.leader, node.normal = e.status, e.leader, e.normal
+        leader = "none" if e.leader is None else e.leader
+        self._log(e, "state", (e.node,), f"node {e.node} {e.status}, leader {leader}")
+        if self.in_election and self.agreed():
+            self.in_election = False
+
+    def agreed(self) -> bool:
+        """Every up node is normal under one leader (there may be no up node)."""
+        leaders = {n.leader for n in self.nodes.values() if n.up}
+        return all(n.normal for n in self.nodes.values() if n.up) and len(leaders) <= 1
+
+    def _log(self, e: Event, topic: str, nodes: tuple[int, ...], text: str) -> None:
+        self.logged += 1
+        self.topics.add(topic)
+        self.log.append(LogLine(e.t, e.kind, topic, nodes, text))
+
+    def leaders(self) -> list[int]:
+        """Up nodes that believe they lead (more than one is split brain)."""
+        return [n.id for n in self.nodes.values() if n.leads]

@@ -1,0 +1,50 @@
+"""One line: virtual time and pace, T and the delay bounds (red when T < 2 x max delay),
+and the elections so far with the current one's message count beside its worst case."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.widget import Widget
+
+
+@dataclass(frozen=True)
+class Status:
+    now: float
+    speed: float
+    paused: bool
+    timeout: float
+    delay_min: float
+    delay_max: float
+    elections: int
+    in_election: bool
+    election_messages: int
+    worst_case: int | None
+
+
+class StatusBar(Widget):
+    def __init__(self):
+        super().__init__()
+        self._status: Status | None = None
+
+    def show(self, status: Status) -> None:
+        if status != self._status:
+            self._status = status
+            self.refresh()
+
+    def render(self) -> Content:
+        s = self._status
+        if s is None:
+            return Content("")
+        pace = f"[b $warning]❚❚ paused[/] ×{s.speed:g}" if s.paused else f"▶ ×{s.speed:g}"
+        bound = s.timeout >= 2 * s.delay_max
+        sync = (f"T={s.timeout:g} ≥ 2×{s.delay_max:g}" if bound
+                else f"[b $error]T={s.timeout:g} < 2×{s.delay_max:g}: synchrony broken[/]")
+        delay = f"δ {s.delay_min:g}–{s.delay_max:g}"
+        worst = f" (worst {s.worst_case})" if s.worst_case is not None else ""
+        if not s.elections:
+            count = "no election yet"
+        else:  # the current election's count while one runs, else the last one's
+            count = f"election {s.elections}{'…' if s.in_election else ''}: {s.election_messages} msgs{worst}"
+        return Content.from_markup(f"[b]t={s.now:.2f}s[/] {pace} │ {sync} │ {delay} │ {count}")
