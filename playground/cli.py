@@ -119,7 +119,9 @@ def run_live(session: Session, speed: float) -> int:
     if session.transcript is not None:
         open_for_writing(session.transcript, session.overwrite).close()  # fail now, not inside the app
         session = replace(session, overwrite=True)
-    return BullyApp(session, speed=speed).run() or 0
+    app = BullyApp(session, speed=speed)
+    app.run()
+    return app.return_code or 0
 
 
 if __name__ == "__main__":

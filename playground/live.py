@@ -28,6 +28,7 @@ class LiveRun:
         self._token: trio.lowlevel.TrioToken | None = None
         self._scope = trio.CancelScope()
         self._finished: asyncio.Event | None = None
+        self._early: list[tuple[Callable, tuple]] = []  # calls made before trio was up
         self.outcome: outcome.Outcome | None = None
 
     def start(self) -> None:
@@ -45,6 +46,9 @@ class LiveRun:
 
     async def _main(self) -> None:
         self._token = trio.lowlevel.current_trio_token()
+        for fn, args in self._early:
+            self._token.run_sync_soon(fn, *args)
+        self._early.clear()
         with self._scope:
             await self.cluster.run()
 
@@ -74,6 +78,8 @@ class LiveRun:
                 self._token.run_sync_soon(fn, *args)
             except trio.RunFinishedError:
                 pass  # the run ended between the check and the call: nothing to steer
+        elif self.outcome is None:
+            self._early.append((fn, args))  # a key pressed while trio is still starting
 
     async def stop(self) -> None:
         """Cancel the run and wait until trio has finished."""

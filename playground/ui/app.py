@@ -32,7 +32,7 @@ from ..commands import Command
 from ..events import CommandEvent, Event
 from ..live import LiveRun
 from ..session import Session
-from ..transcript import Recorder, open_for_writing
+from ..transcript import Recorder
 from .help_screen import HelpScreen
 from .message_log import MessageLog
 from .model import ClusterModel
@@ -51,7 +51,7 @@ class EventsReady(Message):
     """New trace events are waiting in the app's buffer."""
 
 
-class BullyApp(App[int]):
+class BullyApp(App[None]):
     CSS_PATH = str(themes.STYLESHEET)
     TITLE = "bully-tui"
     # The footer shows the short descriptions; the help screen adds the tooltips.
@@ -96,6 +96,7 @@ class BullyApp(App[int]):
         self.clock = trio.testing.MockClock(rate=0 if paused else speed)
         self._files = ExitStack()
         self._buffer: list[Event] = []
+        self._redraw_due = False
         self.grid = NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
         self.panel = NodePanel()
@@ -137,7 +138,7 @@ class BullyApp(App[int]):
     async def action_quit(self) -> None:
         if self.live is not None:
             await self.live.stop()
-        self.exit(0)
+        self.exit()
 
     async def on_unmount(self) -> None:
         if self.live is not None:
@@ -149,7 +150,7 @@ class BullyApp(App[int]):
         if isinstance(result, outcome.Error):
             error = result.error
             text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-            self.exit(1, message=f"bully-tui: the simulation failed:\n{text}")
+            self.exit(return_code=1, message=f"bully-tui: the simulation failed:\n{text}")
 
     # --- events in --------------------------------------------------------------------
 
@@ -162,13 +163,23 @@ class BullyApp(App[int]):
     def on_events_ready(self, _: EventsReady) -> None:
         events, self._buffer = self._buffer, []
         self.model.apply(events)
+        if self.paused:  # no ticker while paused: draw what a key or a step caused, once
+            self._redraw_soon()
         for e in events:
             if type(e) is CommandEvent and e.command == "timeout":
                 self.config = self.config.with_timeout(e.args[0])
             elif type(e) is CommandEvent and e.command == "delay":
                 self.config = self.config.with_delay(*e.args)
-        if self.paused:  # no ticker while paused: draw what a key or a step caused
-            self.redraw()
+
+    def _redraw_soon(self) -> None:
+        """One redraw for a whole burst of events, however many messages announced it."""
+        if not self._redraw_due:
+            self._redraw_due = True
+            self.set_timer(1 / REDRAW_HZ, self._deferred_redraw)
+
+    def _deferred_redraw(self) -> None:
+        self._redraw_due = False
+        self.redraw()
 
     def now(self) -> float:
         return self.live.cluster.clock_time() if self.live is not None else 0.0
@@ -279,12 +290,12 @@ class BullyApp(App[int]):
         for n in range(100):
             target = self.save_dir / (f"{base}.jsonl" if n == 0 else f"{base}-{n}.jsonl")
             try:
-                with open_for_writing(str(target)) as out, self._spool.open("rb") as spool:
+                with open(target, "xb") as out, self._spool.open("rb") as spool:  # never clobber
                     shutil.copyfileobj(spool, out)
             except FileExistsError:
                 continue
-            except Exception as e:  # a full disk or a read-only folder: say so, keep running
-                self.notify(f"Could not save: {e}", severity="error")
+            except OSError as e:  # a full disk or a read-only folder: say so, keep running
+                self.notify(f"Could not save to {target}: {e.strerror}", severity="error")
                 return
             self.saved = target
             self.notify(f"Saved the transcript to {target}")

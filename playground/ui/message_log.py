@@ -51,10 +51,10 @@ class MessageLog(Widget):
         label = " · ".join(f for f in filters if f)
         self.border_subtitle = f"{len(shown)} of {len(log)} shown" + (f" · {label}" if label else "") + (
             f" · {self.back} back" if self.back else "")
-        return Content.from_markup("\n".join(
-            f"[$text-muted]{line.t:8.3f}[/] [{topic_colour(line.topic)}]{line.text}[/]"
+        return Content("\n").join(
+            Content.assemble((f"{line.t:8.3f} ", "$text-muted"), (line.text, topic_colour(line.topic)))
             for line in shown[max(0, end - height):end]
-        ))
+        )
 
     def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
         self.back += 3

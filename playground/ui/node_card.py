@@ -17,42 +17,41 @@ class NodeCard(Widget):
         super().__init__(classes="compact" if compact else "")
         self.node = node
         self.compact = compact
-        self.now = 0.0
-        self._drawn: Content | None = None
+        self._key: tuple | None = None
+        self._content = Content("")
 
     def show(self, now: float, selected: bool) -> None:
-        """Redraw only if something visible changed: 32 cards at 20 Hz stay cheap."""
-        self.now = now
+        """Rebuild and redraw only when something the card shows has changed, so 32
+        cards at 20 frames a second cost little (building Content is the dear part)."""
         self.set_class(selected, "selected")
         self.set_class(not self.node.up, "down")
-        content = self._content()
-        if content != self._drawn:
-            self._drawn = content
+        n = self.node
+        timer = min(n.timers.items(), key=lambda item: item[1][1], default=None)
+        bar = countdown(*timer[1], now) if timer else ""
+        left = round(max(0.0, timer[1][1] - now), 1) if timer else 0.0
+        traffic = () if self.compact else (sum(n.sent.values()), sum(n.received.values()))
+        key = (n.up, n.status, n.normal, n.leader, timer and timer[0], bar, 0.0 if self.compact else left, traffic)
+        if key != self._key:
+            self._key = key
+            self._content = self._build(timer and timer[0], bar, left, traffic)
             self.refresh()
 
     def render(self) -> Content:
-        return self._drawn if self._drawn is not None else self._content()
+        return self._content
 
-    def _content(self) -> Content:
+    def _build(self, timer: str | None, bar: str, left: float, traffic: tuple) -> Content:
         n = self.node
         glyph, colour = status_look(n.status, n.normal)
         if not n.up:
-            leader = ""
+            leader: tuple = ("",)
         elif n.leads:
-            leader = f" [b $secondary]{LEADER_MARK}[/]"
+            leader = (" ", (LEADER_MARK, "b $secondary"))
         else:
-            leader = f" →{n.leader}" if n.leader is not None else " →?"
-        timer = min(n.timers.items(), key=lambda item: item[1][1], default=None)
+            leader = (f" →{'?' if n.leader is None else n.leader}",)
         if self.compact:
-            bar = countdown(*timer[1], self.now) if timer else ""
-            return Content.from_markup(f"[b]{n.id:>3}[/] [{colour}]{glyph}[/]{leader} [$text-muted]{bar}[/]")
-        status = "[strike]down[/]" if not n.up else n.status
-        lines = [f"[b]{n.id}[/] [{colour}]{glyph} {status}[/]{leader}"]
-        if timer:
-            name, (set_at, fires) = timer
-            left = max(0.0, fires - self.now)
-            lines.append(f"{timer_label(name):<6} [$primary]{countdown(set_at, fires, self.now)}[/]{left:4.1f}s")
-        else:
-            lines.append("")
-        lines.append(f"[$text-muted]↑{sum(n.sent.values())} ↓{sum(n.received.values())}[/]")
-        return Content.from_markup("\n".join(lines))
+            return Content.assemble((f"{n.id:>3}", "b"), " ", (glyph, colour), *leader, " ", (bar, "$text-muted"))
+        status = ("down", f"{colour} strike") if not n.up else (n.status, colour)
+        first = Content.assemble((str(n.id), "b"), " ", (f"{glyph} ", colour), status, *leader)
+        second = Content.assemble(f"{timer_label(timer):<6} ", (bar, "$primary"), f"{left:4.1f}s") if timer else Content("")
+        third = Content.assemble((f"↑{traffic[0]} ↓{traffic[1]}", "$text-muted"))
+        return Content("\n").join([first, second, third])

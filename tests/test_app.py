@@ -1,0 +1,250 @@
+"""The live app, driven with Textual's Pilot.
+
+The app starts paused (clock rate 0), and the tests move its clock forward themselves,
+then wait on a condition (the cluster has nothing left due by then, and the app has
+taken every event). Nothing waits on a fixed sleep, and nothing depends on how fast
+this machine is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import time
+from pathlib import Path
+
+import outcome
+import pytest
+
+from playground import transcript
+from playground.config import ClusterConfig
+from playground.session import Session
+from playground.ui.app import BullyApp
+from playground.ui.help_screen import HelpScreen
+from protocol import ALGORITHMS, ClassicBully
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+def on_asyncio(test):
+    """Run an async test on a fresh asyncio loop (Textual's), with no plugin: pytest-trio
+    owns the trio tests, and a second async plugin in auto mode would claim them too."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        return asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+async def wait_for(pilot, condition, what: str, limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.005)
+
+
+async def settled(pilot, app: BullyApp) -> None:
+    """The cluster has run everything due up to its clock, and the app has drawn it."""
+    cluster = app.live.cluster
+
+    def caught_up() -> bool:
+        due = cluster.next_due
+        return (due is None or due > cluster.clock_time()) and not app._buffer
+
+    await wait_for(pilot, caught_up, "the cluster to catch up with its clock")
+    await pilot.pause()
+    app.redraw()
+
+
+async def advance(pilot, app: BullyApp, seconds: float) -> None:
+    await settled(pilot, app)
+    app.live.advance(seconds)
+    await settled(pilot, app)
+
+
+def make_app(tmp_path, nodes: int = 7, **session) -> BullyApp:
+    return BullyApp(Session(nodes=nodes, **session), paused=True, save_dir=str(tmp_path))
+
+
+def card_text(app: BullyApp, node: int) -> str:
+    return str(app.grid.cards[node].render())
+
+
+@on_asyncio
+async def test_seven_nodes_agree_on_seven(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 20)
+        assert {n.id: (n.status, n.leader) for n in app.model.nodes.values()} == {i: ("normal", 7) for i in range(1, 8)}
+        assert "★" in card_text(app, 7) and "→7" in card_text(app, 1)
+
+
+@on_asyncio
+async def test_x_crashes_the_leader_and_six_takes_over_then_seven_comes_back(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 20)
+        await pilot.press("x")
+        await advance(pilot, app, 40)  # probe (P=5) + T, then the election
+        assert not app.model.nodes[7].up and "down" in card_text(app, 7)
+        assert app.model.leaders() == [6] and "★" in card_text(app, 6)
+        await pilot.press("7", "r")
+        await advance(pilot, app, 20)
+        assert app.selected == 7
+        assert app.model.leaders() == [7] and "★" in card_text(app, 7)
+
+
+@on_asyncio
+async def test_plus_raises_T_and_the_command_is_in_the_trace(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 1)
+        await pilot.press("plus", "plus", "minus")
+        await advance(pilot, app, 0.001)
+        assert app.live.cluster.config.timeout == 4.5
+        commands = [line.text for line in app.model.log if line.kind == "command"]
+        assert commands == ["user: timeout 4.5", "user: timeout 5", "user: timeout 4.5"]
+        assert "T=4.5" in str(app.status_bar.render())
+
+
+@on_asyncio
+async def test_s_saves_a_transcript_the_engine_loads(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 5)
+        await pilot.press("c")
+        await advance(pilot, app, 1)
+        await pilot.press("s")
+        assert app.saved is not None and app.saved.parent == tmp_path
+        saved = transcript.load(str(app.saved))
+        assert saved.header.nodes == list(range(1, 8))
+        crash = [e for e in saved.events if e.kind == "command"]
+        assert [(c.command, c.args, c.source) for c in crash] == [("crash", (7,), "user")]
+        await pilot.press("s")  # a second save never overwrites the first
+        assert len(list(tmp_path.glob("bully-classic-n7-seed1-*.jsonl"))) == 2
+
+
+@on_asyncio
+async def test_transcript_option_records_the_whole_session(tmp_path):
+    path = tmp_path / "session.jsonl"
+    app = make_app(tmp_path, transcript=str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 3)
+        await pilot.press("e")
+        await advance(pilot, app, 3)
+        await pilot.press("ctrl+q")
+    events = transcript.load(str(path)).events
+    assert [e.command for e in events if e.kind == "command"] == ["elect"]
+    assert events[-1].t >= 3
+
+
+@on_asyncio
+async def test_quit_leaves_no_trio_task_and_no_error(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 2)
+        await pilot.press("ctrl+q")
+    assert isinstance(app.live.outcome, outcome.Value)
+    assert not app.live.running and not app.live.cluster.running
+    assert app.return_code == 0
+
+
+@on_asyncio
+async def test_an_error_in_trio_surfaces_in_the_app(tmp_path, monkeypatch):
+    class Broken(ClassicBully):
+        def on_message(self, src, msg):
+            raise RuntimeError("bug in a handler")
+
+    monkeypatch.setitem(ALGORITHMS, "classic", Broken)
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.live.advance(5)  # the first delivery fails
+        await wait_for(pilot, lambda: app.live.outcome is not None, "the run to fail")
+        assert isinstance(app.live.outcome, outcome.Error)
+        assert app.return_code == 1  # checked here: leaving run_test exits once more, with 0
+        assert "bug in a handler" in str(app._exit_renderables)
+
+
+@on_asyncio
+async def test_every_key_works_at_odd_moments(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("x")  # 7 leads from t=0 (the highest node wins at once)
+        await pilot.press("1", "c", "c", "r", "r", "e", "e")  # twice each: the second does nothing
+        await pilot.press(*["minus"] * 10, *["left_square_bracket"] * 8, "right_square_bracket")
+        await pilot.press("full_stop", "full_stop", "space", "space", "less_than_sign", "greater_than_sign")
+        await pilot.press("up", "down", "left", "right", "f", "m", "m", "t", "t", "question_mark", "escape")
+        await pilot.press("ctrl+p", "escape")
+        await advance(pilot, app, 30)
+        assert app.live.running and app.config.timeout == 0.5
+        # 0.5:1.5, lowered eight times (both stop at 0), then raised once
+        assert (app.config.delay_min, app.config.delay_max) == (0.25, 0.25)
+        commands = [line.text for line in app.model.log if line.kind == "command"]
+        assert commands[:7] == ["user: crash 7"] + [f"user: {c} 1" for c in ("crash", "recover", "elect") for _ in "12"]
+        assert sum(c.startswith("user: step") for c in commands) == 2
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0
+
+
+@on_asyncio
+async def test_help_is_generated_from_the_bindings(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("Static").render())
+        for binding in BullyApp.BINDINGS:
+            assert binding.tooltip in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+@on_asyncio
+async def test_palette_reaches_nodes_beyond_nine(tmp_path):
+    app = make_app(tmp_path, nodes=12)
+    async with app.run_test(size=(80, 24)):
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Crash node 12", "Recover node 12", "Elect at node 11", "Log: only node 10"} <= set(titles)
+
+
+@on_asyncio
+async def test_log_filters_show_k_of_n(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 5)
+        await pilot.press("3", "f")
+        assert app.log_view.node_filter == 3
+        rendered = str(app.log_view.render())
+        total, shown = len(app.model.log), sum(3 in line.nodes for line in app.model.log)
+        assert app.log_view.border_subtitle.startswith(f"{shown} of {total} shown · node 3")
+        assert rendered and all("3" in line for line in rendered.splitlines())
+
+
+@on_asyncio
+async def test_thirty_two_nodes_get_compact_cards_that_wrap(tmp_path):
+    # Constant delays: with jitter, start-up at N=32 is a long Election storm (README).
+    app = make_app(tmp_path, nodes=32, config=ClusterConfig(delay_min=1, delay_max=1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 30)
+        assert all(card.compact for card in app.grid.cards.values())
+        assert app.grid.columns == 5
+        assert app.model.leaders() == [32]
+
+
+@on_asyncio
+async def test_first_screen_snapshot(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot, app)
+        await pilot.pause()
+        svg = app.export_screenshot(title="bully-tui")
+    golden = SNAPSHOTS / "first_screen.svg"
+    if os.environ.get("UPDATE_SNAPSHOTS") or not golden.exists():
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(svg)
+        if not os.environ.get("UPDATE_SNAPSHOTS"):
+            pytest.fail(f"wrote a new snapshot {golden}: check it, then rerun")
+    assert svg == golden.read_text(), "the first screen changed: look at it, then UPDATE_SNAPSHOTS=1 pytest"
