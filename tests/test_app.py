@@ -21,6 +21,7 @@ from playground import transcript
 from playground.config import ClusterConfig
 from playground.session import Session
 from playground.ui.app import BullyApp
+from playground.ui.compact_grid import CompactGrid
 from playground.ui.help_screen import HelpScreen
 from protocol import ALGORITHMS, ClassicBully
 
@@ -70,7 +71,7 @@ def make_app(tmp_path, nodes: int = 7, **session) -> BullyApp:
 
 
 def card_text(app: BullyApp, node: int) -> str:
-    return str(app.grid.cards[node].render())
+    return app.grid.node_text(node)
 
 
 @on_asyncio
@@ -229,8 +230,10 @@ async def test_thirty_two_nodes_get_compact_cards_that_wrap(tmp_path):
     app = make_app(tmp_path, nodes=32, config=ClusterConfig(delay_min=1, delay_max=1))
     async with app.run_test(size=(80, 24)) as pilot:
         await advance(pilot, app, 30)
-        assert all(card.compact for card in app.grid.cards.values())
-        assert app.grid.columns == 5
+        assert isinstance(app.grid, CompactGrid) and app.grid.columns == 5
+        rows = str(app.grid.render()).splitlines()
+        assert len(rows) == 7 and rows[0].split()[0] == "1" and rows[-1].split()[0] == "31"
+        assert "★" in card_text(app, 32) and "→32" in card_text(app, 1)
         assert app.model.leaders() == [32]
 
 

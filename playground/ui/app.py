@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -36,12 +37,15 @@ from ..transcript import Recorder
 from .help_screen import HelpScreen
 from .message_log import MessageLog
 from .model import ClusterModel
+from .compact_grid import CompactGrid
 from .node_grid import NodeGrid
 from .node_panel import NodePanel
 from .status_bar import Status, StatusBar
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 REDRAW_HZ = 20
+COMPACT_ABOVE = 9  # more nodes than this get the one-line-per-node grid
+TEXT_HZ = 8  # the log and the panel: nobody reads text that scrolls faster, and it is dear
 T_STEP = 0.5
 DELAY_STEP = 0.25
 
@@ -97,7 +101,8 @@ class BullyApp(App[None]):
         self._files = ExitStack()
         self._buffer: list[Event] = []
         self._redraw_due = False
-        self.grid = NodeGrid(self.model)
+        self._text_drawn = 0.0  # wall time of the last log and panel redraw
+        self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
         self.panel = NodePanel()
         self.status_bar = StatusBar()
@@ -163,13 +168,18 @@ class BullyApp(App[None]):
     def on_events_ready(self, _: EventsReady) -> None:
         events, self._buffer = self._buffer, []
         self.model.apply(events)
-        if self.paused:  # no ticker while paused: draw what a key or a step caused, once
-            self._redraw_soon()
+        answered_a_key = False
         for e in events:
-            if type(e) is CommandEvent and e.command == "timeout":
-                self.config = self.config.with_timeout(e.args[0])
-            elif type(e) is CommandEvent and e.command == "delay":
-                self.config = self.config.with_delay(*e.args)
+            if type(e) is CommandEvent:
+                answered_a_key |= e.source == "user"
+                if e.command == "timeout":
+                    self.config = self.config.with_timeout(e.args[0])
+                elif e.command == "delay":
+                    self.config = self.config.with_delay(*e.args)
+        if answered_a_key:  # someone is watching for this: show it now, not next tick
+            self.redraw()
+        elif self.paused:  # no ticker while paused: draw what a step caused, once
+            self._redraw_soon()
 
     def _redraw_soon(self) -> None:
         """One redraw for a whole burst of events, however many messages announced it."""
@@ -179,18 +189,26 @@ class BullyApp(App[None]):
 
     def _deferred_redraw(self) -> None:
         self._redraw_due = False
-        self.redraw()
+        self.redraw(text=True)
 
     def now(self) -> float:
         return self.live.cluster.clock_time() if self.live is not None else 0.0
 
-    def redraw(self) -> None:
+    def redraw(self, text: bool | None = None) -> None:
+        """Draw the model. Cards and status every time; the log and the panel at most
+        TEXT_HZ times a second unless `text` says otherwise."""
         now = self.now()
         self.grid.show(now, self.selected)
-        self.log_view.show()
+        wall = time.monotonic()
+        if text is None:
+            text = wall - self._text_drawn >= 1 / TEXT_HZ
+        if text:
+            self._text_drawn = wall
+            self.log_view.show()
         node = self.model.nodes[self.selected]
         if self.live is not None:
-            self.panel.show(node, self.live.cluster.snapshot(self.selected), now)
+            if text:
+                self.panel.show(node, self.live.cluster.snapshot(self.selected), now)
             config = self.config
             self.status_bar.show(Status(
                 now, self.speed, self.paused, config.timeout, config.delay_min, config.delay_max,
@@ -259,7 +277,7 @@ class BullyApp(App[None]):
     def action_select(self, node: int) -> None:
         if node in self.model.nodes:
             self.selected = node
-            self.redraw()
+            self.redraw(text=True)
 
     def action_move(self, dx: int, dy: int) -> None:
         ids = self.session.ids

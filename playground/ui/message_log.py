@@ -7,6 +7,8 @@ followed again once you scroll to the bottom. Filters: one node, one message typ
 
 from __future__ import annotations
 
+from itertools import islice
+
 from textual.content import Content
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.widget import Widget
@@ -42,18 +44,23 @@ class MessageLog(Widget):
 
     def render(self) -> Content:
         log = self.model.log
-        shown = [line for line in log if self.matches(line)]
         height = max(1, self.content_size.height)
-        self.back = min(self.back, max(0, len(shown) - height))
-        end = len(shown) - self.back
-        filters = [f"node {self.node_filter}" if self.node_filter is not None else "",
-                   self.topic_filter or ""]
+        if self.node_filter is None and self.topic_filter is None:
+            count = len(log)  # the common case costs only the lines on screen
+            self.back = min(self.back, max(0, count - height))
+            window = list(islice(reversed(log), self.back, self.back + height))[::-1]
+        else:
+            shown = [line for line in log if self.matches(line)]
+            count = len(shown)
+            self.back = min(self.back, max(0, count - height))
+            window = shown[max(0, count - self.back - height):count - self.back]
+        filters = [f"node {self.node_filter}" if self.node_filter is not None else "", self.topic_filter or ""]
         label = " · ".join(f for f in filters if f)
-        self.border_subtitle = f"{len(shown)} of {len(log)} shown" + (f" · {label}" if label else "") + (
+        self.border_subtitle = f"{count} of {len(log)} shown" + (f" · {label}" if label else "") + (
             f" · {self.back} back" if self.back else "")
         return Content("\n").join(
             Content.assemble((f"{line.t:8.3f} ", "$text-muted"), (line.text, topic_colour(line.topic)))
-            for line in shown[max(0, end - height):end]
+            for line in window
         )
 
     def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:

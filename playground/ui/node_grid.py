@@ -1,4 +1,4 @@
-"""The node grid: one card per node in id order, wrapping to the width it is given."""
+"""The node grid for a few nodes: one bordered card per node, in id order, wrapping."""
 
 from __future__ import annotations
 
@@ -6,25 +6,20 @@ from textual.containers import Container
 from textual.events import Resize
 
 from .model import ClusterModel
-from .node_card import COMPACT_WIDTH, FULL_WIDTH, NodeCard
-
-COMPACT_ABOVE = 9  # more nodes than this get one-line cards
+from .node_card import FULL_WIDTH, NodeCard
 
 
 class NodeGrid(Container):
     def __init__(self, model: ClusterModel):
         super().__init__()
-        self.model = model
-        self.compact = len(model.ids) > COMPACT_ABOVE
-        self.cards = {i: NodeCard(node, self.compact) for i, node in model.nodes.items()}
+        self.cards = {i: NodeCard(node) for i, node in model.nodes.items()}
 
     def compose(self):
         yield from self.cards.values()
 
     @property
     def columns(self) -> int:
-        width = COMPACT_WIDTH if self.compact else FULL_WIDTH
-        return max(1, (self.size.width - 2) // width)
+        return max(1, (self.size.width - 2) // FULL_WIDTH)
 
     def on_resize(self, event: Resize) -> None:
         self.styles.grid_size_columns = self.columns
@@ -32,3 +27,6 @@ class NodeGrid(Container):
     def show(self, now: float, selected: int) -> None:
         for node_id, card in self.cards.items():
             card.show(now, node_id == selected)
+
+    def node_text(self, node: int) -> str:
+        return self.cards[node].render().plain

@@ -1,0 +1,101 @@
+"""The live app's responsiveness, CPU and memory, on a real clock.
+
+    python bench/ui.py
+
+1. Key latency: N = 32 at the highest speed (x64, during the start-up Election storm),
+   a key that crashes or recovers the selected node, timed until its card shows the
+   change and the screen has been redrawn.
+2. Paused: N = 7, paused, CPU seconds used over 5 s of wall time.
+3. Memory: N = 7 at x64 for 60 s of wall time (about an hour of virtual time): the log
+   stays at its cap and traced memory stays flat.
+Runs headless through Textual's test driver, at 200x50.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from playground.session import Session  # noqa: E402
+from playground.ui.app import SPEEDS, BullyApp  # noqa: E402
+
+SIZE = (200, 50)
+
+
+async def key_latency(presses: int = 20) -> list[float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        app = BullyApp(Session(nodes=32), speed=max(SPEEDS), save_dir=tmp)
+        latencies = []
+        async with app.run_test(size=SIZE) as pilot:
+            frames = []  # when the app composited a frame: what "on screen" means here
+            display = app._display
+            app._display = lambda *args: (frames.append(time.perf_counter()), display(*args))[1]
+            await pilot.pause(2.0)  # into the storm
+            for i in range(presses):
+                node = 32 - i // 2
+                app.action_select(node)  # (pilot.press would wait for an idle app: never, here)
+                want_up = i % 2 == 1  # crash, then recover
+                start = time.perf_counter()
+                app.simulate_key("r" if want_up else "c")
+                while ("✖" not in app.grid.node_text(node)) == (not want_up):  # the grid took it
+                    await asyncio.sleep(0.0005)
+                changed = time.perf_counter()
+                while not frames or frames[-1] < changed:  # ... and a frame showed it
+                    await asyncio.sleep(0.0005)
+                latencies.append((frames[-1] - start) * 1000)
+                await asyncio.sleep(0.05)
+            await app.action_quit()
+    return latencies
+
+
+async def paused_cpu(seconds: float = 5.0) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        app = BullyApp(Session(nodes=7), speed=1.0, save_dir=tmp)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(1.0)
+            await pilot.press("space")
+            await pilot.pause(0.5)
+            before = time.process_time()
+            await asyncio.sleep(seconds)
+            used = time.process_time() - before
+            await pilot.press("ctrl+q")
+    return used
+
+
+async def memory(seconds: float = 60.0) -> list[tuple[float, float, int, float]]:
+    """(wall seconds, virtual seconds, log lines, traced MB) every 10 s."""
+    samples = []
+    tracemalloc.start()
+    with tempfile.TemporaryDirectory() as tmp:
+        app = BullyApp(Session(nodes=7), speed=max(SPEEDS), save_dir=tmp)
+        async with app.run_test(size=SIZE) as pilot:
+            start = time.perf_counter()
+            while (elapsed := time.perf_counter() - start) < seconds:
+                await pilot.pause(10.0)
+                current, _ = tracemalloc.get_traced_memory()
+                samples.append((round(elapsed), app.live.cluster.now, len(app.model.log), current / 1e6))
+            await pilot.press("ctrl+q")
+    tracemalloc.stop()
+    return samples
+
+
+def main() -> None:
+    latencies = asyncio.run(key_latency())
+    print(f"key latency, N=32 at x{max(SPEEDS):g}: median {statistics.median(latencies):.1f} ms, "
+          f"max {max(latencies):.1f} ms over {len(latencies)} presses")
+    used = asyncio.run(paused_cpu())
+    print(f"paused, N=7: {used:.3f} CPU seconds in 5 s of wall time ({used / 5 * 100:.1f}% of a core)")
+    print("memory, N=7 at x64: wall s | virtual s | log lines | traced MB")
+    for wall, virtual, lines, mb in asyncio.run(memory()):
+        print(f"  {wall:>4} | {virtual:>9.0f} | {lines:>9} | {mb:.1f}")
+
+
+if __name__ == "__main__":
+    main()
