@@ -37,7 +37,7 @@ class StatusBar(Widget):
         s = self._status
         if s is None:
             return Content("")
-        pace = f"[b $warning]❚❚ paused[/] ×{s.speed:g}" if s.paused else f"▶ ×{s.speed:g}"
+        pace = "[b $warning]❚❚ paused[/]" if s.paused else f"▶ ×{s.speed:g}"
         bound = s.timeout >= 2 * s.delay_max
         sync = (f"T={s.timeout:g} ≥ 2×{s.delay_max:g}" if bound
                 else f"[b $error]T={s.timeout:g} < 2×{s.delay_max:g}: synchrony broken[/]")
