@@ -24,6 +24,7 @@ from playground.ui.app import BullyApp
 from playground.ui.compact_grid import CompactGrid
 from playground.ui.help_screen import HelpScreen
 from protocol import ALGORITHMS, ClassicBully
+from tests.support import at
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
@@ -251,3 +252,14 @@ async def test_first_screen_snapshot(tmp_path):
         if not os.environ.get("UPDATE_SNAPSHOTS"):
             pytest.fail(f"wrote a new snapshot {golden}: check it, then rerun")
     assert svg == golden.read_text(), "the first screen changed: look at it, then UPDATE_SNAPSHOTS=1 pytest"
+
+
+@on_asyncio
+async def test_a_scenario_plays_out_in_the_live_session(tmp_path):
+    app = make_app(tmp_path, commands=tuple(at("5 crash 7", "12 recover 7")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 6)
+        assert not app.model.nodes[7].up
+        await advance(pilot, app, 10)
+        assert app.model.nodes[7].up and app.model.leaders() == [7]
+        assert [line.text for line in app.model.log if line.kind == "command"] == ["test: crash 7", "test: recover 7"]

@@ -178,7 +178,7 @@ class BullyApp(App[None]):
                     self.config = self.config.with_delay(*e.args)
         if answered_a_key:  # someone is watching for this: show it now, not next tick
             self.redraw()
-        elif self.paused:  # no ticker while paused: draw what a step caused, once
+        if self.paused:  # no ticker while paused: draw everything it caused, once
             self._redraw_soon()
 
     def _redraw_soon(self) -> None:
@@ -264,7 +264,7 @@ class BullyApp(App[None]):
             self._ticker.pause()
         else:
             self._ticker.resume()
-        self.redraw()
+        self.redraw(text=True)
 
     def action_pace(self, direction: int) -> None:
         index = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - self.speed))
@@ -318,6 +318,7 @@ class BullyApp(App[None]):
             self.saved = target
             self.notify(f"Saved the transcript to {target}")
             return
+        self.notify(f"Could not save: {base}.jsonl and 99 variants exist in {self.save_dir}", severity="error")
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
