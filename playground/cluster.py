@@ -79,6 +79,7 @@ class Cluster:
         self._busy = 0
         self._batch_done = trio.Event()
         self._t0 = 0.0
+        self._stepping = False
         self.running = False
 
     # --- wiring -------------------------------------------------------------------------
@@ -153,7 +154,9 @@ class Cluster:
             if until_us is not None and (due is None or due > until_us):
                 self.now_us = until_us
                 return
-            if due is None or due > self.now_us:
+            if self._stepping:
+                self._stepping = False  # a single step runs the next instant now
+            elif due is None or due > self.now_us:
                 deadline = math.inf if due is None else self._t0 + to_seconds(due)
                 if trio.current_time() < deadline:  # a run behind its clock does not sleep
                     with trio.move_on_at(deadline):
@@ -227,7 +230,7 @@ class Cluster:
     def _set_pace(self, command: Command) -> None:
         """Pace lives in the clock's rate (0 is paused). The dispatcher is awake while it
         runs this, and its next sleep reads the new rate, so no extra wake-up is needed."""
-        if command.name == "pause":
+        if command.name in ("pause", "step"):
             self.paused = True
         elif command.name == "resume":
             self.paused = False
@@ -238,9 +241,10 @@ class Cluster:
         self.clock.rate = 0 if self.paused else self.speed
         due = self._next_due()
         if command.name == "step" and due is not None:
-            # Single step: pause, and move the clock to the next instant that has work.
-            self.paused = True
-            self.clock.rate = 0
+            # Single step: the loop runs the next instant without waiting for the clock
+            # (float rounding could leave a jumped clock a hair short of it), and the
+            # paused clock is moved there so the time shown agrees.
+            self._stepping = True
             ahead = self._t0 + to_seconds(due) - self.clock.current_time()
             if ahead > 0:
                 self.clock.jump(ahead)

@@ -123,3 +123,11 @@ def test_the_installed_entry_point_runs():
     done = subprocess.run([sys.executable, "-m", "playground.cli", "--headless", "--nodes", "3", "--until", "5"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and json.loads(done.stdout)["nodes"] == 3
+
+
+def test_live_app_refuses_an_existing_transcript_before_starting(tmp_path, capsys):
+    mine = tmp_path / "notes.jsonl"
+    mine.write_text("keep me")
+    assert main(["--nodes", "7", "--transcript", str(mine)]) == 2
+    assert "already exists; choose another name, or pass --overwrite" in capsys.readouterr().err
+    assert mine.read_text() == "keep me"

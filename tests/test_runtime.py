@@ -170,6 +170,24 @@ async def test_pause_stops_virtual_time_and_resume_restarts_it():
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.trio
+async def test_step_runs_exactly_the_next_instant():
+    clock = trio.testing.MockClock(rate=0)
+    cluster, events = make_cluster(4, JITTER, clock=clock, lookahead=False)  # as the live app runs
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(cluster.run)
+        await trio.testing.wait_all_tasks_blocked()
+        for _ in range(3):
+            due = cluster.next_due
+            cluster.submit(Command("step"))
+            await trio.testing.wait_all_tasks_blocked()
+            assert cluster.paused and cluster.now == due  # that instant ran...
+            assert cluster.next_due > due  # ...and nothing after it
+            assert max(e.t for e in events) == due
+        nursery.cancel_scope.cancel()
+    assert [e.command for e in by_kind(events, "command")] == ["step"] * 3
+
+
 def test_an_exception_in_a_node_surfaces_from_the_run():
     class Broken(ClassicBully):
         name = "broken"
