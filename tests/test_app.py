@@ -263,3 +263,15 @@ async def test_a_scenario_plays_out_in_the_live_session(tmp_path):
         await advance(pilot, app, 10)
         assert app.model.nodes[7].up and app.model.leaders() == [7]
         assert [line.text for line in app.model.log if line.kind == "command"] == ["test: crash 7", "test: recover 7"]
+
+
+@on_asyncio
+async def test_a_grid_taller_than_its_share_keeps_the_selected_node_in_view(tmp_path):
+    app = make_app(tmp_path, nodes=100, config=ClusterConfig(delay_min=1, delay_max=1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot, app)
+        rows = str(app.grid.render()).splitlines()
+        assert "100" in rows[-2] and rows[-1].strip().startswith("rows 13–25 of 25")
+        await pilot.press("1")
+        rows = str(app.grid.render()).splitlines()
+        assert rows[0].split()[0] == "1" and "0 above" in rows[-1]

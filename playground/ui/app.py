@@ -24,6 +24,7 @@ import trio.testing
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -45,6 +46,7 @@ from .status_bar import Status, StatusBar
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 REDRAW_HZ = 20
+PANEL_NEEDS = 70  # columns below which the node panel gives its room to the log
 COMPACT_ABOVE = 9  # more nodes than this get the one-line-per-node grid
 TEXT_HZ = 8  # the log and the panel: nobody reads text that scrolls faster, and it is dear
 T_STEP = 0.5
@@ -142,6 +144,9 @@ class BullyApp(App[None]):
         gc.freeze()
         young, middle, _ = self._gc_threshold
         gc.set_threshold(young, middle, 100)
+
+    def on_resize(self, event: Resize) -> None:
+        self.panel.display = event.size.width >= PANEL_NEEDS  # a narrow screen keeps the log readable
 
     def _open_spool(self) -> Path:
         """Without --transcript the session is still recorded, to a file `s` copies."""

@@ -2,6 +2,8 @@
 
 One widget and not a card widget per node, because a frame's cost is per widget line:
 at 32 nodes that is 3 lines instead of 32, and a key press shows on screen sooner.
+When the rows do not fit in their share of the screen, it shows a window of rows that
+keeps the selected node in view, and says how many rows are above and below.
 """
 
 from __future__ import annotations
@@ -10,20 +12,25 @@ from textual.content import Content
 from textual.widget import Widget
 
 from .model import ClusterModel
-from .node_card import COMPACT_WIDTH, card_content, card_key
+from .node_card import card_content, card_key, compact_width
+
+SCREEN_SHARE = 0.6  # of the screen's height, at most
 
 
 class CompactGrid(Widget):
     def __init__(self, model: ClusterModel):
         super().__init__()
         self.model = model
+        self.digits = len(str(max(model.ids)))
+        self.cell_width = compact_width(self.digits)
         self._cells: dict[int, tuple[tuple, Content]] = {}
         self._layout: tuple | None = None
+        self._first_row = 0
         self._content = Content("")
 
     @property
     def columns(self) -> int:
-        return max(1, (self.size.width - 2) // COMPACT_WIDTH)
+        return max(1, (self.size.width - 2) // self.cell_width)
 
     def show(self, now: float, selected: int) -> None:
         changed = False
@@ -31,9 +38,9 @@ class CompactGrid(Widget):
             key = card_key(node, now, compact=True)
             cached = self._cells.get(node_id)
             if cached is None or cached[0] != key:
-                self._cells[node_id] = (key, card_content(node, key, compact=True))
+                self._cells[node_id] = (key, card_content(node, key, True, self.digits))
                 changed = True
-        layout = (selected, self.columns)
+        layout = (selected, self.columns, self.app.size.height)
         if changed or layout != self._layout:
             rows_before = self._content.plain.count("\n")
             self._layout = layout
@@ -43,11 +50,22 @@ class CompactGrid(Widget):
     def _draw(self, selected: int) -> Content:
         cells = []
         for node_id, (_, cell) in self._cells.items():
-            cell = cell.pad_right(COMPACT_WIDTH - cell.cell_length)
+            cell = cell.pad_right(self.cell_width - cell.cell_length)
             cells.append(cell.stylize("on $accent 40%") if node_id == selected else cell)
         columns = self.columns
         rows = [Content("").join(cells[i:i + columns]) for i in range(0, len(cells), columns)]
-        return Content("\n").join(rows)
+        fit = max(2, int(self.app.size.height * SCREEN_SHARE))
+        if len(rows) <= fit:
+            self._first_row = 0
+            return Content("\n").join(rows)
+        fit -= 1  # a line to say what is out of view
+        row = list(self._cells).index(selected) // columns
+        if not self._first_row <= row < self._first_row + fit:
+            self._first_row = max(0, min(len(rows) - fit, row - fit // 2))
+        first, last = self._first_row, self._first_row + fit
+        note = Content.styled(f"  rows {first + 1}–{last} of {len(rows)}: {first} above, "
+                              f"{len(rows) - last} below (arrows move)", "$text-muted")
+        return Content("\n").join([*rows[first:last], note])
 
     def render(self) -> Content:
         return self._content

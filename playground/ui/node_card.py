@@ -14,7 +14,11 @@ from .look import LEADER_MARK, countdown, status_look, timer_label
 from .model import NodeView
 
 FULL_WIDTH = 19  # border, one space, then 16 cells: "answer ████ 3.9s" fits
-COMPACT_WIDTH = 15
+
+
+def compact_width(digits: int) -> int:
+    """A one-line cell: id, glyph, "→" and the leader's id, a 4-cell bar, one space between."""
+    return 2 * digits + 10
 
 
 def card_key(n: NodeView, now: float, compact: bool) -> tuple:
@@ -27,7 +31,7 @@ def card_key(n: NodeView, now: float, compact: bool) -> tuple:
     return (n.up, n.status, n.normal, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()))
 
 
-def card_content(n: NodeView, key: tuple, compact: bool) -> Content:
+def card_content(n: NodeView, key: tuple, compact: bool, digits: int = 2) -> Content:
     glyph, colour = status_look(n.status, n.normal)
     name, bar = key[4], key[5]
     if not n.up:
@@ -37,7 +41,7 @@ def card_content(n: NodeView, key: tuple, compact: bool) -> Content:
     else:
         leader = (f" →{'?' if n.leader is None else n.leader}",)
     if compact:
-        ident = (f"{n.id:>3}", "b" if n.up else "$text-disabled")
+        ident = (f"{n.id:>{digits}}", "b" if n.up else "$text-disabled")
         return Content.assemble(ident, " ", (glyph, colour), *leader, " ", (bar, "$text-muted"))
     left, sent, received = key[6:]
     status = ("down", f"{colour} strike") if not n.up else (n.status, colour)
