@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.commands import Command, Scheduled  # noqa: E402
 from playground.config import ClusterConfig  # noqa: E402
-from playground.events import DeliverEvent  # noqa: E402
 from playground.session import Session, run_headless  # noqa: E402
 
 UNTIL = 60.0

@@ -14,10 +14,9 @@ problem as one line naming the file, the line and the field.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
-from collections.abc import Callable
 from typing import IO, Any, Union
 
 import cattrs
