@@ -226,9 +226,8 @@ class BullyApp(App[None]):
         if self.live is not None:
             if text:
                 self.panel.show(node, self.live.cluster.snapshot(self.selected), now)
-            config = self.config
             self.status_bar.show(Status(
-                now, self.speed, self.paused, config.timeout, config.delay_min, config.delay_max,
+                now, self.speed, self.paused, self.config,
                 self.model.elections, self.model.in_election, self.model.election_messages, self.model.worst_case,
             ))
 

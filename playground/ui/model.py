@@ -62,7 +62,6 @@ class ClusterModel:
         self.log: deque[LogLine] = deque(maxlen=LOG_CAP)
         self.logged = 0  # every line ever logged, kept or not
         self.topics: set[str] = set()
-        self.now = 0.0  # time of the latest event
         self.elections = 0  # election rounds: from a first election_start to agreement
         self.in_election = False
         self.election_messages = 0  # sent in the current (or last) round
@@ -70,7 +69,6 @@ class ClusterModel:
 
     def apply(self, events: list[Event]) -> None:
         for e in events:
-            self.now = e.t
             kind = type(e)
             if kind is SendEvent:
                 t = e.msg.type

@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widget import Widget
 
+from ..config import ClusterConfig
+
 
 @dataclass(frozen=True)
 class Status:
     now: float
     speed: float
     paused: bool
-    timeout: float
-    delay_min: float
-    delay_max: float
+    config: ClusterConfig
     elections: int
     in_election: bool
     election_messages: int
@@ -38,10 +38,10 @@ class StatusBar(Widget):
         if s is None:
             return Content("")
         pace = "[b $warning]❚❚ paused[/]" if s.paused else f"▶ ×{s.speed:g}"
-        bound = s.timeout >= 2 * s.delay_max
-        sync = (f"T={s.timeout:g} ≥ 2×{s.delay_max:g}" if bound
-                else f"[b $error]T={s.timeout:g} < 2×{s.delay_max:g}: synchrony broken[/]")
-        delay = f"δ {s.delay_min:g}–{s.delay_max:g}"
+        c = s.config
+        sync = (f"T={c.timeout:g} ≥ 2×{c.delay_max:g}" if c.synchronous
+                else f"[b $error]T={c.timeout:g} < 2×{c.delay_max:g}: synchrony broken[/]")
+        delay = f"δ {c.delay_min:g}–{c.delay_max:g}"
         worst = f" (worst {s.worst_case})" if s.worst_case is not None else ""
         if not s.elections:
             count = "no election yet"
