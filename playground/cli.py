@@ -14,7 +14,7 @@ from dataclasses import replace
 from protocol import ALGORITHMS
 
 from .commands import load_scenario, parse_at, parse_delay, parse_number
-from .config import ClusterConfig, InputError
+from .config import ClusterConfig, InputError, check_non_negative
 from .session import Session, run_headless
 from .transcript import open_for_writing
 
@@ -80,8 +80,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
         if not args.headless:
             raise InputError("--until only applies with --headless (the live app runs until you quit)")
         args.until = parse_number(args.until, "--until")
-        if args.until < 0:
-            raise InputError(f"--until must be zero or more seconds, not {args.until:g}")
+        check_non_negative("--until", args.until)
     if args.speed is not None:
         if args.headless:
             raise InputError("--speed only applies to the live app (--headless runs as fast as it can)")
