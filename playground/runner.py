@@ -66,7 +66,7 @@ class NodeRunner:
         self._generation = 0
         self._local_seq = _LOCAL_SEQ_BASE
         self._local: list[tuple] = []
-        self._state = (algorithm.down_status, None, False)
+        self._state = (algorithm.down_status, None, False, 0)  # and the epoch
         self._now = 0
         self._t = 0.0
         self._window_end = 0
@@ -79,7 +79,11 @@ class NodeRunner:
     @property
     def state(self) -> tuple[str, int | None, bool]:
         """(status, leader, normal), as last reported."""
-        return self._state
+        return self._state[:3]
+
+    @property
+    def epoch(self) -> int:
+        return self.storage.epoch
 
     async def serve(self, finished: Callable[[], None]) -> None:
         async for items, window_end in self._inbox:
@@ -110,7 +114,10 @@ class NodeRunner:
             e.add_note(f"{self.algorithm.name} node {self.id} at t={self._t:g}, handling {payload!r}")
             raise
         m = self.machine
-        state = (m.status, m.leader, m.normal) if m is not None else (self.algorithm.down_status, None, False)
+        if m is not None:
+            state = (m.status, m.leader, m.normal, self.storage.epoch)
+        else:
+            state = (self.algorithm.down_status, None, False, self.storage.epoch)
         if state != self._state:
             self._state = state
             self.records.append(StateEvent(_UNSET, self._t, self.id, *state))
@@ -182,13 +189,14 @@ class NodeRunner:
 
     def snapshot(self) -> dict[str, object]:
         """What a node panel shows: protocol variables, safe storage, running timers."""
-        status, leader, normal = self._state
+        status, leader, normal, epoch = self._state
         return {
             "id": self.id,
             "up": self.up,
             "status": status,
             "leader": leader,
             "normal": normal,
+            "epoch": epoch,
             "variables": self.machine.variables() if self.machine is not None else {},
             "storage": self.storage.as_dict(),
             "timers": {name: to_seconds(fires) for name, (fires, _) in sorted(self.timers.items())},

@@ -33,14 +33,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Message, Node
+from .interface import Message
+from .probing import Probe, ProbeReply, ProbingNode
 
 ELECTION, WAITING, NORMAL = "election", "waiting", "normal"
 
 ANSWER_WAIT = "answer_wait"
 COORDINATOR_WAIT = "coordinator_wait"
-PROBE = "probe"
-PROBE_WAIT = "probe_wait"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,19 +57,7 @@ class Coordinator(Message):
     type: ClassVar[str] = "coordinator"
 
 
-@dataclass(frozen=True, slots=True)
-class Probe(Message):
-    """Failure-detector request: are you still there?"""
-
-    type: ClassVar[str] = "probe"
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeReply(Message):
-    type: ClassVar[str] = "probe_reply"
-
-
-class ClassicBully(Node):
+class ClassicBully(ProbingNode):
     name = "classic"
     messages = (Election, Answer, Coordinator, Probe, ProbeReply)
     statuses = ("down", ELECTION, WAITING, NORMAL)
@@ -94,9 +81,11 @@ class ClassicBully(Node):
             self._start_election()
 
     def on_message(self, src: int, msg: Message) -> None:
+        if self.handle_probe(src, msg):
+            return
         match msg:
             case Election() if src < self.id:  # rule 4
-                self.send(src, Answer())
+                self.send(src, Answer)
                 if self.status == NORMAL:
                     self._start_election()
             case Answer() if self.status == ELECTION and src > self.id:  # rule 3
@@ -106,51 +95,40 @@ class ClassicBully(Node):
             case Coordinator():  # rule 5
                 self.cancel_timer(ANSWER_WAIT, COORDINATOR_WAIT)
                 self._follow(src)
-            case Probe():
-                self.send(src, ProbeReply())
-            case ProbeReply() if src == self.leader and PROBE_WAIT in self.timers:
-                self.cancel_timer(PROBE_WAIT)
-                self._schedule_probe()
             # Anything else is stale (a late Answer, a reply from a former leader): ignore.
 
     def on_timer(self, name: str) -> None:
+        if self.probe_timer(name):
+            return
         if name == ANSWER_WAIT and self.status == ELECTION:  # rule 2
             self._lead()
         elif name == COORDINATOR_WAIT and self.status == WAITING:  # rule 3, start over
             self._start_election()
-        elif name == PROBE and self.status == NORMAL and self.leader != self.id:
-            self.send(self.leader, Probe())
-            self.set_timer(PROBE_WAIT, self.config.timeout)
-        elif name == PROBE_WAIT and self.status == NORMAL:  # the detector fires
-            self.leader = None
-            self._start_election()
+
+    def on_leader_lost(self) -> None:
+        self._start_election()
 
     # --- transitions ----------------------------------------------------------------
 
     def _start_election(self) -> None:  # rule 1
         self.announce_election()
-        self.cancel_timer(PROBE, PROBE_WAIT, COORDINATOR_WAIT)
+        self.stop_probing()
+        self.cancel_timer(COORDINATOR_WAIT)
         if not self.higher:
             self._lead()
             return
         self.status = ELECTION
-        for q in self.higher:
-            self.send(q, Election())
+        self.broadcast(self.higher, Election)
         self.set_timer(ANSWER_WAIT, self.config.timeout)
 
     def _lead(self) -> None:
-        self.cancel_timer(ANSWER_WAIT, PROBE, PROBE_WAIT)
+        self.cancel_timer(ANSWER_WAIT)
+        self.stop_probing()
         self.status = NORMAL
         self.leader = self.id
-        for q in self.others:
-            self.send(q, Coordinator())
+        self.broadcast(self.others, Coordinator)
 
     def _follow(self, leader: int) -> None:
         self.status = NORMAL
         self.leader = leader
-        self.cancel_timer(PROBE_WAIT)
-        self._schedule_probe()
-
-    def _schedule_probe(self) -> None:
-        if self.config.probe_interval > 0:
-            self.set_timer(PROBE, self.config.probe_interval)
+        self.schedule_probe()

@@ -15,11 +15,18 @@ Outputs:  Send, SetTimer (replaces a running timer of the same name), CancelTime
 Crash is not an input: a crashed node simply stops being called, and the caller throws
 the object away. What survives is the `storage` object the caller hands to the next
 incarnation, so the line between safe storage and volatile state is a line in the code.
+
+Epochs (seed 001). Every node keeps a cluster epoch in safe storage. Starting an
+election bumps it, every message carries the sender's epoch, and a node that hears a
+higher epoch adopts it, so from one election to the next the cluster shares one number.
+The base class does all of this: algorithms send through `send`/`broadcast`, which
+stamp the epoch, and announce elections through `announce_election`, which bumps it.
+The epoch is a label for people reading a run; no algorithm here decides by it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
 
@@ -28,9 +35,12 @@ from typing import ClassVar
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """Base of every protocol message. `type` is the wire name used in transcripts."""
+    """Base of every protocol message. `type` is the wire name used in transcripts.
+
+    `epoch` is keyword-only so that subclasses can add positional fields of their own."""
 
     type: ClassVar[str] = "message"
+    epoch: int = field(default=0, kw_only=True)
 
 
 # --- inputs -----------------------------------------------------------------------
@@ -117,10 +127,12 @@ class Config:
 class SafeStorage:
     """What survives a crash. Everything a node keeps outside this object is volatile.
 
-    `incarnation` counts starts; algorithms extend this class with their own cells.
+    `incarnation` counts starts, `epoch` is the latest cluster epoch this node knows;
+    algorithms extend this class with their own cells.
     """
 
     incarnation: int = 0
+    epoch: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -170,6 +182,8 @@ class Node:
             case Start():
                 self.on_start()
             case Receive(src, msg):
+                if msg.epoch > self.storage.epoch:
+                    self.storage.epoch = msg.epoch
                 self.on_message(src, msg)
             case TimerFired(name):
                 if name in self.timers:
@@ -201,6 +215,10 @@ class Node:
 
     # --- handlers -------------------------------------------------------------------
 
+    @property
+    def epoch(self) -> int:
+        return self.storage.epoch
+
     def on_start(self) -> None:
         raise NotImplementedError
 
@@ -215,8 +233,14 @@ class Node:
 
     # --- output helpers for subclasses ----------------------------------------------
 
-    def send(self, dst: int, msg: Message) -> None:
-        self._outbox.append(Send(dst, msg))
+    def send(self, dst: int, kind: type[Message], *fields: object) -> None:
+        """Send a `kind` message with these fields, stamped with this node's epoch."""
+        self._outbox.append(Send(dst, kind(*fields, epoch=self.storage.epoch)))
+
+    def broadcast(self, dsts: tuple[int, ...], kind: type[Message], *fields: object) -> None:
+        """The same message to each of `dsts` (one object: messages are immutable)."""
+        msg = kind(*fields, epoch=self.storage.epoch)
+        self._outbox.extend(Send(dst, msg) for dst in dsts)
 
     def set_timer(self, name: str, delay: float) -> None:
         self.timers.add(name)
@@ -229,4 +253,6 @@ class Node:
                 self._outbox.append(CancelTimer(name))
 
     def announce_election(self) -> None:
+        """This node begins an election: a new epoch, and an announcement to observers."""
+        self.storage.epoch += 1
         self._outbox.append(ElectionStarted())

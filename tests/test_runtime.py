@@ -68,7 +68,9 @@ def test_crash_halts_the_node_at_once():
 
 def test_recovery_restarts_from_safe_storage_and_runs_an_election():
     cluster, events = run(5, 60, WORST_CASE, commands=at("10 crash 2", "20 recover 2"))
-    assert cluster.snapshot(2)["storage"] == {"incarnation": 2}
+    assert cluster.snapshot(2)["storage"]["incarnation"] == 2
+    # The epoch survived the crash in safe storage, and the whole cluster shares it.
+    assert len({r.epoch for r in cluster.runners.values()}) == 1
     recovered = [e for e in events if e.t == 20 and getattr(e, "node", getattr(e, "src", None)) == 2]
     assert [e.kind for e in recovered][:3] == ["recover", "election_start", "send"]
     assert final_states(cluster)[2] == ("normal", 5, True)
