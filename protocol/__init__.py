@@ -1,10 +1,13 @@
 """Pure election algorithms. Each is a `Node` subclass, chosen by its `name`.
 
-Siblings (Garcia-Molina's original, Stoller's, a Chang-Roberts ring) are added as
-modules beside `classic` and listed in ALGORITHMS; nothing else needs to change.
+classic        the textbook Bully (seeds 001, 003)
+garcia-molina  Garcia-Molina's original, with Halt and Reorganization (seed 000)
+stoller        Stoller's, with a heartbeat failure detector (seed 004)
+ring           Chang & Roberts on a logical ring (lecture 3-9)
 """
 
 from .classic import ClassicBully
+from .garcia_molina import GarciaMolina
 from .interface import (
     CancelTimer,
     Config,
@@ -22,12 +25,18 @@ from .interface import (
     TimerFired,
 )
 
-ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully,)}
+from .ring import Ring
+from .stoller import Stoller
+
+ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring)}
 
 __all__ = [
     "ALGORITHMS",
     "CancelTimer",
     "ClassicBully",
+    "GarciaMolina",
+    "Ring",
+    "Stoller",
     "Config",
     "ElectionStarted",
     "Input",

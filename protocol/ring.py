@@ -1,0 +1,192 @@
+"""Chang & Roberts ring election (lecture 3-9), as PROTOCOLS.md section 4 reads it.
+
+Theory in one paragraph. The nodes form a logical ring in id order (each node's
+successor is the next higher id, the highest wraps round to the lowest), and each node
+talks only to its successor. An initiator sends Election(its id) round the ring. A node
+forwards a larger id, swaps a smaller one for its own (unless it already takes part,
+then it swallows it), and the node whose own id comes back is the largest alive: it
+sends Elected round the ring, and everyone follows it. With one initiator just after
+the highest id that is N-1 messages up to the highest id, N for its id to come back and
+N for the announcement: 3N-1. When every node starts at once with ids in the worst
+order it is N(N+1)/2 Election messages.
+
+Failures (an addition the lecture leaves out). Every ring message is acked by the
+successor. A successor that does not ack within T is presumed down and skipped: the
+unacked messages go to the node after it, which again must ack within T. Each new
+message first tries the immediate successor, so a node that comes back is part of the
+ring again at once. Acks are transport, not election: the 3N-1 counts Election and
+Elected only. A participant that sees no Elected within 2NT' (the announcement has
+been lost with a crashed node) starts again. Followers probe the leader like the
+classic Bully's (every P; P = 0 turns it off), and a node that starts or recovers
+initiates an election.
+
+Statuses: election (a participant: the flag is set), normal (following a leader).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .interface import Message
+from .probing import Probe, ProbeReply, ProbingNode
+
+ELECTION, NORMAL = "election", "normal"
+
+ELECTED_WAIT = "elected_wait"
+HOP_WAIT = "hop_wait "  # + the node whose ack is awaited
+
+
+@dataclass(frozen=True, slots=True)
+class Election(Message):
+    type: ClassVar[str] = "election"
+    candidate: int
+
+
+@dataclass(frozen=True, slots=True)
+class Elected(Message):
+    type: ClassVar[str] = "elected"
+    leader: int
+
+
+@dataclass(frozen=True, slots=True)
+class RingAck(Message):
+    """The successor got the ring message (link-level; not part of the election count)."""
+
+    type: ClassVar[str] = "ack"
+
+
+class Ring(ProbingNode):
+    name = "ring"
+    messages = (Election, Elected, RingAck, Probe, ProbeReply)
+    statuses = ("down", ELECTION, NORMAL)
+    normal_statuses = frozenset({NORMAL})
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.participant = False
+        # Messages sent and not yet acked, per node they were sent to (oldest first):
+        # FIFO links bring that node's acks back in the same order.
+        self.unacked: dict[int, list[tuple[type[Message], int]]] = {}
+
+    @classmethod
+    def worst_case_messages(cls, n: int) -> int:
+        """One initiator just after the highest id: 3N-1 Election and Elected messages."""
+        return 3 * n - 1 if n > 1 else 0
+
+    def variables(self) -> dict[str, object]:
+        return {
+            **super().variables(),
+            "participant": self.participant,
+            "successor": self._successor_of(self.id),
+            "unacked": {node: [f"{kind.type} {value}" for kind, value in items] for node, items in self.unacked.items()},
+        }
+
+    # --- inputs ---------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        self.storage.incarnation += 1
+        self._initiate()
+
+    def on_suspect(self) -> None:
+        if not self.participant:
+            self._initiate()
+
+    def on_leader_lost(self) -> None:
+        self._initiate()
+
+    def on_message(self, src: int, msg: Message) -> None:
+        if self.handle_probe(src, msg):
+            return
+        match msg:
+            case RingAck():
+                self._acked(src)
+                return
+            case Election(candidate=c) if c > self.id:
+                self._take_part()
+                self._forward(Election, c)
+            case Election(candidate=c) if c < self.id:
+                if not self.participant:
+                    self._take_part()
+                    self._forward(Election, self.id)
+                # else: a participant swallows a smaller id
+            case Election():  # my own id came back: I am the largest alive
+                self.participant = False
+                self.stop_probing()
+                self.cancel_timer(ELECTED_WAIT)
+                self.status, self.leader = NORMAL, self.id
+                self._forward(Elected, self.id)
+            case Elected(leader=leader) if leader != self.id:
+                self.participant = False
+                self.cancel_timer(ELECTED_WAIT)
+                self.status, self.leader = NORMAL, leader
+                self.schedule_probe()
+                self._forward(Elected, leader)
+            # Elected(my id): the announcement has gone round; nothing more to do.
+        self.send(src, RingAck)
+
+    def on_timer(self, name: str) -> None:
+        if self.probe_timer(name):
+            return
+        if name == ELECTED_WAIT and self.participant:
+            self._initiate()
+        elif name.startswith(HOP_WAIT):
+            self._skip(int(name.removeprefix(HOP_WAIT)))
+
+    # --- the ring ---------------------------------------------------------------------
+
+    def _initiate(self) -> None:
+        self.announce_election()
+        self._take_part()
+        self._forward(Election, self.id)
+
+    def _take_part(self) -> None:
+        self.participant = True
+        self.status, self.leader = ELECTION, None
+        self.stop_probing()
+        self.set_timer(ELECTED_WAIT, 2 * len(self.ids) * self.config.coordinator_wait)
+
+    def _successor_of(self, node: int) -> int | None:
+        """The next id round the ring after `node`, never this node itself."""
+        ids = self.ids
+        nxt = ids[(ids.index(node) + 1) % len(ids)]
+        return None if nxt == self.id else nxt
+
+    def _forward(self, kind: type[Message], value: int) -> None:
+        self._send_on(self._successor_of(self.id), [(kind, value)])
+
+    def _send_on(self, dst: int | None, items: list[tuple[type[Message], int]]) -> None:
+        if dst is None:  # everyone else is down: the ring is this node alone
+            for kind, value in items:
+                self._alone(kind, value)
+            return
+        queue = self.unacked.setdefault(dst, [])
+        if not queue:
+            self.set_timer(HOP_WAIT + str(dst), self.config.timeout)
+        queue.extend(items)
+        for kind, value in items:
+            self.send(dst, kind, value)
+
+    def _acked(self, src: int) -> None:
+        queue = self.unacked.get(src)
+        if not queue:
+            return  # stale: those messages were already sent on past src
+        queue.pop(0)
+        self.cancel_timer(HOP_WAIT + str(src))
+        if queue:
+            self.set_timer(HOP_WAIT + str(src), self.config.timeout)
+        else:
+            del self.unacked[src]
+
+    def _skip(self, dead: int) -> None:
+        """`dead` did not ack within T: send what it did not ack to the node after it."""
+        items = self.unacked.pop(dead, [])
+        if items:
+            self._send_on(self._successor_of(dead), items)
+
+    def _alone(self, kind: type[Message], value: int) -> None:
+        """No other node acks: the message would come straight back, so take it now."""
+        if kind is Election:
+            self.participant = False
+            self.cancel_timer(ELECTED_WAIT)
+            self.status, self.leader = NORMAL, self.id

@@ -1,0 +1,190 @@
+"""Stoller's Bully with a failure detector (seed 004), as PROTOCOLS.md section 3 reads it.
+
+Theory in one paragraph. Instead of request timeouts, every node runs a heartbeat
+failure detector and trusts it. A node that wants to lead first lets every higher node
+have its chance (Elec1: it waits while any higher node is trusted), then halts the lower
+nodes *one at a time, in priority order*, each until it acks or is detected down
+(Elec2), and only then tells the nodes that acked who leads (Ldr). A halted node (Wait)
+takes Ldr only from the node that halted it, and restarts if the detector says that
+node died. Two nodes in Norm therefore always share a leader (SLE1) as long as the
+detector never suspects a live node, which synchrony (T >= 2 * max delay) guarantees.
+Highest id has priority here, as everywhere in this project (Stoller writes it the
+other way round; that is only a renaming).
+
+The failure detector. Every H = T/2 a node sends Heartbeat to every other node and
+counts, per peer, the ticks since it last heard anything from it. Three silent ticks
+(more than T without a word) make the peer suspected; any message from it clears that.
+Heartbeats arrive at most H + (max delay - min delay) apart, which is no more than T
+when T >= 2 * max delay, so under synchrony no live node is ever suspected, and a crash
+is noticed within 1.5T plus one delay. A new incarnation trusts everyone at first.
+
+Heartbeats also say whom the sender follows (`leader`) and who halted it (`halted_by`).
+The reference is silent on how a node that comes back gets a leader when a higher node
+is up (it waits in Elec1 "giving the higher nodes their chance", but nothing makes them
+take it). Here the leader takes it in: a Norm leader that hears from a lower node that
+neither follows it nor has been halted by it halts that node and sends it Ldr, by the
+same Halt/Ack/Ldr rules. With FIFO links a stale heartbeat always arrives before the
+Ack, so nobody is taken in twice.
+
+Statuses: elec1, elec2, wait, norm (only norm counts as normal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .interface import Message, Node
+
+ELEC1, ELEC2, WAIT, NORM = "elec1", "elec2", "wait", "norm"
+
+TICK = "heartbeat"  # the failure detector's period, T/2
+SILENT_TICKS = 3  # ticks without a word before a peer is suspected
+
+
+@dataclass(frozen=True, slots=True)
+class Halt(Message):
+    type: ClassVar[str] = "halt"
+
+
+@dataclass(frozen=True, slots=True)
+class Ack(Message):
+    type: ClassVar[str] = "ack"
+
+
+@dataclass(frozen=True, slots=True)
+class Ldr(Message):
+    type: ClassVar[str] = "ldr"
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(Message):
+    type: ClassVar[str] = "heartbeat"
+    leader: int | None
+    halted_by: int | None
+
+
+class Stoller(Node):
+    name = "stoller"
+    messages = (Halt, Ack, Ldr, Heartbeat)
+    statuses = ("down", ELEC1, ELEC2, WAIT, NORM)
+    normal_statuses = frozenset({NORM})
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.halted_by: int | None = None
+        self.silent = dict.fromkeys(self.others, 0)  # ticks since each peer was heard
+        self.suspected: set[int] = set()
+        self.to_halt: list[int] = []  # Elec2: lower nodes still to halt, next first
+        self.halting: int | None = None  # Elec2: the node whose Ack we wait for
+        self.acked: list[int] = []  # Elec2: the nodes that acked, to get Ldr
+        self.taking_in: set[int] = set()  # Norm leader: halted, Ack awaited
+
+    def variables(self) -> dict[str, object]:
+        return {
+            **super().variables(),
+            "halted_by": self.halted_by,
+            "suspected": sorted(self.suspected),
+            "halting": self.halting,
+            "to_halt": list(self.to_halt),
+            "acked": list(self.acked),
+            "taking_in": sorted(self.taking_in),
+        }
+
+    # --- inputs ---------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        self.storage.incarnation += 1
+        self._tick()
+        self._elec1()
+
+    def on_suspect(self) -> None:
+        if self.status == NORM:
+            self._elec1()
+
+    def on_timer(self, name: str) -> None:
+        if name == TICK:
+            self._tick()
+
+    def on_message(self, src: int, msg: Message) -> None:
+        self.silent[src] = 0
+        if src in self.suspected:
+            self.suspected.discard(src)
+        match msg:
+            case Halt():
+                self._halted(src)
+            case Ack() if src == self.halting:
+                self.acked.append(src)
+                self._halt_next()
+            case Ack() if src in self.taking_in:
+                self.taking_in.discard(src)
+                self.send(src, Ldr)
+            case Ldr() if self.status == WAIT and self.halted_by == src:
+                self.status, self.leader = NORM, src
+            case Heartbeat(leader=leader, halted_by=halted_by):
+                if (
+                    self.status == NORM and self.leader == self.id and src < self.id
+                    and self.id not in (leader, halted_by) and src not in self.taking_in
+                ):
+                    self.taking_in.add(src)  # a lower node outside the group: take it in
+                    self.send(src, Halt)
+            # Anything else is stale: an Ack or Ldr from an election that is over.
+
+    # --- the failure detector ---------------------------------------------------------
+
+    def _tick(self) -> None:
+        self.broadcast(self.others, Heartbeat, self.leader, self.halted_by)
+        self.set_timer(TICK, self.config.timeout / 2)
+        newly = []
+        for peer in self.others:
+            self.silent[peer] += 1
+            if self.silent[peer] >= SILENT_TICKS and peer not in self.suspected:
+                self.suspected.add(peer)
+                newly.append(peer)
+        for peer in newly:
+            self._detected_down(peer)
+
+    def _detected_down(self, peer: int) -> None:
+        self.taking_in.discard(peer)
+        if self.status == WAIT and peer == self.halted_by:
+            self._elec1()
+        elif self.status == NORM and peer == self.leader and peer != self.id:
+            self._elec1()
+        elif self.status == ELEC2 and peer == self.halting:
+            self._halt_next()
+        elif self.status == ELEC1:
+            self._elec1_check()
+
+    # --- the election -----------------------------------------------------------------
+
+    def _elec1(self) -> None:
+        self.announce_election()
+        self.status, self.leader, self.halted_by = ELEC1, None, None
+        self.taking_in = set()
+        self._elec1_check()
+
+    def _elec1_check(self) -> None:
+        """Wait while a higher node is trusted: it has the better claim."""
+        if all(h in self.suspected for h in self.higher):
+            self.status = ELEC2
+            self.to_halt = sorted((i for i in self.ids if i < self.id), reverse=True)
+            self.acked = []
+            self._halt_next()
+
+    def _halt_next(self) -> None:
+        """Halt the next lower node that is not suspected; after the last, lead."""
+        while self.to_halt:
+            node = self.to_halt.pop(0)
+            if node not in self.suspected:
+                self.halting = node
+                self.send(node, Halt)
+                return
+        self.halting = None
+        self.status, self.leader = NORM, self.id
+        self.broadcast(tuple(self.acked), Ldr)
+        self.acked = []
+
+    def _halted(self, src: int) -> None:
+        self.status, self.halted_by, self.leader = WAIT, src, None
+        self.to_halt, self.halting, self.acked, self.taking_in = [], None, [], set()
+        self.send(src, Ack)
