@@ -24,7 +24,6 @@ from .interface import (
     Suspect,
     TimerFired,
 )
-
 from .ring import Ring
 from .stoller import Stoller
 
@@ -34,20 +33,20 @@ __all__ = [
     "ALGORITHMS",
     "CancelTimer",
     "ClassicBully",
-    "GarciaMolina",
-    "Ring",
-    "Stoller",
     "Config",
     "ElectionStarted",
+    "GarciaMolina",
     "Input",
     "Message",
     "Node",
     "Output",
     "Receive",
+    "Ring",
     "SafeStorage",
     "Send",
     "SetTimer",
     "Start",
+    "Stoller",
     "Suspect",
     "TimerFired",
 ]

@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
-
 # --- messages ---------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from playground.cluster import Cluster
 from playground.commands import Command, Scheduled, parse_line
 from playground.config import ClusterConfig
 from playground.events import Event
-from protocol import ALGORITHMS
+from protocol import ALGORITHMS, Send
 
 # The worst-case configuration of PROTOCOLS.md: constant delay 1, T = 4, no probing.
 WORST_CASE = ClusterConfig(timeout=4, probe_interval=0, delay_min=1, delay_max=1)
@@ -44,8 +44,13 @@ def sends(events: list[Event], after: float = 0.0) -> dict[str, int]:
     return counts
 
 
+def sent(outputs, msg_type=None) -> list[tuple[int, type]]:
+    """(destination, message class) of a step's Send outputs, optionally of one class."""
+    return [(o.dst, type(o.msg)) for o in outputs if isinstance(o, Send) and (msg_type is None or type(o.msg) is msg_type)]
+
+
 def final_states(cluster: Cluster) -> dict[int, tuple[str, int | None, bool]]:
     return {i: r.state for i, r in cluster.runners.items()}
 
 
-__all__ = ["Command", "WORST_CASE", "at", "final_states", "make_cluster", "run", "sends"]
+__all__ = ["WORST_CASE", "Command", "at", "final_states", "make_cluster", "run", "sends", "sent"]

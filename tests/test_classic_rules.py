@@ -12,13 +12,14 @@ from protocol import (
     ElectionStarted,
     Receive,
     SafeStorage,
-    Send,
     SetTimer,
     Start,
     Suspect,
     TimerFired,
 )
 from protocol.classic import Answer, Coordinator, Election, Probe, ProbeReply
+
+from .support import sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -39,10 +40,6 @@ def following(node_id: int, leader: int, **kw) -> ClassicBully:
     n = started(node_id, **kw)
     n.step(Receive(leader, Coordinator()))
     return n
-
-
-def sent(outputs, msg_type=None):
-    return [(o.dst, type(o.msg)) for o in outputs if isinstance(o, Send) and (msg_type is None or type(o.msg) is msg_type)]
 
 
 # --- rule 1: start, recovery, or the failure detector -----------------------------------

@@ -1,0 +1,135 @@
+"""Stoller's Bully with a heartbeat failure detector (seed 004), rule by rule."""
+
+from protocol import Config, ElectionStarted, Receive, SetTimer, Start, Stoller, Suspect, TimerFired
+from protocol.stoller import Ack, Halt, Heartbeat, Ldr
+
+from .support import sent
+
+IDS = (1, 2, 3, 4, 5)
+CONFIG = Config(timeout=4, probe_interval=5)
+
+
+def started(node_id: int) -> Stoller:
+    n = Stoller(node_id, IDS, CONFIG, Stoller.storage_class())
+    n.step(Start())
+    return n
+
+
+def tick(n: Stoller, times: int = 1, heard_from=()) -> list:
+    out = []
+    for _ in range(times):
+        for peer in heard_from:
+            n.step(Receive(peer, Heartbeat(None, None)))
+        out += n.step(TimerFired("heartbeat"))
+    return out
+
+
+def leader_of_all() -> Stoller:
+    n = started(5)
+    for i in (4, 3, 2, 1):
+        n.step(Receive(i, Ack()))
+    return n
+
+
+def test_start_sends_heartbeats_to_everyone_every_half_T():
+    n = Stoller(2, IDS, CONFIG, Stoller.storage_class())
+    out = n.step(Start())
+    assert sent(out, Heartbeat) == [(i, Heartbeat) for i in (1, 3, 4, 5)]
+    assert SetTimer("heartbeat", 2) in out
+
+
+def test_elec1_waits_while_a_higher_node_is_trusted():
+    n = started(3)
+    out = tick(n, 3, heard_from=(1, 2, 4))  # 5 is suspected, 4 is not
+    assert (n.status, n.suspected, sent(out, Halt)) == ("elec1", {5}, [])
+    out = tick(n, 3, heard_from=(1, 2))  # now 4 goes silent too
+    assert (n.status, sent(out, Halt)) == ("elec2", [(2, Halt)])
+
+
+def test_a_peer_is_suspected_after_three_silent_ticks_the_one_at_start_included():
+    n = started(1)
+    tick(n, 1, heard_from=(2,))
+    assert n.suspected == set()
+    tick(n)
+    assert n.suspected == {3, 4, 5}  # 2 was heard one tick ago
+
+
+def test_elec2_when_every_higher_node_is_suspected_halts_the_highest_lower_node_first():
+    n = started(3)
+    out = tick(n, 2, heard_from=(1, 2))
+    assert n.status == "elec2"
+    assert sent(out, Halt) == [(2, Halt)]  # one at a time, in priority order
+
+
+def test_the_highest_node_halts_lower_nodes_one_at_a_time_then_leads():
+    n = started(5)
+    assert (n.status, n.halting) == ("elec2", 4)
+    assert sent(n.step(Receive(4, Ack())), Halt) == [(3, Halt)]
+    assert sent(n.step(Receive(3, Ack())), Halt) == [(2, Halt)]
+    assert sent(n.step(Receive(2, Ack())), Halt) == [(1, Halt)]
+    out = n.step(Receive(1, Ack()))
+    assert sent(out, Ldr) == [(4, Ldr), (3, Ldr), (2, Ldr), (1, Ldr)]
+    assert (n.status, n.leader, n.normal) == ("norm", 5, True)
+
+
+def test_a_halt_target_detected_down_is_skipped_and_gets_no_ldr():
+    n = started(5)
+    out = tick(n, 2, heard_from=(3, 2, 1))  # 4 never answers: suspected
+    assert sent(out, Halt) == [(3, Halt)]
+    for i in (3, 2, 1):
+        out = n.step(Receive(i, Ack()))
+    assert sent(out, Ldr) == [(3, Ldr), (2, Ldr), (1, Ldr)]
+
+
+def test_halt_means_wait_remember_the_halting_node_and_ack():
+    n = started(2)
+    out = n.step(Receive(5, Halt()))
+    assert sent(out) == [(5, Ack)]
+    assert (n.status, n.halted_by, n.leader) == ("wait", 5, None)
+
+
+def test_ldr_is_taken_only_from_the_node_that_halted_us():
+    n = started(2)
+    n.step(Receive(5, Halt()))
+    n.step(Receive(4, Ldr()))
+    assert n.status == "wait"
+    n.step(Receive(5, Ldr()))
+    assert (n.status, n.leader, n.normal) == ("norm", 5, True)
+
+
+def test_in_wait_the_halting_node_detected_down_means_elec1_again():
+    n = started(2)
+    n.step(Receive(5, Halt()))  # which is also the last we hear from 5
+    out = tick(n, 3, heard_from=(1, 3, 4))
+    assert ElectionStarted() in out and n.status == "elec1"
+
+
+def test_in_norm_the_leader_detected_down_means_elec1_again():
+    n = started(2)
+    n.step(Receive(5, Halt()))
+    n.step(Receive(5, Ldr()))
+    out = tick(n, 3, heard_from=(1, 3, 4))
+    assert ElectionStarted() in out and (n.status, n.leader) == ("elec1", None)
+
+
+def test_the_leader_takes_in_a_lower_node_outside_its_group_once():
+    n = leader_of_all()
+    assert sent(n.step(Receive(2, Heartbeat(5, None)))) == []  # follows us
+    assert sent(n.step(Receive(2, Heartbeat(None, None)))) == [(2, Halt)]
+    assert sent(n.step(Receive(2, Heartbeat(None, None)))) == []  # already being taken in
+    assert sent(n.step(Receive(2, Ack()))) == [(2, Ldr)]
+
+
+def test_a_leader_does_not_take_in_higher_nodes():
+    n = started(3)
+    tick(n, 2, heard_from=(1, 2))
+    n.step(Receive(2, Ack()))
+    n.step(Receive(1, Ack()))
+    assert n.leader == 3
+    assert sent(n.step(Receive(4, Heartbeat(None, None)))) == []
+
+
+def test_suspect_in_norm_starts_elec1():
+    n = leader_of_all()
+    assert ElectionStarted() in n.step(Suspect())
+    assert n.status == "elec2"  # still the highest: straight on to halting
