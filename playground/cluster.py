@@ -19,6 +19,10 @@ UI, where nothing may show before its time), a window is one instant. Both give 
 trace. Windows also end at the next scheduled command and at `until`.
 
 Commands run before the work due at the same instant, one at a time, in the order given.
+
+The monitor (monitor.py) reads every event as it is merged and its reports join the
+stream right after the event that caused them. Its SLE2 deadline is one more due time:
+windows end there, and the check runs once everything at that instant has run.
 """
 
 from __future__ import annotations
@@ -35,12 +39,14 @@ from protocol import Node
 
 from .commands import Command, Scheduled
 from .config import ClusterConfig, to_seconds, to_us
-from .events import CommandEvent, Event, SendEvent
+from .events import CommandEvent, CrashEvent, Event, RecoverEvent, SendEvent, StartEvent, StateEvent
+from .monitor import Monitor
 from .network import Network
 from .runner import DELIVERY, TIMER, NodeRunner
 
 Observer = Callable[[list[Event]], None]
 _time = attrgetter("t")
+_MONITORED = (StateEvent, CrashEvent, StartEvent, RecoverEvent)
 
 # Commands that change only the pace of a live run, never what happens in it.
 PACE_COMMANDS = ("pause", "resume", "speed", "step")
@@ -67,6 +73,7 @@ class Cluster:
         self.paused = clock is not None and clock.rate == 0
         self.network = Network(seed, to_us(config.delay_min), to_us(config.delay_max))
         self.runners = {i: NodeRunner(i, algorithm, self.ids, config.protocol) for i in self.ids}
+        self.monitor = Monitor(self.ids, config.settle_time(len(self.ids)))
         self.now_us = 0
         self._queue: list[tuple] = []  # (time, rank, seq, node, payload)
         self._queue_seq = 0
@@ -168,6 +175,9 @@ class Cluster:
                 _, command, source = self._scheduled.popleft()
                 await self._run_command(command, source)
                 continue
+            if self.monitor.deadline == due and not (self._queue and self._queue[0][0] == due):
+                self._publish(self._stamp(self.monitor.check_settled()))
+                continue
             await self._run_window(self._window_end(due, until_us))
 
     def _next_due(self) -> int | None:
@@ -176,6 +186,8 @@ class Cluster:
             times.append(self._queue[0][0])
         if self._scheduled:
             times.append(self._scheduled[0][0])
+        if self.monitor.deadline is not None:
+            times.append(self.monitor.deadline)
         return min(times) if times else None
 
     def _window_end(self, start: int, until_us: int | None) -> int:
@@ -183,6 +195,8 @@ class Cluster:
         end = start + max(1, span)  # at least the instant `start` itself
         if self._scheduled:
             end = min(end, self._scheduled[0][0])
+        if self.monitor.deadline is not None and self.monitor.deadline >= start:
+            end = min(end, self.monitor.deadline + 1)
         if until_us is not None:
             end = min(end, until_us + 1)
         return end
@@ -208,7 +222,7 @@ class Cluster:
             await self._run_command(command, source)
 
     async def _run_command(self, command: Command, source: str) -> None:
-        self._publish([CommandEvent(self._next_event_seq(), self.now, command.name, command.args, source)])
+        self._publish(self._stamp([CommandEvent(0, self.now, command.name, command.args, source)]))
         name = command.name
         if name in ("crash", "recover", "elect"):
             await self._dispatch({command.node: [(self.now_us, DELIVERY, 0, (name,))]}, self.now_us + 1)
@@ -223,6 +237,7 @@ class Cluster:
 
     async def _reconfigure(self, config: ClusterConfig) -> None:
         self.config = config
+        self.monitor.settle_us = to_us(config.settle_time(len(self.ids)))  # for the next quiet period
         self.network.set_delay(to_us(config.delay_min), to_us(config.delay_max))
         item = [(self.now_us, DELIVERY, 0, ("config", config.protocol))]
         await self._dispatch({i: item for i in self.ids}, self.now_us + 1)
@@ -267,10 +282,12 @@ class Cluster:
             self._batch_done.set()
 
     def _merge(self, runners: list[NodeRunner]) -> list[Event]:
-        """All nodes' records in (time, node id, order within the node) order, stamped
-        with seqs, message ids and arrival times in that order, and routed."""
+        """All nodes' records in (time, node id, order within the node) order, with the
+        monitor's reports after their causes, stamped with seqs, message ids and arrival
+        times in that order, and routed."""
         events = [e for runner in runners for e in runner.records]
         events.sort(key=_time)  # stable, and the runs are already in node order
+        events = self._monitored(events)
         seq = self._event_seq
         for event in events:
             event.seq = seq
@@ -285,6 +302,20 @@ class Cluster:
         late = sorted((t for runner in runners for t in runner.late_timers), key=lambda late: late[0].seq)
         for event, name, generation in late:
             self._push(to_us(event.fires), TIMER, event.node, ("timer", name, generation))
+        return events
+
+    def _monitored(self, events: list[Event]) -> list[Event]:
+        observe = self.monitor.observe
+        out: list[Event] = []
+        for event in events:
+            out.append(event)
+            if type(event) in _MONITORED:
+                out += observe(event)
+        return out
+
+    def _stamp(self, events: list[Event]) -> list[Event]:
+        for event in events:
+            event.seq = self._next_event_seq()
         return events
 
     def _push(self, time: int, rank: int, node: int, payload: tuple) -> None:

@@ -124,6 +124,25 @@ class CommandEvent(Event):
     source: str
 
 
+@dataclass(slots=True)
+class ViolationEvent(Event):
+    """The monitor saw a property broken (`phase` "begin"), or an episode of it end
+    ("end", with its `duration`). SLE2 is checked at one moment, so it only begins.
+
+    property  "sle1" (normal nodes disagree on the leader), "split_brain" (two nodes
+              each lead), "sle2" (not settled c seconds after the last crash/recovery)
+    nodes     the nodes involved when it began
+    detail    one line for people
+    """
+
+    kind: ClassVar[str] = "violation"
+    property: str
+    phase: str
+    nodes: tuple[int, ...]
+    detail: str
+    duration: float | None = None
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     SendEvent,
     DeliverEvent,
@@ -137,4 +156,5 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     TimerCancelEvent,
     ElectionStartEvent,
     CommandEvent,
+    ViolationEvent,
 )

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .events import CrashEvent, DropEvent, ElectionStartEvent, Event, RecoverEvent, SendEvent, StartEvent, StateEvent
+from .events import (
+    CrashEvent,
+    DropEvent,
+    ElectionStartEvent,
+    Event,
+    RecoverEvent,
+    SendEvent,
+    StartEvent,
+    StateEvent,
+    ViolationEvent,
+)
 
 
 class Summary:
@@ -17,6 +27,9 @@ class Summary:
         self.up: set[int] = set()
         self.status = dict.fromkeys(ids, down_status)
         self.leader: dict[int, int | None] = dict.fromkeys(ids)
+        self.epoch = dict.fromkeys(ids, 0)
+        self.violations: list[dict[str, object]] = []
+        self._open: dict[str, dict[str, object]] = {}  # property -> its entry, while it lasts
 
     def __call__(self, events: list[Event]) -> None:
         for e in events:
@@ -26,6 +39,7 @@ class Summary:
             elif kind is StateEvent:
                 self.status[e.node] = e.status
                 self.leader[e.node] = e.leader
+                self.epoch[e.node] = e.epoch
             elif kind is DropEvent:
                 self.dropped += 1
             elif kind is ElectionStartEvent:
@@ -34,6 +48,22 @@ class Summary:
                 self.up.add(e.node)
             elif kind is CrashEvent:
                 self.up.discard(e.node)
+            elif kind is ViolationEvent:
+                self._violation(e)
+
+    def _violation(self, e: ViolationEvent) -> None:
+        """One entry per episode: its start, and its duration once it is over
+        (None while it lasts)."""
+        if e.phase == "end":
+            entry = self._open.pop(e.property, None)
+            if entry is not None:
+                entry["duration"] = e.duration
+            return
+        entry = {"property": e.property, "t": e.t, "nodes": list(e.nodes), "detail": e.detail}
+        if e.property != "sle2":
+            entry["duration"] = None
+            self._open[e.property] = entry
+        self.violations.append(entry)
 
     def report(self) -> dict[str, object]:
         messages = {t: self.sent[t] for t in self.message_types}
@@ -45,4 +75,6 @@ class Summary:
             "messages": messages,
             "dropped": self.dropped,
             "elections_started": self.elections_started,
+            "epoch": {str(i): self.epoch[i] for i in self.ids},
+            "violations": self.violations,
         }

@@ -1,4 +1,7 @@
-"""Transcripts, format v1: JSON Lines, a header then one trace event per line.
+"""Transcripts, format v2: JSON Lines, a header then one trace event per line.
+
+v2 adds the cluster epoch (on messages and state events) and `violation` events; a v1
+transcript has neither and still loads, its epochs read as 0.
 
 Line 1: {"format": "bully-transcript", "version": 1, "algorithm", "nodes", "seed", "config"}.
 Later lines: {"seq", "t", "kind", ...fields}; `msg` is {"type": <message name>, ...}.
@@ -29,7 +32,8 @@ from .config import ClusterConfig, InputError
 from .events import EVENT_TYPES, Event
 
 FORMAT = "bully-transcript"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 AnyEvent = Union[EVENT_TYPES]  # noqa: UP007 - built from a tuple at run time
 EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
@@ -105,7 +109,7 @@ def _structure_config(value: object, _: object) -> ClusterConfig:
     known = ClusterConfig.__dataclass_fields__
     numbers = {k: v for k, v in value.items() if k in known}
     for key, v in numbers.items():
-        if v is None and key == "coordinator_timeout":
+        if v is None and key in ("coordinator_timeout", "settle"):
             continue
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise ValueError(f"config {key} must be a number, got {json.dumps(v)}")
@@ -240,8 +244,9 @@ def parse(data: bytes, name: str = "transcript") -> Transcript:
 def _parse_header(raw: dict[str, Any], fail: Any) -> Header:
     if raw.get("format") != FORMAT:
         raise fail(1, f"field 'format': expected {json.dumps(FORMAT)}, got {json.dumps(raw.get('format'))}")
-    if raw.get("version") != VERSION:
-        raise fail(1, f"field 'version': this program reads version {VERSION}, got {json.dumps(raw.get('version'))}")
+    if raw.get("version") not in READABLE_VERSIONS:
+        readable = " and ".join(map(str, READABLE_VERSIONS))
+        raise fail(1, f"field 'version': this program reads versions {readable}, got {json.dumps(raw.get('version'))}")
     algorithm = raw.get("algorithm")
     if algorithm not in ALGORITHMS:
         raise fail(1, f"field 'algorithm': unknown algorithm {json.dumps(algorithm)}")

@@ -15,10 +15,19 @@ successor. A successor that does not ack within T is presumed down and skipped: 
 unacked messages go to the node after it, which again must ack within T. Each new
 message first tries the immediate successor, so a node that comes back is part of the
 ring again at once. Acks are transport, not election: the 3N-1 counts Election and
-Elected only. A participant that sees no Elected within 2NT' (the announcement has
-been lost with a crashed node) starts again. Followers probe the leader like the
+Elected only. A participant that sees no Elected within NT' (twice the time an
+election takes to go round twice when T' = 2T: the announcement has been lost with a
+crashed node) starts again. Followers probe the leader like the
 classic Bully's (every P; P = 0 turns it off), and a node that starts or recovers
 initiates an election.
+
+Copies. If T is too short, a slow successor is skipped although it is alive, and both
+it and the node after it pass the message on. Without a check every late ack would
+double the traffic, and the copies would go round for ever. So ring messages name
+their election: its initiator and the initiator's epoch when it began (`round`; epochs
+live in safe storage and each start bumps them, so no initiator reuses one). A node
+drops a message it has already taken, and remembers the last 4N it took. Without that, every late
+ack doubles the traffic and the copies go round for ever.
 
 Statuses: election (a participant: the flag is set), normal (following a leader).
 """
@@ -39,14 +48,29 @@ HOP_WAIT = "hop_wait "  # + the node whose ack is awaited
 
 @dataclass(frozen=True, slots=True)
 class Election(Message):
+    """`initiator` and `round` (its epoch when it started) name the election; a node
+    that swaps in its own id keeps them."""
+
     type: ClassVar[str] = "election"
     candidate: int
+    initiator: int
+    round: int
+
+    @property
+    def key(self) -> tuple:
+        return (self.type, self.candidate, self.initiator, self.round)
 
 
 @dataclass(frozen=True, slots=True)
 class Elected(Message):
     type: ClassVar[str] = "elected"
     leader: int
+    initiator: int
+    round: int
+
+    @property
+    def key(self) -> tuple:
+        return (self.type, self.leader, self.initiator, self.round)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +89,10 @@ class Ring(ProbingNode):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.participant = False
+        self.seen: dict[tuple, None] = {}  # keys of ring messages taken, oldest first
         # Messages sent and not yet acked, per node they were sent to (oldest first):
         # FIFO links bring that node's acks back in the same order.
-        self.unacked: dict[int, list[tuple[type[Message], int]]] = {}
+        self.unacked: dict[int, list[tuple[type[Message], tuple]]] = {}
 
     @classmethod
     def worst_case_messages(cls, n: int) -> int:
@@ -79,7 +104,7 @@ class Ring(ProbingNode):
             **super().variables(),
             "participant": self.participant,
             "successor": self._successor_of(self.id),
-            "unacked": {node: [f"{kind.type} {value}" for kind, value in items] for node, items in self.unacked.items()},
+            "unacked": {node: [f"{kind.type} {fields[0]}" for kind, fields in items] for node, items in self.unacked.items()},
         }
 
     # --- inputs ---------------------------------------------------------------------
@@ -102,27 +127,29 @@ class Ring(ProbingNode):
             case RingAck():
                 self._acked(src)
                 return
+            case Election() | Elected() if msg.key in self.seen:
+                pass  # a copy (see "Copies")
             case Election(candidate=c) if c > self.id:
                 self._take_part()
-                self._forward(Election, c)
-            case Election(candidate=c) if c < self.id:
-                if not self.participant:
-                    self._take_part()
-                    self._forward(Election, self.id)
-                # else: a participant swallows a smaller id
-            case Election():  # my own id came back: I am the largest alive
+                self._forward(Election, c, msg.initiator, msg.round)
+            case Election(candidate=c) if c < self.id and not self.participant:
+                self._take_part()
+                self._forward(Election, self.id, msg.initiator, msg.round)
+            case Election(candidate=c) if c == self.id:  # my id came back: I am the largest alive
                 self.participant = False
                 self.stop_probing()
                 self.cancel_timer(ELECTED_WAIT)
                 self.status, self.leader = NORMAL, self.id
-                self._forward(Elected, self.id)
+                self._forward(Elected, self.id, msg.initiator, msg.round)
             case Elected(leader=leader) if leader != self.id:
                 self.participant = False
                 self.cancel_timer(ELECTED_WAIT)
                 self.status, self.leader = NORMAL, leader
                 self.schedule_probe()
-                self._forward(Elected, leader)
-            # Elected(my id): the announcement has gone round; nothing more to do.
+                self._forward(Elected, leader, msg.initiator, msg.round)
+            # Otherwise: a participant swallows a smaller id, or Elected(my id): the
+            # announcement has gone round.
+        self._remember(msg.key)
         self.send(src, RingAck)
 
     def on_timer(self, name: str) -> None:
@@ -138,13 +165,13 @@ class Ring(ProbingNode):
     def _initiate(self) -> None:
         self.announce_election()
         self._take_part()
-        self._forward(Election, self.id)
+        self._forward(Election, self.id, self.id, self.epoch)
 
     def _take_part(self) -> None:
         self.participant = True
         self.status, self.leader = ELECTION, None
         self.stop_probing()
-        self.set_timer(ELECTED_WAIT, 2 * len(self.ids) * self.config.coordinator_wait)
+        self.set_timer(ELECTED_WAIT, len(self.ids) * self.config.coordinator_wait)
 
     def _successor_of(self, node: int) -> int | None:
         """The next id round the ring after `node`, never this node itself."""
@@ -152,20 +179,25 @@ class Ring(ProbingNode):
         nxt = ids[(ids.index(node) + 1) % len(ids)]
         return None if nxt == self.id else nxt
 
-    def _forward(self, kind: type[Message], value: int) -> None:
-        self._send_on(self._successor_of(self.id), [(kind, value)])
+    def _remember(self, key: tuple) -> None:
+        self.seen[key] = None
+        if len(self.seen) > 4 * len(self.ids):
+            del self.seen[next(iter(self.seen))]
 
-    def _send_on(self, dst: int | None, items: list[tuple[type[Message], int]]) -> None:
+    def _forward(self, kind: type[Message], *fields: int) -> None:
+        self._send_on(self._successor_of(self.id), [(kind, fields)])
+
+    def _send_on(self, dst: int | None, items: list[tuple[type[Message], tuple]]) -> None:
         if dst is None:  # everyone else is down: the ring is this node alone
-            for kind, value in items:
-                self._alone(kind, value)
+            for kind, _ in items:
+                self._alone(kind)
             return
         queue = self.unacked.setdefault(dst, [])
         if not queue:
             self.set_timer(HOP_WAIT + str(dst), self.config.timeout)
         queue.extend(items)
-        for kind, value in items:
-            self.send(dst, kind, value)
+        for kind, fields in items:
+            self.send(dst, kind, *fields)
 
     def _acked(self, src: int) -> None:
         queue = self.unacked.get(src)
@@ -184,7 +216,7 @@ class Ring(ProbingNode):
         if items:
             self._send_on(self._successor_of(dead), items)
 
-    def _alone(self, kind: type[Message], value: int) -> None:
+    def _alone(self, kind: type[Message]) -> None:
         """No other node acks: the message would come straight back, so take it now."""
         if kind is Election:
             self.participant = False

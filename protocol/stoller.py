@@ -24,7 +24,8 @@ is up (it waits in Elec1 "giving the higher nodes their chance", but nothing mak
 take it). Here the leader takes it in: a Norm leader that hears from a lower node that
 neither follows it nor has been halted by it halts that node and sends it Ldr, by the
 same Halt/Ack/Ldr rules. With FIFO links a stale heartbeat always arrives before the
-Ack, so nobody is taken in twice.
+Ack, so nobody is taken in twice; only a Halt unacked for more than T (lost to a crash
+and a quick recovery that the detector did not notice) is sent again.
 
 Statuses: elec1, elec2, wait, norm (only norm counts as normal).
 """
@@ -78,7 +79,8 @@ class Stoller(Node):
         self.to_halt: list[int] = []  # Elec2: lower nodes still to halt, next first
         self.halting: int | None = None  # Elec2: the node whose Ack we wait for
         self.acked: list[int] = []  # Elec2: the nodes that acked, to get Ldr
-        self.taking_in: set[int] = set()  # Norm leader: halted, Ack awaited
+        self.taking_in: dict[int, int] = {}  # Norm leader: node halted -> tick it was halted at
+        self.ticks = 0
 
     def variables(self) -> dict[str, object]:
         return {
@@ -89,6 +91,7 @@ class Stoller(Node):
             "to_halt": list(self.to_halt),
             "acked": list(self.acked),
             "taking_in": sorted(self.taking_in),
+            "ticks": self.ticks,
         }
 
     # --- inputs ---------------------------------------------------------------------
@@ -117,22 +120,24 @@ class Stoller(Node):
                 self.acked.append(src)
                 self._halt_next()
             case Ack() if src in self.taking_in:
-                self.taking_in.discard(src)
+                del self.taking_in[src]
                 self.send(src, Ldr)
             case Ldr() if self.status == WAIT and self.halted_by == src:
                 self.status, self.leader = NORM, src
             case Heartbeat(leader=leader, halted_by=halted_by):
                 if (
                     self.status == NORM and self.leader == self.id and src < self.id
-                    and self.id not in (leader, halted_by) and src not in self.taking_in
+                    and self.id not in (leader, halted_by)
+                    and self.ticks - self.taking_in.get(src, -SILENT_TICKS) >= SILENT_TICKS
                 ):
-                    self.taking_in.add(src)  # a lower node outside the group: take it in
+                    self.taking_in[src] = self.ticks  # a lower node outside the group: take it in
                     self.send(src, Halt)
             # Anything else is stale: an Ack or Ldr from an election that is over.
 
     # --- the failure detector ---------------------------------------------------------
 
     def _tick(self) -> None:
+        self.ticks += 1
         self.broadcast(self.others, Heartbeat, self.leader, self.halted_by)
         self.set_timer(TICK, self.config.timeout / 2)
         newly = []
@@ -145,7 +150,7 @@ class Stoller(Node):
             self._detected_down(peer)
 
     def _detected_down(self, peer: int) -> None:
-        self.taking_in.discard(peer)
+        self.taking_in.pop(peer, None)
         if self.status == WAIT and peer == self.halted_by:
             self._elec1()
         elif self.status == NORM and peer == self.leader and peer != self.id:
@@ -160,7 +165,7 @@ class Stoller(Node):
     def _elec1(self) -> None:
         self.announce_election()
         self.status, self.leader, self.halted_by = ELEC1, None, None
-        self.taking_in = set()
+        self.taking_in = {}
         self._elec1_check()
 
     def _elec1_check(self) -> None:
@@ -186,5 +191,5 @@ class Stoller(Node):
 
     def _halted(self, src: int) -> None:
         self.status, self.halted_by, self.leader = WAIT, src, None
-        self.to_halt, self.halting, self.acked, self.taking_in = [], None, [], set()
+        self.to_halt, self.halting, self.acked, self.taking_in = [], None, [], {}
         self.send(src, Ack)

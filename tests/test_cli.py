@@ -21,13 +21,15 @@ def test_headless_prints_one_json_summary(capsys):
     assert (code, err) == (0, "")
     summary = json.loads(out)
     assert list(summary) == ["algorithm", "nodes", "seed", "until", "up", "status", "leader", "messages", "dropped",
-                             "elections_started"]
+                             "elections_started", "epoch", "violations"]
     assert summary["up"] == list(range(1, 10))
     assert summary["status"]["10"] == "down" and summary["status"]["1"] == "normal"
     assert summary["leader"] == {**{str(i): 9 for i in range(1, 10)}, "10": None}
     m = summary["messages"]
     assert m["total"] == sum(v for k, v in m.items() if k != "total")
     assert summary["dropped"] == 10  # 9 Elections and 1 Coordinator to the crashed 10
+    assert len(set(summary["epoch"].values()) - {summary["epoch"]["10"]}) == 1  # the up nodes share one epoch
+    assert summary["violations"] == []
 
 
 def test_defaults_serve_a_demo_and_respect_the_synchrony_bound(capsys):
@@ -75,7 +77,7 @@ def test_broken_synchrony_runs_with_a_warning(capsys):
         (["--delay", "2:1"], "minimum delay 2 is above maximum delay 1"),
         (["--delay", "x"], "minimum delay must be a number, not 'x'"),
         (["--until", "-5"], "--until must be zero or more seconds"),
-        (["--algorithm", "raft"], "unknown algorithm 'raft' (choose from: classic)"),
+        (["--algorithm", "raft"], "unknown algorithm 'raft' (choose from: classic, garcia-molina, stoller, ring)"),
         (["--at", "5 kill 3"], "--at '5 kill 3': unknown command 'kill'"),
         (["--at", "5 crash 99"], "--at '5 crash 99': there is no node 99 (ids are 1..7)"),
         (["--at", "5 crash"], "crash takes one argument: crash ID"),

@@ -133,3 +133,13 @@ def test_suspect_in_norm_starts_elec1():
     n = leader_of_all()
     assert ElectionStarted() in n.step(Suspect())
     assert n.status == "elec2"  # still the highest: straight on to halting
+
+
+def test_a_halt_unacked_for_more_than_T_is_sent_again():
+    n = leader_of_all()
+    n.step(Receive(2, Heartbeat(None, None)))  # Halt sent; 2 crashes before it arrives
+    quiet = (1, 2, 3, 4)  # and recovers quickly enough never to be suspected
+    tick(n, 2, heard_from=quiet)
+    assert sent(n.step(Receive(2, Heartbeat(None, None)))) == []  # T has not passed
+    tick(n, 1, heard_from=quiet)
+    assert sent(n.step(Receive(2, Heartbeat(None, None)))) == [(2, Halt)]

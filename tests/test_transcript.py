@@ -28,11 +28,12 @@ def lines(path):
 def test_header_is_line_one(recorded):
     assert lines(recorded)[0] == {
         "format": "bully-transcript",
-        "version": 1,
+        "version": 2,
         "algorithm": "classic",
         "nodes": [1, 2, 3, 4, 5],
         "seed": 3,
-        "config": {"timeout": 4.0, "coordinator_timeout": None, "probe_interval": 2.0, "delay_min": 0.5, "delay_max": 1.5},
+        "config": {"timeout": 4.0, "coordinator_timeout": None, "probe_interval": 2.0, "delay_min": 0.5, "delay_max": 1.5,
+                   "settle": None},
     }
 
 
@@ -93,6 +94,7 @@ def test_an_existing_file_is_not_overwritten(tmp_path):
 
 # --- loading errors: one line naming the line and the field -----------------------------
 
+# A version 1 header: v1 transcripts (no epochs, no violations) must still load.
 HEADER = json.dumps({"format": "bully-transcript", "version": 1, "algorithm": "classic", "nodes": [1, 2, 3],
                      "seed": 1, "config": {"timeout": 4, "delay_min": 1, "delay_max": 1, "probe_interval": 0}})
 SEND = '{"seq": 0, "t": 0.0, "kind": "send", "src": 1, "dst": 2, "id": 0, "msg": {"type": "election"}, "arrives": 1.0}'
@@ -113,7 +115,7 @@ def field(line: str, old: str, new: str) -> str:
         ("", "is empty"),
         (doc("{not json"), "line 1: not valid JSON"),
         (doc('{"format": "csv"}'), "line 1: field 'format'"),
-        (doc(field(HEADER, '"version": 1', '"version": 2')), "line 1: field 'version': this program reads version 1"),
+        (doc(field(HEADER, '"version": 1', '"version": 3')), "line 1: field 'version': this program reads versions 1 and 2"),
         (doc(field(HEADER, "classic", "paxos")), 'line 1: field \'algorithm\': unknown algorithm "paxos"'),
         (doc(field(HEADER, '"seed": 1', '"seed": "one"')), "line 1: field 'seed': expected int"),
         (doc(field(HEADER, '"timeout": 4', '"timeout": -4')), "line 1: field 'config'"),
