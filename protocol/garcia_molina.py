@@ -34,6 +34,9 @@ Periodic procedures, every P (P = 0 turns both off):
            answer within T starts an Election.
 A halted node that hears nothing for T' (NewCoordinator or Ready never comes, because
 the candidate crashed) starts an Election too; GM's Timeout procedure covers that case.
+And a node outside any group (recovered, or halted by a candidate that died) whose
+Election a higher node stopped waits P + T' to be halted by the coordinator's Check;
+if the coordinator died meanwhile, nobody would, so it runs its Election again.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ CHECK = "check"  # the coordinator's Check procedure
 TIMEOUT = "timeout"  # a follower's Timeout procedure
 TIMEOUT_WAIT = "timeout_wait"  # T for the coordinator's answer
 HALTED_WAIT = "halted_wait"  # T' for NewCoordinator or Ready after a Halt
+JOIN_WAIT = "join_wait"  # P + T' for a Halt, after a higher node stopped our Election
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,14 +202,14 @@ class GarciaMolina(Node):
         elif name == TIMEOUT and self.status in (NORMAL, REORGANIZATION) and self.leader != self.id:
             self.send(self.leader, AreYouThere)
             self.set_timer(TIMEOUT_WAIT, self.config.timeout)
-        elif name in (TIMEOUT_WAIT, HALTED_WAIT):
+        elif name in (TIMEOUT_WAIT, HALTED_WAIT, JOIN_WAIT):
             self._election()  # the coordinator (or the candidate that halted us) is gone
 
     # --- Election(i) ------------------------------------------------------------------
 
     def _election(self) -> None:
         self.announce_election()
-        self.cancel_timer(CHECK, TIMEOUT, TIMEOUT_WAIT, REPLY_WAIT, HALTED_WAIT)
+        self.cancel_timer(CHECK, TIMEOUT, TIMEOUT_WAIT, REPLY_WAIT, HALTED_WAIT, JOIN_WAIT)
         self.phase = ASK
         self._ask(self.higher, AreYouThere)
 
@@ -245,9 +249,11 @@ class GarciaMolina(Node):
         self.phase, self.awaiting = None, set()
         if self.status in (NORMAL, REORGANIZATION) and self.leader is not None:
             self._every_p(TIMEOUT)  # keep watching the coordinator we have
+        elif self.config.probe_interval > 0:
+            self.set_timer(JOIN_WAIT, self.config.probe_interval + self.config.coordinator_wait)
 
     def _halted(self, src: int) -> None:
-        self.cancel_timer(REPLY_WAIT, CHECK, TIMEOUT, TIMEOUT_WAIT)
+        self.cancel_timer(REPLY_WAIT, CHECK, TIMEOUT, TIMEOUT_WAIT, JOIN_WAIT)
         self.phase, self.awaiting = None, set()
         self.status, self.halted_by, self.leader = ELECTION, src, None
         self.set_timer(HALTED_WAIT, self.config.coordinator_wait)

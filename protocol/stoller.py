@@ -24,8 +24,11 @@ is up (it waits in Elec1 "giving the higher nodes their chance", but nothing mak
 take it). Here the leader takes it in: a Norm leader that hears from a lower node that
 neither follows it nor has been halted by it halts that node and sends it Ldr, by the
 same Halt/Ack/Ldr rules. With FIFO links a stale heartbeat always arrives before the
-Ack, so nobody is taken in twice; only a Halt unacked for more than T (lost to a crash
-and a quick recovery that the detector did not notice) is sent again.
+Ack, so nobody is taken in twice.
+
+A Halt can be lost: its target crashes and recovers so quickly that the detector never
+suspects it, and the halter would wait for its Ack for ever. So a Halt still unacked
+after more than T, while heartbeats show its target was not halted, is sent again.
 
 Statuses: elec1, elec2, wait, norm (only norm counts as normal).
 """
@@ -79,7 +82,7 @@ class Stoller(Node):
         self.to_halt: list[int] = []  # Elec2: lower nodes still to halt, next first
         self.halting: int | None = None  # Elec2: the node whose Ack we wait for
         self.acked: list[int] = []  # Elec2: the nodes that acked, to get Ldr
-        self.taking_in: dict[int, int] = {}  # Norm leader: node halted -> tick it was halted at
+        self.halts: dict[int, int] = {}  # Halts awaiting an Ack: node -> tick sent at
         self.ticks = 0
 
     def variables(self) -> dict[str, object]:
@@ -90,7 +93,7 @@ class Stoller(Node):
             "halting": self.halting,
             "to_halt": list(self.to_halt),
             "acked": list(self.acked),
-            "taking_in": sorted(self.taking_in),
+            "halts_unacked": sorted(self.halts),
             "ticks": self.ticks,
         }
 
@@ -116,22 +119,21 @@ class Stoller(Node):
         match msg:
             case Halt():
                 self._halted(src)
-            case Ack() if src == self.halting:
-                self.acked.append(src)
-                self._halt_next()
-            case Ack() if src in self.taking_in:
-                del self.taking_in[src]
-                self.send(src, Ldr)
+            case Ack() if src in self.halts:
+                del self.halts[src]
+                if src == self.halting:
+                    self.acked.append(src)
+                    self._halt_next()
+                else:  # taken in by a leader
+                    self.send(src, Ldr)
             case Ldr() if self.status == WAIT and self.halted_by == src:
                 self.status, self.leader = NORM, src
-            case Heartbeat(leader=leader, halted_by=halted_by):
-                if (
-                    self.status == NORM and self.leader == self.id and src < self.id
-                    and self.id not in (leader, halted_by)
-                    and self.ticks - self.taking_in.get(src, -SILENT_TICKS) >= SILENT_TICKS
-                ):
-                    self.taking_in[src] = self.ticks  # a lower node outside the group: take it in
-                    self.send(src, Halt)
+            case Heartbeat(leader=leader, halted_by=halted_by) if self.id not in (leader, halted_by):
+                if src in self.halts:
+                    if self.ticks - self.halts[src] >= SILENT_TICKS:
+                        self._halt(src)  # unacked for more than T: it was lost (see above)
+                elif self.status == NORM and self.leader == self.id and src < self.id:
+                    self._halt(src)  # a lower node outside the group: take it in
             # Anything else is stale: an Ack or Ldr from an election that is over.
 
     # --- the failure detector ---------------------------------------------------------
@@ -150,7 +152,7 @@ class Stoller(Node):
             self._detected_down(peer)
 
     def _detected_down(self, peer: int) -> None:
-        self.taking_in.pop(peer, None)
+        self.halts.pop(peer, None)
         if self.status == WAIT and peer == self.halted_by:
             self._elec1()
         elif self.status == NORM and peer == self.leader and peer != self.id:
@@ -165,7 +167,7 @@ class Stoller(Node):
     def _elec1(self) -> None:
         self.announce_election()
         self.status, self.leader, self.halted_by = ELEC1, None, None
-        self.taking_in = {}
+        self.halts = {}
         self._elec1_check()
 
     def _elec1_check(self) -> None:
@@ -182,14 +184,18 @@ class Stoller(Node):
             node = self.to_halt.pop(0)
             if node not in self.suspected:
                 self.halting = node
-                self.send(node, Halt)
+                self._halt(node)
                 return
         self.halting = None
         self.status, self.leader = NORM, self.id
         self.broadcast(tuple(self.acked), Ldr)
         self.acked = []
 
+    def _halt(self, node: int) -> None:
+        self.halts[node] = self.ticks
+        self.send(node, Halt)
+
     def _halted(self, src: int) -> None:
         self.status, self.halted_by, self.leader = WAIT, src, None
-        self.to_halt, self.halting, self.acked, self.taking_in = [], None, [], {}
+        self.to_halt, self.halting, self.acked, self.halts = [], None, [], {}
         self.send(src, Ack)

@@ -58,6 +58,13 @@ def test_any_yes_from_a_higher_node_stops_the_election():
     assert sent(n.step(Receive(4, Yes()))) == []
     assert n.phase is None and "reply_wait" not in n.timers
     assert n.status == "down"  # waits to be taken in by the coordinator's Check
+    assert "join_wait" in n.timers  # for P + T'
+
+
+def test_a_node_left_outside_runs_its_election_again_if_nobody_halts_it():
+    n = started(2)
+    n.step(Receive(4, Yes()))
+    assert ElectionStarted() in n.step(TimerFired("join_wait"))
 
 
 def test_no_answer_within_T_halts_every_lower_node():

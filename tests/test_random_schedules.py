@@ -4,12 +4,15 @@ The network's promises hold under any schedule. Classic Bully's agreement holds 
 every recovery comes once the cluster has settled: a node that recovers mid-election
 announces itself without asking, and its Coordinator can cross another node's, leaving
 a disagreement that nothing repairs (PROTOCOLS.md, "Known flaw"; shown exactly below).
+Garcia-Molina's and Stoller's need no such condition: the monitor finds no SLE1
+violation under any schedule, and agreement by its SLE2 deadline.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -126,3 +129,25 @@ def test_known_flaw_a_recovery_mid_election_leaves_a_lasting_disagreement():
     config = ClusterConfig(timeout=4, probe_interval=5, delay_min=1, delay_max=1)
     cluster, _ = run(3, 300, config, at("10 crash 3", "10 elect 2", "13.5 recover 3"))
     assert final_states(cluster) == {1: ("normal", 2, True), 2: ("normal", 3, True), 3: ("normal", 2, True)}
+
+
+# --- the monitor over Garcia-Molina's and Stoller's Bully --------------------------------
+
+
+def violations(events, prop: str | None = None) -> list:
+    return [e for e in events if e.kind == "violation" and e.phase == "begin" and prop in (None, e.property)]
+
+
+@pytest.mark.parametrize("algorithm", ["garcia-molina", "stoller"])
+@given(case=cases(recoveries_wait_to_settle=False))
+def test_with_synchrony_sle1_always_holds_and_the_monitor_sees_agreement_after_c(algorithm, case):
+    """Any schedule, recoveries mid-election included. The run ends just after the
+    monitor's SLE2 check, c seconds after the last fault."""
+    settle = case.config.settle_time(case.nodes)
+    last = max((f.at for f in case.faults), default=0.0)
+    cluster, events = run(case.nodes, last + settle + 1, case.config, case.faults, seed=case.seed, algorithm=algorithm)
+    assert violations(events) == []
+    up = [i for i, r in cluster.runners.items() if r.up]
+    for i in up:
+        status, leader, normal = final_states(cluster)[i]
+        assert (leader, normal) == (max(up), True), f"node {i} is {status} under {leader}"
