@@ -117,5 +117,5 @@ class Monitor:
             if self.normal[i]:
                 groups.setdefault(self.leader[i], []).append(i)
         nodes = tuple(sorted(i for members in groups.values() for i in members))
-        sides = "; ".join(f"{_names(members)} follow {leader}" for leader, members in sorted(groups.items(), key=str))
+        sides = "; ".join(f"{_names(members)} follow {leader}" for leader, members in sorted(groups.items(), key=lambda group: group[1]))
         return nodes, f"normal nodes disagree: {sides}"
