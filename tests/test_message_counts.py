@@ -1,8 +1,13 @@
-"""The message counts PROTOCOLS.md states for classic Bully, on the full trio cluster."""
+"""The message counts PROTOCOLS.md states (classic Bully, the ring), on the full trio cluster.
+Garcia-Molina's and Stoller's sections state none."""
 
 import pytest
+import trio
+import trio.testing
 
-from tests.support import at, final_states, run, sends
+from playground.cluster import Cluster
+from protocol import Ring
+from tests.support import WORST_CASE, at, final_states, run, sends
 
 
 def test_worst_case_n10_matches_protocols_md():
@@ -36,3 +41,40 @@ def test_elections_are_counted_per_node_run():
     _, events = run(10, 60, commands=at("20 crash 10", "20 elect 1"))
     starts = [e.node for e in events if e.kind == "election_start" and e.t >= 20]
     assert sorted(starts) == list(range(1, 10))  # each node starts its election once
+
+
+# --- the ring (Chang & Roberts): PROTOCOLS.md section 4 ----------------------------------
+
+
+@pytest.mark.parametrize("n", [3, 8, 16, 32])
+def test_ring_single_initiator_after_the_highest_id_takes_3n_minus_1(n):
+    # Settled under n (start-up takes about 2n hops); then node 1, the one after n
+    # round the ring, alone starts an election.
+    start = 3 * n
+    cluster, events = run(n, 7 * n, commands=at(f"{start} elect 1"), algorithm="ring")
+    counts = sends(events, after=start)
+    assert (counts["election"], counts["elected"]) == (2 * n - 1, n)
+    assert counts["election"] + counts["elected"] == 3 * n - 1 == Ring.worst_case_messages(n)
+    assert counts["ack"] == 3 * n - 1  # every ring message is acked (transport, not election)
+    assert set(final_states(cluster).values()) == {("normal", n, True)}
+
+
+class DescendingRing(Ring):
+    """The same algorithm on a ring in the worst order: each node's successor is the
+    next lower id (the lowest wraps round to the highest)."""
+
+    def _successor_of(self, node):
+        ids = self.ids
+        nxt = ids[ids.index(node) - 1]
+        return None if nxt == self.id else nxt
+
+
+@pytest.mark.parametrize("n", [3, 8, 16])
+def test_ring_all_initiating_in_the_worst_order_takes_n_n_plus_1_over_2_elections(n):
+    cluster = Cluster(DescendingRing, range(1, n + 1), WORST_CASE, seed=1)
+    events = []
+    cluster.subscribe(events.extend)
+    trio.run(cluster.run, 30 + 2 * n, clock=trio.testing.MockClock(autojump_threshold=0))
+    counts = sends(events)
+    assert counts["election"] == n * (n + 1) // 2  # every node starts at once: start-up
+    assert counts["elected"] == n
