@@ -13,9 +13,9 @@ from dataclasses import replace
 
 from protocol import ALGORITHMS
 
-from .commands import load_scenario, parse_at, parse_delay, parse_number
+from .commands import SETTINGS, parse_at, parse_delay, parse_number, read_scenario
 from .config import ClusterConfig, InputError, check_non_negative
-from .session import Session, run_headless
+from .session import ID_KINDS, Session, run_headless
 from .transcript import open_for_writing
 
 MAX_NODES = 1000
@@ -33,17 +33,20 @@ def _parser() -> argparse.ArgumentParser:
         description="Watch N nodes elect a coordinator with the Bully algorithm.",
     )
     p.add_argument("--headless", action="store_true", help="run in virtual time without the UI and print a JSON summary")
-    p.add_argument("--nodes", default="7", metavar="N", help=f"number of nodes, ids 1..N (1 to {MAX_NODES}; default 7)")
-    p.add_argument("--algorithm", default="classic", metavar="NAME", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
-    p.add_argument("--seed", default="1", metavar="S", help="seed for the link delays (default 1)")
+    p.add_argument("--nodes", metavar="N", help=f"number of nodes (1 to {MAX_NODES}; default 7)")
+    p.add_argument("--ids", metavar="KIND", help="node ids: seq (1..N, the default) or uuid (random 128-bit, from the seed)")
+    p.add_argument("--algorithm", metavar="NAME", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
+    p.add_argument("--seed", metavar="S", help="seed for the link delays and uuid ids (default 1)")
     p.add_argument("--timeout", metavar="T", help="T, seconds to wait for an answer (default 4)")
     p.add_argument("--coordinator-timeout", metavar="T2", help="T', seconds to wait for the Coordinator (default 2T)")
     p.add_argument("--delay", metavar="MIN[:MAX]", help="link delay bounds in seconds (default 0.5:1.5)")
     p.add_argument("--probe-interval", metavar="P", help="seconds between probes of the coordinator; 0 is off (default 5)")
+    p.add_argument("--settle", metavar="C", help="SLE2: seconds after a crash or recovery by which all must agree (default from T, P, delay, N)")
     p.add_argument("--until", metavar="SECONDS", help=f"headless: virtual seconds to run (default {DEFAULT_UNTIL:g})")
     p.add_argument("--speed", metavar="X", help="live: virtual seconds per real second (default 1)")
     p.add_argument("--at", action="append", default=[], metavar="'TIME COMMAND ARGS'", help="run a command at a time; repeatable")
-    p.add_argument("--scenario", metavar="FILE", help="a file of 'TIME COMMAND ARGS' lines")
+    p.add_argument("--scenario", metavar="FILE", help="a file of 'TIME COMMAND ARGS' and 'set OPTION VALUE' lines (scenarios/)")
+    p.add_argument("--compare", action="store_true", help="headless: run the scenario on every algorithm for N = 4..64 and print a table")
     p.add_argument("--transcript", metavar="FILE", help="record everything to FILE (JSON Lines)")
     p.add_argument("--overwrite", action="store_true", help="let --transcript replace an existing file")
     return p
@@ -60,38 +63,71 @@ def _whole_number(text: str, what: str, low: int, high: int | None = None) -> in
     return value
 
 
+DEFAULTS = {"algorithm": "classic", "nodes": "7", "ids": "seq", "seed": "1"}
+
+
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
     args = _parser().parse_args(argv)
-    nodes = _whole_number(args.nodes, "--nodes", 1, MAX_NODES)
-    seed = _whole_number(args.seed, "--seed", 0)
-    if args.algorithm not in ALGORITHMS:
-        raise InputError(f"unknown algorithm {args.algorithm!r} (choose from: {', '.join(ALGORITHMS)})")
-    config = ClusterConfig()
-    knobs = {
-        "timeout": args.timeout,
-        "coordinator_timeout": args.coordinator_timeout,
-        "probe_interval": args.probe_interval,
-    }
-    numbers = {k: parse_number(v, "--" + k.replace("_", "-")) for k, v in knobs.items() if v is not None}
+    scenario = read_scenario(args.scenario) if args.scenario else None
+    # Where each value came from, so that a bad one from a scenario names its line.
+    origin: dict[str, str] = {}
+    for name in SETTINGS:
+        attr = name.replace("-", "_")
+        if getattr(args, attr) is None:
+            if scenario is not None and name in scenario.settings:
+                value, origin[attr] = scenario.settings[name]
+                setattr(args, attr, value)
+            elif attr in DEFAULTS:
+                setattr(args, attr, DEFAULTS[attr])
+
+    def checked(attr: str, parse):
+        try:
+            return parse(getattr(args, attr))
+        except InputError as e:
+            raise InputError(f"{origin[attr]}: {e}" if attr in origin else str(e)) from None
+
+    nodes = checked("nodes", lambda v: _whole_number(v, "--nodes", 1, MAX_NODES))
+    seed = checked("seed", lambda v: _whole_number(v, "--seed", 0))
+    checked("algorithm", _check_algorithm)
+    checked("ids", _check_ids)
+    numbers = {}
+    for attr in ("timeout", "coordinator_timeout", "probe_interval", "settle"):
+        if getattr(args, attr) is not None:
+            numbers[attr] = checked(attr, lambda v, attr=attr: parse_number(v, "--" + attr.replace("_", "-")))
     if args.delay is not None:
-        numbers["delay_min"], numbers["delay_max"] = parse_delay(args.delay)
-    config = replace(config, **numbers)  # ClusterConfig checks the values itself
+        numbers["delay_min"], numbers["delay_max"] = checked("delay", parse_delay)
+    try:
+        config = ClusterConfig(**numbers)  # it checks the values itself
+    except InputError as e:
+        raise InputError(f"{scenario.path}: {e}" if scenario and origin else str(e)) from None
     if args.until is not None:
         if not args.headless:
             raise InputError("--until only applies with --headless (the live app runs until you quit)")
         args.until = parse_number(args.until, "--until")
         check_non_negative("--until", args.until)
+    if args.compare and not args.headless:
+        raise InputError("--compare only applies with --headless")
     if args.speed is not None:
         if args.headless:
             raise InputError("--speed only applies to the live app (--headless runs as fast as it can)")
         args.speed = parse_number(args.speed, "--speed")
         if not 0 < args.speed <= 1000:
             raise InputError(f"--speed must be above 0 and at most 1000, not {args.speed:g}")
-    ids = tuple(range(1, nodes + 1))
-    commands = load_scenario(args.scenario, ids) if args.scenario else []
-    commands += parse_at(args.at, ids)
-    session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite)
+    ranks = tuple(range(1, nodes + 1))
+    commands = scenario.commands(ranks) if scenario else []
+    commands += parse_at(args.at, ranks)
+    session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, args.ids)
     return args, session
+
+
+def _check_algorithm(name: str) -> None:
+    if name not in ALGORITHMS:
+        raise InputError(f"unknown algorithm {name!r} (choose from: {', '.join(ALGORITHMS)})")
+
+
+def _check_ids(kind: str) -> None:
+    if kind not in ID_KINDS:
+        raise InputError(f"unknown --ids {kind!r} (choose from: {', '.join(ID_KINDS)})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,14 @@
 """Commands that steer a run, and the one parser for `--at` and scenario files.
 
 Syntax, one per line: `TIME COMMAND ARGS`; `#` starts a comment; blank lines are skipped.
-  crash ID | recover ID | elect ID | timeout T | delay MIN[:MAX]
-Every check happens here, before anything runs, and a failure names where it was.
+  crash K | recover K | elect K | timeout T | delay MIN[:MAX]
+K names a node by rank: 1 is the lowest id, N the highest. With the default ids 1..N
+rank and id are the same number; with `--ids uuid` the rank is how to name a node.
+
+A scenario file may also hold settings, `set NAME VALUE`, with the names of the command
+line options (`set algorithm ring`, `set nodes 8`, `set delay 1`). They are defaults:
+an option given on the command line wins. Every check happens before anything runs,
+and a failure names the file and line.
 """
 
 from __future__ import annotations
@@ -74,9 +80,9 @@ def parse_node(text: str, ids: tuple[int, ...]) -> int:
     try:
         node = int(text)
     except ValueError:
-        raise InputError(f"node id must be a whole number, not {text!r}") from None
+        raise InputError(f"node must be a whole number, not {text!r}") from None
     if node not in ids:
-        raise InputError(f"there is no node {node} (ids are {ids[0]}..{ids[-1]})")
+        raise InputError(f"there is no node {node} (nodes are {ids[0]}..{ids[-1]})")
     return node
 
 
@@ -110,14 +116,47 @@ def parse_line(line: str, ids: tuple[int, ...], source: str, where: str) -> Sche
         raise InputError(f"{where}: {e}") from None
 
 
-def load_scenario(path: str, ids: tuple[int, ...]) -> list[Scheduled]:
+# The options a scenario may set (`set NAME VALUE`), as the command line spells them.
+SETTINGS = ("algorithm", "nodes", "ids", "seed", "timeout", "coordinator-timeout", "delay", "probe-interval", "settle")
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A scenario file, read but not yet checked against a cluster: its settings
+    (name -> (value, where)) and its command lines ((where, text), in order)."""
+
+    path: str
+    settings: dict[str, tuple[str, str]]
+    lines: tuple[tuple[str, str], ...]
+
+    def commands(self, ids: tuple[int, ...]) -> list[Scheduled]:
+        parsed = (parse_line(text, ids, "scenario", where) for where, text in self.lines)
+        return [s for s in parsed if s is not None]
+
+
+def read_scenario(path: str) -> Scenario:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else "not a UTF-8 text file"
         raise InputError(f"cannot read scenario {path}: {reason}") from None
-    parsed = (parse_line(line, ids, "scenario", f"{path} line {n}") for n, line in enumerate(text.splitlines(), 1))
-    return [s for s in parsed if s is not None]
+    settings: dict[str, tuple[str, str]] = {}
+    lines = []
+    for n, line in enumerate(text.splitlines(), 1):
+        where = f"{path} line {n}"
+        words = line.split("#", 1)[0].split()
+        if words and words[0].lower() == "set":
+            if len(words) != 3:
+                raise InputError(f"{where}: expected set NAME VALUE")
+            name = words[1].lower()
+            if name not in SETTINGS:
+                raise InputError(f"{where}: unknown setting {words[1]!r} (expected one of: {', '.join(SETTINGS)})")
+            if name in settings:
+                raise InputError(f"{where}: {name} is already set on {settings[name][1]}")
+            settings[name] = (words[2], where)
+        else:
+            lines.append((where, line))
+    return Scenario(path, settings, tuple(lines))
 
 
 def parse_at(texts: list[str], ids: tuple[int, ...]) -> list[Scheduled]:

@@ -4,6 +4,8 @@ transcript that the headless command and the live app share."""
 from __future__ import annotations
 
 import gc
+import random
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -14,10 +16,22 @@ import trio.testing
 from protocol import ALGORITHMS
 
 from .cluster import Cluster
-from .commands import Scheduled
+from .commands import NODE_COMMANDS, Command, Scheduled
 from .config import ClusterConfig
 from .summary import Summary
 from .transcript import Header, Recorder, open_for_writing
+
+
+ID_KINDS = ("seq", "uuid")
+
+
+def uuid_ids(count: int, seed: int) -> tuple[int, ...]:
+    """`count` distinct random version-4 UUIDs as 128-bit ints (seed 001), from the seed."""
+    rng = random.Random(f"ids {seed}")
+    ids: set[int] = set()
+    while len(ids) < count:
+        ids.add(uuid.UUID(int=rng.getrandbits(128), version=4).int)
+    return tuple(sorted(ids))
 
 
 @dataclass(frozen=True)
@@ -29,10 +43,23 @@ class Session:
     commands: tuple[Scheduled, ...] = ()
     transcript: str | None = None
     overwrite: bool = False
+    id_kind: str = "seq"
 
     @property
     def ids(self) -> tuple[int, ...]:
+        """The node ids, lowest first: rank k (how commands name a node) is ids[k - 1]."""
+        if self.id_kind == "uuid":
+            return uuid_ids(self.nodes, self.seed)
         return tuple(range(1, self.nodes + 1))
+
+    def scheduled(self) -> list[Scheduled]:
+        """The commands, with node ranks turned into ids."""
+        ids = self.ids
+        return [
+            Scheduled(s.at, Command(s.command.name, (ids[s.command.node - 1],)), s.source)
+            if s.command.name in NODE_COMMANDS else s
+            for s in self.commands
+        ]
 
     @property
     def worst_case_messages(self) -> int | None:
@@ -52,7 +79,7 @@ class Session:
         if self.transcript is not None:
             out = files.enter_context(open_for_writing(self.transcript, self.overwrite))
             cluster.subscribe(Recorder(out, self.header))
-        cluster.schedule(self.commands)
+        cluster.schedule(self.scheduled())
         return cluster, summary
 
 

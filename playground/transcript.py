@@ -119,25 +119,39 @@ def _structure_config(value: object, _: object) -> ClusterConfig:
         raise ValueError(str(e)) from None
 
 
+def wide(nodes: list[int]) -> bool:
+    """UUID ids (`--ids uuid`) are 128-bit; orjson handles only 64-bit integers."""
+    return any(not -(2**63) <= i < 2**63 for i in nodes)
+
+
+def _orjson_line(value: object) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def _json_line(value: object) -> bytes:
+    return (json.dumps(value, separators=(",", ":")) + "\n").encode()
+
+
 def header_line(header: Header) -> bytes:
     d = converter(header.algorithm).unstructure(header)
     keys = ("format", "version", "algorithm", "nodes", "seed", "config")
-    return orjson.dumps({key: d[key] for key in keys}, option=orjson.OPT_APPEND_NEWLINE)
+    return _json_line({key: d[key] for key in keys})
 
 
 @cache
-def line_encoder(algorithm: str) -> Callable[[Event], bytes]:
+def line_encoder(algorithm: str, wide_ids: bool = False) -> Callable[[Event], bytes]:
     """Event -> one transcript line, for one algorithm's messages.
 
     orjson, not the json module, because a big run writes half a million lines and
-    json.dumps costs ten times as much per line (README, "Dependencies")."""
+    json.dumps costs ten times as much per line (README, "Dependencies"). The json
+    module only for 128-bit ids, which orjson cannot write."""
     unstructure = converter(algorithm).get_unstructure_hook(AnyEvent)
-    dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+    dumps = _json_line if wide_ids else _orjson_line
 
     def line(event: Event) -> bytes:
         d = unstructure(event)
         # seq, t and kind first (the later **d keeps their places): people scan for them.
-        return dumps({"seq": d["seq"], "t": d["t"], "kind": d["kind"], **d}, option=newline)
+        return dumps({"seq": d["seq"], "t": d["t"], "kind": d["kind"], **d})
 
     return line
 
@@ -150,7 +164,7 @@ class Recorder:
 
     def __init__(self, out: IO[bytes], header: Header):
         self._out = out
-        self._line = line_encoder(header.algorithm)
+        self._line = line_encoder(header.algorithm, wide(header.nodes))
         out.write(header_line(header))
         out.flush()
 
@@ -175,7 +189,7 @@ def open_for_writing(path: str, overwrite: bool = False) -> IO[bytes]:
 
 def dump(transcript: Transcript) -> bytes:
     """A whole transcript, exactly as a Recorder writes it."""
-    line = line_encoder(transcript.header.algorithm)
+    line = line_encoder(transcript.header.algorithm, wide(transcript.header.nodes))
     return header_line(transcript.header) + b"".join(map(line, transcript.events))
 
 
@@ -205,16 +219,22 @@ def parse(data: bytes, name: str = "transcript") -> Transcript:
             problem += " (the file ends mid-line: was the run killed?)"
         return InputError(f"{name} line {n}: {problem}")
 
+    loads = json.loads  # for the header, whose ids may be 128-bit (orjson reads those as floats)
+
     def json_object(n: int) -> dict[str, Any]:
         try:
-            value = orjson.loads(lines[n - 1])
-        except orjson.JSONDecodeError as e:
+            value = loads(lines[n - 1])
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            if isinstance(e, UnicodeDecodeError):
+                raise fail(n, "not UTF-8 text") from None
             raise fail(n, f"not valid JSON ({e.msg} at column {e.colno})") from None
         if not isinstance(value, dict):
             raise fail(n, "expected a JSON object")
         return value
 
     header = _parse_header(json_object(1), fail)
+    if not wide(header.nodes):
+        loads = orjson.loads
     conv = converter(header.algorithm)
     nodes = set(header.nodes)
     events: list[Event] = []

@@ -64,6 +64,35 @@ def test_broken_synchrony_runs_with_a_warning(capsys):
 
 
 @pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("set nodes 0\n", "line 1: --nodes must be from 1 to 1000, not 0"),
+        ("\nset algorithm paxos\n", "line 2: unknown algorithm 'paxos'"),
+        ("set colour red\n", "line 1: unknown setting 'colour' (expected one of: algorithm, nodes,"),
+        ("set nodes\n", "line 1: expected set NAME VALUE"),
+        ("set nodes 3\nset nodes 4\n", "line 2: nodes is already set on"),
+        ("set nodes 3\n5 crash 4\n", "line 2: there is no node 4 (nodes are 1..3)"),
+    ],
+)
+def test_bad_scenario_settings_are_named_by_line(tmp_path, capsys, text, expected):
+    scenario = tmp_path / "s.scenario"
+    scenario.write_text(text)
+    code, out, err = headless(capsys, "--scenario", str(scenario))
+    assert code == 2 and out == "" and f"{scenario} {expected}" in err and err.count("\n") == 1, err
+
+
+def test_uuid_ids_are_128_bit_seeded_and_named_by_rank_in_commands(capsys):
+    code, out, _ = headless(capsys, "--ids", "uuid", "--nodes", "4", "--at", "20 crash 4", "--until", "60")
+    summary = json.loads(out)
+    ids = sorted(int(i) for i in summary["status"])
+    assert code == 0 and max(ids).bit_length() > 64 and len(ids) == 4
+    assert summary["up"] == ids[:3]  # rank 4, the highest id, crashed
+    assert set(summary["leader"][str(i)] for i in ids[:3]) == {ids[2]}
+    again = json.loads(headless(capsys, "--ids", "uuid", "--nodes", "4", "--until", "1")[1])
+    assert sorted(int(i) for i in again["status"]) == ids  # the seed decides them
+
+
+@pytest.mark.parametrize(
     "args, expected",
     [
         (["--nodes", "0"], "--nodes must be from 1 to 1000, not 0"),
@@ -79,7 +108,7 @@ def test_broken_synchrony_runs_with_a_warning(capsys):
         (["--until", "-5"], "--until must be zero or more seconds"),
         (["--algorithm", "raft"], "unknown algorithm 'raft' (choose from: classic, garcia-molina, stoller, ring)"),
         (["--at", "5 kill 3"], "--at '5 kill 3': unknown command 'kill'"),
-        (["--at", "5 crash 99"], "--at '5 crash 99': there is no node 99 (ids are 1..7)"),
+        (["--at", "5 crash 99"], "--at '5 crash 99': there is no node 99 (nodes are 1..7)"),
         (["--at", "5 crash"], "crash takes one argument: crash ID"),
         (["--at", "soon crash 3"], "time must be a number, not 'soon'"),
         (["--at", "-1 crash 3"], "time must be zero or more seconds"),
@@ -88,6 +117,8 @@ def test_broken_synchrony_runs_with_a_warning(capsys):
         (["--scenario", "/nonexistent/s.txt"], "cannot read scenario /nonexistent/s.txt: No such file or directory"),
         (["--transcript", "/nonexistent/dir/t.jsonl"], "cannot write transcript /nonexistent/dir/t.jsonl"),
         (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--ids", "guid"], "unknown --ids 'guid' (choose from: seq, uuid)"),
+        (["--settle", "0"], "settle time must be a positive number of seconds, not 0"),
         (["--nodes"], "argument --nodes: expected one argument"),
     ],
 )
