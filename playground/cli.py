@@ -14,6 +14,7 @@ from dataclasses import replace
 from protocol import ALGORITHMS
 
 from .commands import SETTINGS, parse_at, parse_delay, parse_number, read_scenario
+from .compare import SIZES, compare, table
 from .config import ClusterConfig, InputError, check_non_negative
 from .session import ID_KINDS, Session, run_headless
 from .transcript import open_for_writing
@@ -46,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", metavar="X", help="live: virtual seconds per real second (default 1)")
     p.add_argument("--at", action="append", default=[], metavar="'TIME COMMAND ARGS'", help="run a command at a time; repeatable")
     p.add_argument("--scenario", metavar="FILE", help="a file of 'TIME COMMAND ARGS' and 'set OPTION VALUE' lines (scenarios/)")
-    p.add_argument("--compare", action="store_true", help="headless: run the scenario on every algorithm for N = 4..64 and print a table")
+    p.add_argument("--compare", action="store_true",
+                   help="headless: crash the leader once all agree, on every algorithm for N = 4..64 (or --nodes), and print a table")
     p.add_argument("--transcript", metavar="FILE", help="record everything to FILE (JSON Lines)")
     p.add_argument("--overwrite", action="store_true", help="let --transcript replace an existing file")
     return p
@@ -68,6 +70,17 @@ DEFAULTS = {"algorithm": "classic", "nodes": "7", "ids": "seq", "seed": "1"}
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
     args = _parser().parse_args(argv)
+    if args.compare:
+        if not args.headless:
+            raise InputError("--compare only applies with --headless")
+        if args.scenario or args.at or args.transcript:
+            raise InputError("--compare runs its own scenario (the leader crashes once all agree) and writes no transcript; "
+                             "leave out --scenario, --at and --transcript")
+        args.sizes = SIZES if args.nodes is None else None  # None: the one size --nodes gives
+        if args.delay is None:
+            # PROTOCOLS.md counts with a constant delay. (Jitter also makes classic's
+            # start-up at N = 64 a storm of millions of messages: see the README.)
+            args.delay = "1"
     scenario = read_scenario(args.scenario) if args.scenario else None
     # Where each value came from, so that a bad one from a scenario names its line.
     origin: dict[str, str] = {}
@@ -105,8 +118,6 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
             raise InputError("--until only applies with --headless (the live app runs until you quit)")
         args.until = parse_number(args.until, "--until")
         check_non_negative("--until", args.until)
-    if args.compare and not args.headless:
-        raise InputError("--compare only applies with --headless")
     if args.speed is not None:
         if args.headless:
             raise InputError("--speed only applies to the live app (--headless runs as fast as it can)")
@@ -137,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bully-tui: warning: {warning}", file=sys.stderr)
         if not args.headless:
             return run_live(session, args.speed or 1.0)
+        if args.compare:
+            sizes = args.sizes or (session.nodes,)
+            print(table(compare(session.config, session.seed, sizes), session.config))
+            return 0
         summary = run_headless(session, DEFAULT_UNTIL if args.until is None else args.until)
     except InputError as e:
         print(f"bully-tui: error: {e}", file=sys.stderr)
