@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from protocol import ALGORITHMS
 
@@ -169,9 +170,26 @@ def run_live(session: Session, speed: float) -> int:
     if session.transcript is not None:
         open_for_writing(session.transcript, session.overwrite).close()  # fail now, not inside the app
         session = replace(session, overwrite=True)
-    app = BullyApp(session, speed=speed)
-    app.run()
-    return app.return_code or 0
+    while True:
+        app = BullyApp(session, speed=speed)
+        app.run()
+        if app.restart_with is None:
+            return app.return_code or 0
+        # The palette picked another algorithm: the same run again with it. A transcript
+        # goes to a new file beside the first, which stays as it was.
+        transcript = session.transcript and free_path(session.transcript, app.restart_with)
+        session = replace(session, algorithm=app.restart_with, transcript=transcript)
+        speed = app.speed
+
+
+def free_path(path: str, algorithm: str) -> str:
+    """`run.jsonl` -> `run.ring.jsonl` (or `run.ring-2.jsonl`, ...): a name not yet taken."""
+    p = Path(path)
+    for n in range(1, 1000):
+        candidate = p.with_name(f"{p.stem}.{algorithm}{'' if n == 1 else f'-{n}'}{p.suffix}")
+        if not candidate.exists():
+            return str(candidate)
+    raise InputError(f"no free transcript name beside {path}")
 
 
 if __name__ == "__main__":

@@ -275,3 +275,80 @@ async def test_a_grid_taller_than_its_share_keeps_the_selected_node_in_view(tmp_
         await pilot.press("1")
         rows = str(app.grid.render()).splitlines()
         assert rows[0].split()[0] == "1" and "0 above" in rows[-1]
+
+
+# --- the monitor, other algorithms, scenarios, uuid ids ----------------------------------
+
+SCENARIO_DIR = Path(__file__).parent.parent / "scenarios"
+
+
+def scenario_app(tmp_path, name: str) -> BullyApp:
+    from playground.cli import parse_args
+
+    _, session = parse_args(["--scenario", str(SCENARIO_DIR / name)])
+    return BullyApp(session, paused=True, save_dir=str(tmp_path))
+
+
+@on_asyncio
+async def test_a_split_brain_raises_the_alert_with_its_moment_and_nodes(tmp_path):
+    app = scenario_app(tmp_path, "split-brain-short-timeout.scenario")
+    async with app.run_test(size=(100, 24)) as pilot:
+        await advance(pilot, app, 21.2)
+        text = str(app.alert_bar.render())
+        assert app.alert_bar.display and app.alert_bar.has_class("active")
+        assert "split brain since t=21.00s: nodes 4, 5 each lead" in text
+        assert any("⚠ split brain: nodes 4, 5 each lead" in line.text for line in app.model.log)
+        await advance(pilot, app, 1.5)  # 22.7: the split brain is over; SLE1 starts at 23
+        assert "lasted 1.5s" in str(app.alert_bar.render()) and not app.alert_bar.has_class("active")
+
+
+@on_asyncio
+async def test_the_palette_switches_the_algorithm_by_restarting(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot, app)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Algorithm: garcia-molina", "Algorithm: stoller", "Algorithm: ring"} <= set(titles)
+        assert "Algorithm: classic" not in titles
+        app.action_switch_algorithm("ring")
+        await pilot.pause()
+    assert app.restart_with == "ring" and app.return_code in (None, 0)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SCENARIO_DIR.glob("*.scenario")))
+@on_asyncio
+async def test_every_shipped_scenario_opens_in_the_tui(tmp_path, name):
+    app = scenario_app(tmp_path, name)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 35)
+        assert len(app.model.nodes) == app.session.nodes
+        assert [line.text for line in app.model.log if line.kind == "command"]  # its commands ran
+        assert f"T={app.session.config.timeout:g}" in str(app.status_bar.render())
+
+
+@on_asyncio
+async def test_garcia_molina_nodes_show_their_own_statuses_and_variables(tmp_path):
+    app = make_app(tmp_path, nodes=4, algorithm="garcia-molina", config=ClusterConfig(delay_min=1, delay_max=1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 0.5)
+        assert app.model.nodes[4].status == "election"  # halting the others
+        await advance(pilot, app, 10)
+        await pilot.press("1")
+        await advance(pilot, app, 0.001)
+        panel = str(app.panel.render())
+        assert "halted_by = 4" in panel and "task = task of epoch" in panel and "epoch = " in panel
+        assert "e1" in card_text(app, 1) or "e2" in card_text(app, 1)
+
+
+@on_asyncio
+async def test_uuid_ids_are_shown_short_and_digits_select_by_rank(tmp_path):
+    app = make_app(tmp_path, nodes=5, id_kind="uuid")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 10)
+        ids = app.session.ids
+        labels = app.model.label
+        assert all(len(labels[i]) == 4 for i in ids) and labels[ids[0]] == f"{ids[0]:032x}"[:4]
+        assert labels[ids[0]] in card_text(app, ids[0]) and "→" + labels[ids[-1]] in card_text(app, ids[0])
+        await pilot.press("2")
+        assert app.selected == ids[1]
+        assert f"node {labels[ids[1]]}" == app.panel.border_title

@@ -30,12 +30,14 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 import themes
+from protocol import ALGORITHMS
 
 from ..commands import Command
 from ..events import CommandEvent, Event
 from ..live import LiveRun
 from ..session import Session
 from ..transcript import Recorder
+from .alert_bar import AlertBar
 from .help_screen import HelpScreen
 from .message_log import MessageLog
 from .model import ClusterModel
@@ -84,7 +86,7 @@ class BullyApp(App[None]):
         Binding("right", "move(1, 0)", show=False, tooltip="select a node"),
         Binding("up", "move(0, -1)", show=False, tooltip="select a node"),
         Binding("down", "move(0, 1)", show=False, tooltip="select a node"),
-        *(Binding(str(i), f"select({i})", show=False, tooltip="select a node") for i in range(1, 10)),
+        *(Binding(str(i), f"select_rank({i})", show=False, tooltip="select a node") for i in range(1, 10)),
         Binding("ctrl+q", "quit", "quit", show=False, tooltip="quit"),  # the App shows its own
     ]
 
@@ -109,9 +111,13 @@ class BullyApp(App[None]):
         self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
         self.panel = NodePanel()
+        self.alert_bar = AlertBar(self.model)
         self.status_bar = StatusBar()
         self.live: LiveRun | None = None
         self._spool: Path | None = None
+        # Set when the user picks another algorithm: the app exits, and run_live starts
+        # a new one with it (cli.py), since every widget is built for one cluster.
+        self.restart_with: str | None = None
 
     # --- start and stop ---------------------------------------------------------------
 
@@ -120,6 +126,7 @@ class BullyApp(App[None]):
         with Horizontal(id="middle"):
             yield self.log_view
             yield self.panel
+        yield self.alert_bar
         yield self.status_bar
         yield Footer(compact=True)
 
@@ -216,6 +223,7 @@ class BullyApp(App[None]):
         TEXT_HZ times a second unless `text` says otherwise."""
         now = self.now()
         self.grid.show(now, self.selected)
+        self.alert_bar.show()
         wall = time.monotonic()
         if text is None:
             text = wall - self._text_drawn >= 1 / TEXT_HZ
@@ -225,7 +233,7 @@ class BullyApp(App[None]):
         node = self.model.nodes[self.selected]
         if self.live is not None:
             if text:
-                self.panel.show(node, self.live.cluster.snapshot(self.selected), now)
+                self.panel.show(node, self.live.cluster.snapshot(self.selected), now, self.model.label)
             self.status_bar.show(Status(
                 now, self.speed, self.paused, self.config,
                 self.model.elections, self.model.in_election, self.model.election_messages, self.model.worst_case,
@@ -290,6 +298,11 @@ class BullyApp(App[None]):
 
     # --- view-only actions ------------------------------------------------------------
 
+    def action_select_rank(self, rank: int) -> None:
+        """Digit keys: the rank-th node from the lowest id (the id itself for ids 1..N)."""
+        if rank <= len(self.session.ids):
+            self.action_select(self.session.ids[rank - 1])
+
     def action_select(self, node: int) -> None:
         if node in self.model.nodes:
             self.selected = node
@@ -336,16 +349,25 @@ class BullyApp(App[None]):
             return
         self.notify(f"Could not save: {base}.jsonl and 99 variants exist in {self.save_dir}", severity="error")
 
+    def action_switch_algorithm(self, name: str) -> None:
+        self.restart_with = name
+        self.exit()
+
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
+        for name in ALGORITHMS:
+            if name != self.session.algorithm:
+                yield SystemCommand(f"Algorithm: {name}", "restart the cluster with it: same nodes, seed, settings, scenario",
+                                    lambda name=name: self.action_switch_algorithm(name))
         for i in self.session.ids:
-            yield SystemCommand(f"Crash node {i}", f"node {i} halts at once", lambda i=i: self.action_command("crash", i))
-            yield SystemCommand(f"Recover node {i}", f"node {i} restarts from safe storage",
+            k = self.model.label[i]
+            yield SystemCommand(f"Crash node {k}", f"node {k} halts at once", lambda i=i: self.action_command("crash", i))
+            yield SystemCommand(f"Recover node {k}", f"node {k} restarts from safe storage",
                                 lambda i=i: self.action_command("recover", i))
-            yield SystemCommand(f"Elect at node {i}", f"node {i}'s failure detector fires",
+            yield SystemCommand(f"Elect at node {k}", f"node {k}'s failure detector fires",
                                 lambda i=i: self.action_command("elect", i))
-            yield SystemCommand(f"Select node {i}", "show it in the node panel", lambda i=i: self.action_select(i))
-            yield SystemCommand(f"Log: only node {i}", "filter the message log",
+            yield SystemCommand(f"Select node {k}", "show it in the node panel", lambda i=i: self.action_select(i))
+            yield SystemCommand(f"Log: only node {k}", "filter the message log",
                                 lambda i=i: self.log_view.set_filters(i, self.log_view.topic_filter))
         for topic in sorted(self.model.topics):
             yield SystemCommand(f"Log: only {topic}", "filter the message log",

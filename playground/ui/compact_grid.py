@@ -21,7 +21,7 @@ class CompactGrid(Widget):
     def __init__(self, model: ClusterModel):
         super().__init__()
         self.model = model
-        self.digits = len(str(max(model.ids)))
+        self.digits = max(map(len, model.label.values()))
         self.cell_width = compact_width(self.digits)
         self._cells: dict[int, tuple[tuple, Content]] = {}
         self._layout: tuple | None = None
@@ -38,7 +38,7 @@ class CompactGrid(Widget):
             key = card_key(node, now, compact=True)
             cached = self._cells.get(node_id)
             if cached is None or cached[0] != key:
-                self._cells[node_id] = (key, card_content(node, key, True, self.digits))
+                self._cells[node_id] = (key, card_content(node, key, True, self.model.label, self.digits))
                 changed = True
         layout = (selected, self.columns, self.app.size.height)
         if changed or layout != self._layout:

@@ -8,6 +8,13 @@ STATUS_LOOK = {
     "election": ("◆", "$warning"),
     "waiting": ("◇", "$accent"),
     "normal": ("●", "$success"),
+    # Garcia-Molina's: halted, and taken in by the new coordinator but not yet Ready
+    "reorganization": ("◈", "$accent"),
+    # Stoller's: looking for a higher node, halting the lower ones, halted, normal
+    "elec1": ("◆", "$warning"),
+    "elec2": ("◆", "$warning"),
+    "wait": ("◇", "$accent"),
+    "norm": ("●", "$success"),
 }
 
 TOPIC_COLOUR = {
@@ -21,6 +28,22 @@ TOPIC_COLOUR = {
     "recover": "$success",
     "start": "$success",
     "command": "$secondary",
+    "violation": "$error",
+    # the other algorithms' messages: announcements stand out, requests and acks recede
+    "halt": "$warning",
+    "new_coordinator": "$secondary",
+    "ready": "$secondary",
+    "ldr": "$secondary",
+    "elected": "$secondary",
+    "heartbeat": "$text-muted",
+    "ack": "$text-muted",
+    "halt_ack": "$text-muted",
+    "new_coordinator_ack": "$text-muted",
+    "ready_ack": "$text-muted",
+    "are_you_there": "$text-muted",
+    "yes": "$text-muted",
+    "are_you_normal": "$text-muted",
+    "normal_reply": "$text-muted",
 }
 
 LEADER_MARK = "★"
@@ -30,6 +53,11 @@ BAR = 4  # cells in a countdown bar
 def status_look(status: str, normal: bool) -> tuple[str, str]:
     """Glyph and colour of a status; statuses of other algorithms fall back on `normal`."""
     return STATUS_LOOK.get(status, ("●", "$success") if normal else ("◆", "$warning"))
+
+
+def short_status(status: str, width: int = 8) -> str:
+    """"reorganization" -> "reorg.": a status cut to fit a card beside its leader."""
+    return status if len(status) <= width else status[:5] + "."
 
 
 def topic_colour(topic: str) -> str:

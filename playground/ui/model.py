@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
+from ..commands import NODE_COMMANDS
 from ..events import (
     CommandEvent,
     CrashEvent,
@@ -24,7 +25,9 @@ from ..events import (
     TimerCancelEvent,
     TimerEvent,
     TimerSetEvent,
+    ViolationEvent,
 )
+from .labels import node_labels
 
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
 
@@ -36,6 +39,7 @@ class NodeView:
     status: str = "down"
     leader: int | None = None
     normal: bool = False
+    epoch: int = 0
     timers: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (set at, fires)
     sent: Counter[str] = field(default_factory=Counter)
     received: Counter[str] = field(default_factory=Counter)
@@ -54,10 +58,26 @@ class LogLine:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A property the monitor saw broken: since `t`, among `nodes`; `lasted` once over."""
+
+    property: str
+    t: float
+    nodes: tuple[int, ...]
+    lasted: float | None = None
+
+
+PROPERTY_NAMES = {"sle1": "SLE1", "split_brain": "split brain", "sle2": "SLE2"}
+
+
 class ClusterModel:
     def __init__(self, ids: tuple[int, ...], worst_case: int | None):
         self.ids = ids
+        self.label = node_labels(ids)
         self.nodes = {i: NodeView(i) for i in ids}
+        self.violations: list[Violation] = []  # every one, in order
+        self.open_violations: dict[str, Violation] = {}  # those still going on
         self.worst_case = worst_case
         self.log: deque[LogLine] = deque(maxlen=LOG_CAP)
         self.logged = 0  # every line ever logged, kept or not
@@ -76,14 +96,14 @@ class ClusterModel:
                 self.nodes[e.src].sent[t] += 1
                 if self.in_election:
                     self.election_messages += 1
-                self._log(e, t, (e.src, e.dst), f"{e.src}→{e.dst} {t} #{e.id}")
+                self._log(e, t, (e.src, e.dst), f"{self._link(e)} {t} #{e.id}")
             elif kind is DeliverEvent:
                 t = self._types.pop(e.id, "?")
                 self.nodes[e.dst].received[t] += 1
-                self._log(e, t, (e.src, e.dst), f"{e.src}→{e.dst} {t} #{e.id} delivered")
+                self._log(e, t, (e.src, e.dst), f"{self._link(e)} {t} #{e.id} delivered")
             elif kind is DropEvent:
                 t = self._types.pop(e.id, "?")
-                self._log(e, t, (e.src, e.dst), f"{e.src}→{e.dst} {t} #{e.id} dropped: {e.reason}")
+                self._log(e, t, (e.src, e.dst), f"{self._link(e)} {t} #{e.id} dropped: {e.reason}")
             elif kind is StateEvent:
                 self._state(e)
             elif kind is TimerSetEvent:
@@ -99,20 +119,53 @@ class ClusterModel:
                 node = self.nodes[e.node]
                 node.up = False
                 node.timers.clear()
-                self._log(e, "crash", (e.node,), f"node {e.node} crashed")
+                self._log(e, "crash", (e.node,), f"node {self.label[e.node]} crashed")
             elif kind is RecoverEvent or kind is StartEvent:
                 self.nodes[e.node].up = True
                 verb = "recovered" if kind is RecoverEvent else "started"
-                self._log(e, e.kind, (e.node,), f"node {e.node} {verb}")
+                self._log(e, e.kind, (e.node,), f"node {self.label[e.node]} {verb}")
             elif kind is CommandEvent:
-                args = " ".join(f"{a:g}" for a in e.args)
+                args = " ".join(self.label.get(a, f"{a:g}") if e.command in NODE_COMMANDS else f"{a:g}" for a in e.args)
                 self._log(e, "command", (), f"{e.source}: {e.command} {args}".rstrip())
+            elif kind is ViolationEvent:
+                self._violation(e)
+
+    def _link(self, e: SendEvent | DeliverEvent | DropEvent) -> str:
+        return f"{self.label[e.src]}→{self.label[e.dst]}"
+
+    def names(self, nodes) -> str:
+        return ", ".join(self.label[i] for i in nodes)
+
+    def _violation(self, e: ViolationEvent) -> None:
+        name = PROPERTY_NAMES.get(e.property, e.property)
+        if e.phase == "end":
+            began = self.open_violations.pop(e.property, None)
+            if began is not None:
+                ended = Violation(e.property, began.t, began.nodes, e.duration)
+                self.violations[self.violations.index(began)] = ended
+            self._log(e, "violation", e.nodes, f"{name} over after {e.duration:g}s")
+            return
+        v = Violation(e.property, e.t, e.nodes)
+        self.violations.append(v)
+        if e.property != "sle2":  # SLE2 is a check at one moment, not an episode
+            self.open_violations[e.property] = v
+        self._log(e, "violation", e.nodes, f"⚠ {name}: {self.describe(v)}")
+
+    def describe(self, v: Violation) -> str:
+        """What was broken, in the UI's names for the nodes."""
+        if v.property == "split_brain":
+            return f"nodes {self.names(v.nodes)} each lead"
+        if v.property == "sle1":
+            return f"normal nodes {self.names(v.nodes)} disagree on the leader"
+        return f"nodes {self.names(v.nodes)} not settled under the highest up node"
 
     def _state(self, e: StateEvent) -> None:
         node = self.nodes[e.node]
-        node.status, node.leader, node.normal = e.status, e.leader, e.normal
-        leader = "none" if e.leader is None else e.leader
-        self._log(e, "state", (e.node,), f"node {e.node} {e.status}, leader {leader}")
+        changed = (node.status, node.leader) != (e.status, e.leader)
+        node.status, node.leader, node.normal, node.epoch = e.status, e.leader, e.normal, e.epoch
+        if changed:  # not for an epoch alone: that would double the log's state lines
+            leader = "none" if e.leader is None else self.label[e.leader]
+            self._log(e, "state", (e.node,), f"node {self.label[e.node]} {e.status}, leader {leader}")
         if self.in_election and self.agreed():
             self.in_election = False
 

@@ -1,4 +1,5 @@
-"""One node as a card: id, status (glyph and colour), leader, its next timer, traffic.
+"""One node as a card: id, status (glyph and colour), leader, its next timer, traffic
+and its cluster epoch.
 
 `card_key` says what a card shows right now, and `card_content` draws it; both serve
 the full card widget below and the compact grid's one-line cells. The key lets a
@@ -10,7 +11,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
-from .look import LEADER_MARK, countdown, status_look, timer_label
+from .look import LEADER_MARK, countdown, short_status, status_look, timer_label
 from .model import NodeView
 
 FULL_WIDTH = 19  # border, one space, then 16 cells: "answer ████ 3.9s" fits
@@ -28,10 +29,10 @@ def card_key(n: NodeView, now: float, compact: bool) -> tuple:
     if compact:
         return (n.up, n.status, n.normal, n.leader, name, bar)
     left = round(max(0.0, timer[1][1] - now), 1) if timer else 0.0
-    return (n.up, n.status, n.normal, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()))
+    return (n.up, n.status, n.normal, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()), n.epoch)
 
 
-def card_content(n: NodeView, key: tuple, compact: bool, digits: int = 2) -> Content:
+def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str], digits: int = 2) -> Content:
     glyph, colour = status_look(n.status, n.normal)
     name, bar = key[4], key[5]
     if not n.up:
@@ -39,22 +40,23 @@ def card_content(n: NodeView, key: tuple, compact: bool, digits: int = 2) -> Con
     elif n.leads:
         leader = (" ", (LEADER_MARK, "b $secondary"))
     else:
-        leader = (f" →{'?' if n.leader is None else n.leader}",)
+        leader = (f" →{'?' if n.leader is None else labels[n.leader]}",)
     if compact:
-        ident = (f"{n.id:>{digits}}", "b" if n.up else "$text-disabled")
+        ident = (f"{labels[n.id]:>{digits}}", "b" if n.up else "$text-disabled")
         return Content.assemble(ident, " ", (glyph, colour), *leader, " ", (bar, "$text-muted"))
-    left, sent, received = key[6:]
-    status = ("down", f"{colour} strike") if not n.up else (n.status, colour)
-    first = Content.assemble((str(n.id), "b"), " ", (f"{glyph} ", colour), status, *leader)
+    left, sent, received, epoch = key[6:]
+    status = ("down", f"{colour} strike") if not n.up else (short_status(n.status), colour)
+    first = Content.assemble((labels[n.id], "b"), " ", (f"{glyph} ", colour), status, *leader)
     second = Content.assemble(f"{timer_label(name):<6} ", (bar, "$primary"), f"{left:4.1f}s") if name else Content("")
-    third = Content.assemble((f"↑{sent} ↓{received}", "$text-muted"))
+    third = Content.assemble((f"↑{sent} ↓{received} e{epoch}", "$text-muted"))
     return Content("\n").join([first, second, third])
 
 
 class NodeCard(Widget):
-    def __init__(self, node: NodeView):
+    def __init__(self, node: NodeView, labels: dict[int, str]):
         super().__init__()
         self.node = node
+        self.labels = labels
         self._key: tuple | None = None
         self._content = Content("")
 
@@ -64,7 +66,7 @@ class NodeCard(Widget):
         key = card_key(self.node, now, compact=False)
         if key != self._key:
             self._key = key
-            self._content = card_content(self.node, key, compact=False)
+            self._content = card_content(self.node, key, compact=False, labels=self.labels)
             self.refresh()
 
     def render(self) -> Content:

@@ -12,7 +12,7 @@ from .node_card import FULL_WIDTH, NodeCard
 class NodeGrid(Container):
     def __init__(self, model: ClusterModel):
         super().__init__()
-        self.cards = {i: NodeCard(node) for i, node in model.nodes.items()}
+        self.cards = {i: NodeCard(node, model.label) for i, node in model.nodes.items()}
 
     def compose(self):
         yield from self.cards.values()
