@@ -34,12 +34,12 @@ class AlertBar(Widget):
         total = f" ({len(m.violations)} in all)" if len(m.violations) > 1 else ""
         if m.open_violations:
             now = " · ".join(
-                f"{PROPERTY_NAMES[v.property]} since t={v.t:.2f}s: {m.describe(v)}" for v in m.open_violations.values()
+                f"{PROPERTY_NAMES[v.property]} since t={v.t:.2f}s: {v.text}" for v in m.open_violations.values()
             )
             return Content.from_markup(f"[b]⚠ {_escape(now)}[/]{total}")
         last = m.violations[-1]
         lasted = f", lasted {last.lasted:g}s" if last.lasted is not None else ""
-        return Content(f"⚠ last: {PROPERTY_NAMES[last.property]} at t={last.t:.2f}s: {m.describe(last)}{lasted}{total}")
+        return Content(f"⚠ last: {PROPERTY_NAMES[last.property]} at t={last.t:.2f}s: {last.text}{lasted}{total}")
 
 
 def _escape(text: str) -> str:

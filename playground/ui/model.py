@@ -60,11 +60,13 @@ class LogLine:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """A property the monitor saw broken: since `t`, among `nodes`; `lasted` once over."""
+    """A property the monitor saw broken: since `t`, among `nodes`, as `text` says;
+    `lasted` once it is over."""
 
     property: str
     t: float
     nodes: tuple[int, ...]
+    text: str
     lasted: float | None = None
 
 
@@ -141,23 +143,27 @@ class ClusterModel:
         if e.phase == "end":
             began = self.open_violations.pop(e.property, None)
             if began is not None:
-                ended = Violation(e.property, began.t, began.nodes, e.duration)
+                ended = Violation(e.property, began.t, began.nodes, began.text, e.duration)
                 self.violations[self.violations.index(began)] = ended
             self._log(e, "violation", e.nodes, f"{name} over after {e.duration:g}s")
             return
-        v = Violation(e.property, e.t, e.nodes)
+        v = Violation(e.property, e.t, e.nodes, self._describe(e))
         self.violations.append(v)
         if e.property != "sle2":  # SLE2 is a check at one moment, not an episode
             self.open_violations[e.property] = v
-        self._log(e, "violation", e.nodes, f"⚠ {name}: {self.describe(v)}")
+        self._log(e, "violation", e.nodes, f"⚠ {name}: {v.text}")
 
-    def describe(self, v: Violation) -> str:
-        """What was broken, in the UI's names for the nodes."""
-        if v.property == "split_brain":
-            return f"nodes {self.names(v.nodes)} each lead"
-        if v.property == "sle1":
-            return f"normal nodes {self.names(v.nodes)} disagree on the leader"
-        return f"nodes {self.names(v.nodes)} not settled under the highest up node"
+    def _describe(self, e: ViolationEvent) -> str:
+        """What was broken, in the UI's names for the nodes (the event's own detail
+        spells out full ids, which for UUIDs are 39 digits)."""
+        if e.property == "split_brain":
+            return f"nodes {self.names(e.nodes)} each lead"
+        if e.property == "sle1":  # who follows whom, as of this moment
+            groups: dict[int | None, list[int]] = {}
+            for i in e.nodes:
+                groups.setdefault(self.nodes[i].leader, []).append(i)
+            return "; ".join(f"{self.names(members)} → {self.label.get(leader, '?')}" for leader, members in groups.items())
+        return f"nodes {self.names(e.nodes)} not settled under the highest up node"
 
     def _state(self, e: StateEvent) -> None:
         node = self.nodes[e.node]
