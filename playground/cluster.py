@@ -305,13 +305,18 @@ class Cluster:
         return events
 
     def _monitored(self, events: list[Event]) -> list[Event]:
+        """`events` with the monitor's reports inserted after their causes (a new list
+        only if there are any: nearly every batch has none)."""
         observe = self.monitor.observe
-        out: list[Event] = []
-        for event in events:
-            out.append(event)
+        found = []
+        for index, event in enumerate(events):
             if type(event) in _MONITORED:
-                out += observe(event)
-        return out
+                reports = observe(event)
+                if reports:
+                    found.append((index, reports))
+        for index, reports in reversed(found):
+            events[index + 1:index + 1] = reports
+        return events
 
     def _stamp(self, events: list[Event]) -> list[Event]:
         for event in events:

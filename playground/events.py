@@ -59,7 +59,7 @@ class StateEvent(Event):
     status: str
     leader: int | None
     normal: bool
-    epoch: int = 0  # the node's cluster epoch (transcript v2; absent in v1, read as 0)
+    epoch: int = 0  # the node's cluster epoch at this change (transcript v2; v1 has none: 0)
 
 
 @dataclass(slots=True)

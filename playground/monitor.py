@@ -96,8 +96,11 @@ class Monitor:
                 self._leading.add(node)
 
     def _episodes(self, t: float) -> list[ViolationEvent]:
+        sle1, split = len(self._normal_leaders) > 1, len(self._leading) > 1
+        if not (sle1 or split or self._open):  # the common case: nothing broken, nothing open
+            return []
         out = []
-        for prop, broken in ((SLE1, len(self._normal_leaders) > 1), (SPLIT_BRAIN, len(self._leading) > 1)):
+        for prop, broken in ((SLE1, sle1), (SPLIT_BRAIN, split)):
             if broken and prop not in self._open:
                 nodes, detail = self._describe(prop)
                 self._open[prop] = (t, nodes)

@@ -66,7 +66,7 @@ class NodeRunner:
         self._generation = 0
         self._local_seq = _LOCAL_SEQ_BASE
         self._local: list[tuple] = []
-        self._state = (algorithm.down_status, None, False, 0)  # and the epoch
+        self._state = (algorithm.down_status, None, False)
         self._now = 0
         self._t = 0.0
         self._window_end = 0
@@ -79,7 +79,7 @@ class NodeRunner:
     @property
     def state(self) -> tuple[str, int | None, bool]:
         """(status, leader, normal), as last reported."""
-        return self._state[:3]
+        return self._state
 
     @property
     def epoch(self) -> int:
@@ -114,13 +114,13 @@ class NodeRunner:
             e.add_note(f"{self.algorithm.name} node {self.id} at t={self._t:g}, handling {payload!r}")
             raise
         m = self.machine
-        if m is not None:
-            state = (m.status, m.leader, m.normal, self.storage.epoch)
-        else:
-            state = (self.algorithm.down_status, None, False, self.storage.epoch)
+        state = (m.status, m.leader, m.normal) if m is not None else (self.algorithm.down_status, None, False)
         if state != self._state:
+            # The epoch rides along, but a change of epoch alone is not reported: nodes
+            # adopt epochs from nearly every message of an election, and a state event
+            # for each would add half again to the trace. The panel shows it live.
             self._state = state
-            self.records.append(StateEvent(_UNSET, self._t, self.id, *state))
+            self.records.append(StateEvent(_UNSET, self._t, self.id, *state, self.storage.epoch))
 
     def _handle(self, payload: tuple) -> None:
         op = payload[0]
@@ -189,14 +189,14 @@ class NodeRunner:
 
     def snapshot(self) -> dict[str, object]:
         """What a node panel shows: protocol variables, safe storage, running timers."""
-        status, leader, normal, epoch = self._state
+        status, leader, normal = self._state
         return {
             "id": self.id,
             "up": self.up,
             "status": status,
             "leader": leader,
             "normal": normal,
-            "epoch": epoch,
+            "epoch": self.storage.epoch,
             "variables": self.machine.variables() if self.machine is not None else {},
             "storage": self.storage.as_dict(),
             "timers": {name: to_seconds(fires) for name, (fires, _) in sorted(self.timers.items())},
