@@ -3,7 +3,8 @@
     python docs/make_screenshots.py
 
 Both are taken on a frozen clock stepped forward, so they come out the same every time:
-80x24 with 7 nodes, a few seconds after the leader was crashed; 200x50 with 32 nodes.
+80x24 with 7 nodes, a few seconds after the leader was crashed; 200x50 with 32 nodes;
+100x30, the split-brain scenario just after the monitor raised its alert.
 """
 
 from __future__ import annotations
@@ -17,17 +18,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from playground.config import ClusterConfig  # noqa: E402
+from playground.cli import parse_args  # noqa: E402
 from playground.session import Session  # noqa: E402
 from playground.ui.app import BullyApp  # noqa: E402
 from tests.test_app import advance  # noqa: E402
 
 
-async def shoot(name: str, size: tuple[int, int], session: Session, before: float, after: float) -> None:
+async def shoot(name: str, size: tuple[int, int], session: Session, before: float, after: float,
+                keys: tuple[str, ...] = ("x",)) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         app = BullyApp(session, paused=True, save_dir=tmp)
         async with app.run_test(size=size) as pilot:
             await advance(pilot, app, before)
-            await pilot.press("x")
+            await pilot.press(*keys)
             await advance(pilot, app, after)
             await pilot.pause()
             (ROOT / "docs" / name).write_text(app.export_screenshot(title="bully-tui"))
@@ -39,6 +42,8 @@ async def main() -> None:
     await shoot("screenshot-80x24.svg", (80, 24), Session(nodes=7), before=12, after=11)
     await shoot("screenshot-200x50.svg", (200, 50), Session(nodes=32, config=ClusterConfig(delay_min=1, delay_max=1)),
                 before=12, after=11)
+    _, split_brain = parse_args(["--scenario", str(ROOT / "scenarios" / "split-brain-short-timeout.scenario")])
+    await shoot("screenshot-split-brain.svg", (100, 30), split_brain, before=21, after=0.2, keys=("4",))
 
 
 if __name__ == "__main__":
