@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playground.config import ClusterConfig  # noqa: E402
 from playground.cli import parse_args  # noqa: E402
+from playground.config import ClusterConfig  # noqa: E402
 from playground.session import Session  # noqa: E402
 from playground.ui.app import BullyApp  # noqa: E402
 from tests.test_app import advance  # noqa: E402

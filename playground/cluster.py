@@ -305,8 +305,8 @@ class Cluster:
         return events
 
     def _monitored(self, events: list[Event]) -> list[Event]:
-        """`events` with the monitor's reports inserted after their causes (a new list
-        only if there are any: nearly every batch has none)."""
+        """`events`, with the monitor's reports inserted after their causes (in place;
+        nearly every batch has none, and then nothing is copied)."""
         observe = self.monitor.observe
         found = []
         for index, event in enumerate(events):

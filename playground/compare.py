@@ -109,8 +109,8 @@ def compare(config: ClusterConfig, seed: int, sizes: tuple[int, ...] = SIZES) ->
 def table(results: list[Result], config: ClusterConfig) -> str:
     """A Markdown table, readable in a terminal and pasteable into the README."""
     rows = [
-        f"Leader crashes once all agree; T = {config.timeout:g} s, P = {config.probe_interval:g} s, "
-        f"delay {config.delay_min:g}..{config.delay_max:g} s. Messages from the crash to agreement.",
+        (f"Leader crashes once all agree; T = {config.timeout:g} s, P = {config.probe_interval:g} s, "
+         f"delay {config.delay_min:g}..{config.delay_max:g} s. Messages from the crash to agreement."),
         "",
         "| algorithm | N | fault → agreement | messages | by type |",
         "|---|---:|---:|---:|---|",

@@ -21,7 +21,6 @@ from .config import ClusterConfig
 from .summary import Summary
 from .transcript import Header, Recorder, open_for_writing
 
-
 ID_KINDS = ("seq", "uuid")
 
 

@@ -87,7 +87,7 @@ def test_uuid_ids_are_128_bit_seeded_and_named_by_rank_in_commands(capsys):
     ids = sorted(int(i) for i in summary["status"])
     assert code == 0 and max(ids).bit_length() > 64 and len(ids) == 4
     assert summary["up"] == ids[:3]  # rank 4, the highest id, crashed
-    assert set(summary["leader"][str(i)] for i in ids[:3]) == {ids[2]}
+    assert {summary["leader"][str(i)] for i in ids[:3]} == {ids[2]}
     again = json.loads(headless(capsys, "--ids", "uuid", "--nodes", "4", "--until", "1")[1])
     assert sorted(int(i) for i in again["status"]) == ids  # the seed decides them
 

@@ -21,7 +21,6 @@ from playground.config import ClusterConfig
 from tests.support import at, final_states, run
 
 
-
 @dataclass(frozen=True)
 class Case:
     nodes: int

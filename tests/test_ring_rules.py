@@ -23,11 +23,11 @@ def _ids_only(msg):
     return replace(msg, epoch=0)
 
 
-def E(candidate: int, initiator: int = 0, round: int = 0) -> Election:  # noqa: A002 - the field's name
+def E(candidate: int, initiator: int = 0, round: int = 0) -> Election:
     return Election(candidate, initiator, round)
 
 
-def L(leader: int, initiator: int = 0, round: int = 0) -> Elected:  # noqa: A002
+def L(leader: int, initiator: int = 0, round: int = 0) -> Elected:
     return Elected(leader, initiator, round)
 
 

@@ -38,10 +38,10 @@ from ..live import LiveRun
 from ..session import Session
 from ..transcript import Recorder
 from .alert_bar import AlertBar
+from .compact_grid import CompactGrid
 from .help_screen import HelpScreen
 from .message_log import MessageLog
 from .model import ClusterModel
-from .compact_grid import CompactGrid
 from .node_grid import NodeGrid
 from .node_panel import NodePanel
 from .status_bar import Status, StatusBar
