@@ -21,7 +21,8 @@ election bumps it, every message carries the sender's epoch, and a node that hea
 higher epoch adopts it, so from one election to the next the cluster shares one number.
 The base class does all of this: algorithms send through `send`/`broadcast`, which
 stamp the epoch, and announce elections through `announce_election`, which bumps it.
-The epoch is a label for people reading a run; no algorithm here decides by it.
+The epoch is a label for people reading a run: no algorithm decides who leads by it
+(the ring uses it to name its elections, so it can tell a copy from a new one).
 """
 
 from __future__ import annotations
