@@ -136,16 +136,10 @@ class Ring(ProbingNode):
                 self._take_part()
                 self._forward(Election, self.id, msg.initiator, msg.round)
             case Election(candidate=c) if c == self.id:  # my id came back: I am the largest alive
-                self.participant = False
-                self.stop_probing()
-                self.cancel_timer(ELECTED_WAIT)
-                self.status, self.leader = NORMAL, self.id
+                self._follow(self.id)
                 self._forward(Elected, self.id, msg.initiator, msg.round)
             case Elected(leader=leader) if leader != self.id:
-                self.participant = False
-                self.cancel_timer(ELECTED_WAIT)
-                self.status, self.leader = NORMAL, leader
-                self.schedule_probe()
+                self._follow(leader)
                 self._forward(Elected, leader, msg.initiator, msg.round)
             # Otherwise: a participant swallows a smaller id, or Elected(my id): the
             # announcement has gone round.
@@ -172,6 +166,16 @@ class Ring(ProbingNode):
         self.status, self.leader = ELECTION, None
         self.stop_probing()
         self.set_timer(ELECTED_WAIT, len(self.ids) * self.config.coordinator_wait)
+
+    def _follow(self, leader: int) -> None:
+        """The election is over for this node: `leader` leads (perhaps this node)."""
+        self.participant = False
+        self.cancel_timer(ELECTED_WAIT)
+        self.status, self.leader = NORMAL, leader
+        if leader == self.id:
+            self.stop_probing()
+        else:
+            self.schedule_probe()
 
     def _successor_of(self, node: int) -> int | None:
         """The next id round the ring after `node`, never this node itself."""
@@ -219,6 +223,4 @@ class Ring(ProbingNode):
     def _alone(self, kind: type[Message]) -> None:
         """No other node acks: the message would come straight back, so take it now."""
         if kind is Election:
-            self.participant = False
-            self.cancel_timer(ELECTED_WAIT)
-            self.status, self.leader = NORMAL, self.id
+            self._follow(self.id)
