@@ -170,11 +170,11 @@ class Ring(ProbingNode):
     def _follow(self, leader: int) -> None:
         """The election is over for this node: `leader` leads (perhaps this node)."""
         self.participant = False
-        self.cancel_timer(ELECTED_WAIT)
-        self.status, self.leader = NORMAL, leader
         if leader == self.id:
             self.stop_probing()
-        else:
+        self.cancel_timer(ELECTED_WAIT)
+        self.status, self.leader = NORMAL, leader
+        if leader != self.id:
             self.schedule_probe()
 
     def _successor_of(self, node: int) -> int | None:
@@ -222,5 +222,7 @@ class Ring(ProbingNode):
 
     def _alone(self, kind: type[Message]) -> None:
         """No other node acks: the message would come straight back, so take it now."""
-        if kind is Election:
-            self._follow(self.id)
+        if kind is Election:  # (a probe timer it had as a follower is left to lapse)
+            self.participant = False
+            self.cancel_timer(ELECTED_WAIT)
+            self.status, self.leader = NORMAL, self.id
