@@ -65,14 +65,19 @@ class Monitor:
         """SLE2, at the deadline: every up node normal under the highest up node."""
         t = to_seconds(self.deadline)
         self.deadline = None
+        behind = self.unsettled()
+        if not behind:
+            return []
+        top = max(self.up)
+        detail = f"{to_seconds(self.settle_us):g} s after the last crash or recovery, node(s) {_names(behind)} not normal under {top}"
+        return [ViolationEvent(_UNSET, t, SLE2, "begin", tuple(behind), detail)]
+
+    def unsettled(self) -> list[int]:
+        """The up nodes not (yet) normal under the highest up node: none means agreement."""
         if not self.up:
             return []
         top = max(self.up)
-        behind = sorted(i for i in self.up if not (self.normal[i] and self.leader[i] == top))
-        if not behind:
-            return []
-        detail = f"{to_seconds(self.settle_us):g} s after the last crash or recovery, node(s) {_names(behind)} not normal under {top}"
-        return [ViolationEvent(_UNSET, t, SLE2, "begin", tuple(behind), detail)]
+        return sorted(i for i in self.up if not (self.normal[i] and self.leader[i] == top))
 
     # --- bookkeeping ----------------------------------------------------------------
 
