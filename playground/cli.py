@@ -113,7 +113,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
     try:
         config = ClusterConfig(**numbers)  # it checks the values itself
     except InputError as e:
-        raise InputError(f"{scenario.path}: {e}" if scenario and origin else str(e)) from None
+        # Name the scenario only if it set one of the values the config checks.
+        from_scenario = scenario and origin.keys() & {*numbers, "delay"}
+        raise InputError(f"{scenario.path}: {e}" if from_scenario else str(e)) from None
     if args.until is not None:
         if not args.headless:
             raise InputError("--until only applies with --headless (the live app runs until you quit)")
