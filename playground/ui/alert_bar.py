@@ -36,11 +36,7 @@ class AlertBar(Widget):
             now = " · ".join(
                 f"{PROPERTY_NAMES[v.property]} since t={v.t:.2f}s: {v.text}" for v in m.open_violations.values()
             )
-            return Content.from_markup(f"[b]⚠ {_escape(now)}[/]{total}")
+            return Content.assemble((f"⚠ {now}", "b"), total)
         last = m.violations[-1]
         lasted = f", lasted {last.lasted:g}s" if last.lasted is not None else ""
         return Content(f"⚠ last: {PROPERTY_NAMES[last.property]} at t={last.t:.2f}s: {last.text}{lasted}{total}")
-
-
-def _escape(text: str) -> str:
-    return text.replace("[", "\\[")
