@@ -15,9 +15,9 @@ from pathlib import Path
 from protocol import ALGORITHMS
 
 from .commands import SETTINGS, parse_at, parse_delay, parse_number, read_scenario
-from .compare import SIZES, compare, table
+from .compare import FORMATS, SIZES, compare, json_lines, table
 from .config import ClusterConfig, InputError, check_non_negative
-from .session import ID_KINDS, Session, run_headless
+from .session import ID_KINDS, Session, node_ids, run_headless
 from .transcript import open_for_writing
 
 MAX_NODES = 1000
@@ -49,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--at", action="append", default=[], metavar="'TIME COMMAND ARGS'", help="run a command at a time; repeatable")
     p.add_argument("--scenario", metavar="FILE", help="a file of 'TIME COMMAND ARGS' and 'set OPTION VALUE' lines (scenarios/)")
     p.add_argument("--compare", action="store_true",
-                   help="headless: crash the leader once all agree, on every algorithm for N = 4..64 (or --nodes), and print a table")
+                   help="headless: crash the leader once all agree, on every algorithm (or --algorithm) for N = 4..64 "
+                        "(or --nodes), and print a table")
+    p.add_argument("--format", metavar="FORMAT", help=f"--compare's output: {' or '.join(FORMATS)} (one JSON object per row)")
     p.add_argument("--transcript", metavar="FILE", help="record everything to FILE (JSON Lines)")
     p.add_argument("--overwrite", action="store_true", help="let --transcript replace an existing file")
     return p
@@ -67,21 +69,34 @@ def _whole_number(text: str, what: str, low: int, high: int | None = None) -> in
 
 
 DEFAULTS = {"algorithm": "classic", "nodes": "7", "ids": "seq", "seed": "1"}
+# What --compare does not use: it runs its own scenario, on ids 1..N, to its own limit,
+# and writes no transcript.
+NOT_FOR_COMPARE = ("scenario", "at", "transcript", "overwrite", "until", "settle", "ids", "speed")
+
+
+def _check_compare(args: argparse.Namespace) -> None:
+    if not args.headless:
+        raise InputError("--compare only applies with --headless")
+    unused = [f"--{name}" for name in NOT_FOR_COMPARE if getattr(args, name) not in (None, False, [])]
+    if unused:
+        raise InputError(f"--compare runs its own scenario (the leader crashes once all agree) and does not use "
+                         f"{', '.join(unused)}")
+    if args.format is not None and args.format not in FORMATS:
+        raise InputError(f"unknown --format {args.format!r} (choose from: {', '.join(FORMATS)})")
+    args.sizes = SIZES if args.nodes is None else None  # None: the one size --nodes gives
+    args.algorithms = None if args.algorithm is None else (args.algorithm,)
+    if args.delay is None:
+        # PROTOCOLS.md counts with a constant delay. (Jitter also makes classic's
+        # start-up at N = 64 a storm of millions of messages: see the README.)
+        args.delay = "1"
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
     args = _parser().parse_args(argv)
     if args.compare:
-        if not args.headless:
-            raise InputError("--compare only applies with --headless")
-        if args.scenario or args.at or args.transcript:
-            raise InputError("--compare runs its own scenario (the leader crashes once all agree) and writes no transcript; "
-                             "leave out --scenario, --at and --transcript")
-        args.sizes = SIZES if args.nodes is None else None  # None: the one size --nodes gives
-        if args.delay is None:
-            # PROTOCOLS.md counts with a constant delay. (Jitter also makes classic's
-            # start-up at N = 64 a storm of millions of messages: see the README.)
-            args.delay = "1"
+        _check_compare(args)
+    elif args.format is not None:
+        raise InputError("--format only applies to --compare")
     scenario = read_scenario(args.scenario) if args.scenario else None
     # Where each value came from, so that a bad one from a scenario names its line.
     origin: dict[str, str] = {}
@@ -127,9 +142,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
         args.speed = parse_number(args.speed, "--speed")
         if not 0 < args.speed <= 1000:
             raise InputError(f"--speed must be above 0 and at most 1000, not {args.speed:g}")
-    ranks = tuple(range(1, nodes + 1))
-    commands = scenario.commands(ranks) if scenario else []
-    commands += parse_at(args.at, ranks)
+    ids = node_ids(args.ids, nodes, seed)
+    commands = scenario.commands(ids) if scenario else []
+    commands += parse_at(args.at, ids)
     session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, args.ids)
     return args, session
 
@@ -152,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.headless:
             return run_live(session, args.speed or 1.0)
         if args.compare:
-            sizes = args.sizes or (session.nodes,)
-            print(table(compare(session.config, session.seed, sizes), session.config))
+            results = compare(session.config, session.seed, args.sizes or (session.nodes,), args.algorithms)
+            print(json_lines(results) if args.format == "json" else table(results, session.config))
             return 0
         summary = run_headless(session, DEFAULT_UNTIL if args.until is None else args.until)
     except InputError as e:

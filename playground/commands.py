@@ -3,12 +3,19 @@
 Syntax, one per line: `TIME COMMAND ARGS`; `#` starts a comment; blank lines are skipped.
   crash K | recover K | elect K | timeout T | delay MIN[:MAX]
 K names a node by rank: 1 is the lowest id, N the highest. With the default ids 1..N
-rank and id are the same number; with `--ids uuid` the rank is how to name a node.
+rank and id are the same number; with `--ids uuid` the rank is how to name a node. The
+parser turns ranks into ids, so a command holds ids from then on (and so does the trace).
 
 A scenario file may also hold settings, `set NAME VALUE`, with the names of the command
 line options (`set algorithm ring`, `set nodes 8`, `set delay 1`). They are defaults:
 an option given on the command line wins. Every check happens before anything runs,
 and a failure names the file and line.
+
+Each command is a small typed value. `words()` gives its name and arguments as the
+trace records them, and `from_words` reads them back (a transcript's commands are the
+recipe that re-creates its run). The keys' "raise T by 0.5 s" and "lower the delay by
+0.25 s" are relative (`ChangeTimeout`, `ChangeDelay`): the engine resolves them against
+the settings it has when they run, and records the absolute command they became.
 """
 
 from __future__ import annotations
@@ -16,33 +23,85 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from .config import InputError, check_non_negative, check_positive
 
-USAGE = {
-    "crash": "crash ID",
-    "recover": "recover ID",
-    "elect": "elect ID",
-    "timeout": "timeout T",
-    "delay": "delay MIN[:MAX]",
-}
-NODE_COMMANDS = ("crash", "recover", "elect")
-SCENARIO_COMMANDS = tuple(USAGE)
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    name: ClassVar[str] = "crash"
+    node: int
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.node,)
 
 
 @dataclass(frozen=True, slots=True)
-class Command:
-    """One command: `name` with its arguments (a node id, T, or the delay bounds)."""
+class Recover:
+    name: ClassVar[str] = "recover"
+    node: int
 
-    name: str
-    args: tuple[int | float, ...] = ()
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.node,)
 
-    @property
-    def node(self) -> int:
-        return int(self.args[0])
 
-    def __str__(self) -> str:
-        return " ".join([self.name, *(f"{a:g}" for a in self.args)])
+@dataclass(frozen=True, slots=True)
+class Elect:
+    """The node's failure detector fires: it starts an election."""
+
+    name: ClassVar[str] = "elect"
+    node: int
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.node,)
+
+
+@dataclass(frozen=True, slots=True)
+class SetTimeout:
+    name: ClassVar[str] = "timeout"
+    seconds: float
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.seconds,)
+
+
+@dataclass(frozen=True, slots=True)
+class SetDelay:
+    name: ClassVar[str] = "delay"
+    low: float
+    high: float
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.low, self.high)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeTimeout:
+    """T + by, never below |by| (a key's step); recorded as the SetTimeout it becomes."""
+
+    by: float
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeDelay:
+    """Both delay bounds + by, never below 0; recorded as the SetDelay it becomes."""
+
+    by: float
+
+
+NodeCommand = Crash | Recover | Elect
+Command = Crash | Recover | Elect | SetTimeout | SetDelay
+Request = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
+NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect)
+COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay)}
+USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]"}
+
+
+def from_words(name: str, args: tuple) -> Command:
+    """A command from the name and arguments the trace recorded (ids, not ranks)."""
+    cls = COMMANDS[name]
+    return cls(*args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,28 +136,30 @@ def parse_delay(text: str) -> tuple[float, float]:
 
 
 def parse_node(text: str, ids: tuple[int, ...]) -> int:
+    """A rank (1 is the lowest id), as the id it names."""
     try:
-        node = int(text)
+        rank = int(text)
     except ValueError:
         raise InputError(f"node must be a whole number, not {text!r}") from None
-    if node not in ids:
-        raise InputError(f"there is no node {node} (nodes are {ids[0]}..{ids[-1]})")
-    return node
+    if not 1 <= rank <= len(ids):
+        raise InputError(f"there is no node {rank} (nodes are 1..{len(ids)})")
+    return ids[rank - 1]
 
 
 def parse_command(words: list[str], ids: tuple[int, ...]) -> Command:
     name, args = words[0].lower(), words[1:]
-    if name not in SCENARIO_COMMANDS:
-        raise InputError(f"unknown command {words[0]!r} (expected one of: {', '.join(SCENARIO_COMMANDS)})")
+    if name not in COMMANDS:
+        raise InputError(f"unknown command {words[0]!r} (expected one of: {', '.join(COMMANDS)})")
     if len(args) != 1:
         raise InputError(f"{name} takes one argument: {USAGE[name]}")
-    if name in NODE_COMMANDS:
-        return Command(name, (parse_node(args[0], ids),))
-    if name == "timeout":
+    cls = COMMANDS[name]
+    if cls in NODE_COMMANDS:
+        return cls(parse_node(args[0], ids))
+    if cls is SetTimeout:
         timeout = parse_number(args[0], "timeout")
         check_positive("timeout", timeout)
-        return Command(name, (timeout,))
-    return Command(name, parse_delay(args[0]))
+        return SetTimeout(timeout)
+    return SetDelay(*parse_delay(args[0]))
 
 
 def parse_line(line: str, ids: tuple[int, ...], source: str, where: str) -> Scheduled | None:

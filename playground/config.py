@@ -34,7 +34,7 @@ class ClusterConfig:
     probe_interval: float = 5.0
     delay_min: float = 0.5
     delay_max: float = 1.5
-    settle: float | None = None  # SLE2's c; None derives it (settle_time)
+    settle: float | None = None  # SLE2's c; None: as long as the algorithm says it needs
 
     def __post_init__(self) -> None:
         check_positive("timeout", self.timeout)
@@ -56,18 +56,6 @@ class ClusterConfig:
     def synchronous(self) -> bool:
         """The synchrony assumption every algorithm here relies on: T >= 2 * max delay."""
         return self.timeout >= 2 * self.delay_max
-
-    def settle_time(self, nodes: int) -> float:
-        """SLE2's c: how long after the last crash or recovery every up node must be
-        normal under the highest up node. The default is generous on purpose, so that a
-        report means a real failure of liveness: two probe periods to notice, then ten
-        rounds of T (a round trip within T is what synchrony promises) for the election
-        and its restarts, plus one round per node for the algorithms that work through
-        the nodes one at a time (Stoller's halts, the ring's hops)."""
-        if self.settle is not None:
-            return self.settle
-        round_trip = max(self.timeout, 2 * self.delay_max)
-        return 2 * self.probe_interval + (10 + nodes) * round_trip
 
     def warnings(self) -> list[str]:
         """Settings that break an assumption: allowed (seeing what breaks is the point),

@@ -2,7 +2,7 @@
 
 The recorder writes them as transcript lines, the summary counts them, the UI draws
 them. Each carries `seq` (its place in the stream, from 0) and `t` (virtual seconds);
-`kind` is the tag a transcript line carries.
+`kind` is the tag a transcript line carries. Node fields hold ids, never ranks.
 
 Observers share the same objects, so they treat them as read-only. (They are not frozen
 because the cluster stamps `seq`, and a send's `id` and `arrives`, when it merges the
@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from protocol import Message
+
+UNSET = 0  # seq, a send's id and arrival, until the engine stamps them
 
 
 @dataclass(slots=True)
@@ -54,12 +56,19 @@ class DropEvent(Event):
 
 @dataclass(slots=True)
 class StateEvent(Event):
+    """A node's status or leader changed. `role` is what its algorithm declares the
+    status to mean (protocol.StatusRole: down, electing, waiting, normal)."""
+
     kind: ClassVar[str] = "state"
     node: int
     status: str
     leader: int | None
-    normal: bool
-    epoch: int = 0  # the node's cluster epoch at this change (transcript v2; v1 has none: 0)
+    role: str
+    epoch: int = 0  # the node's cluster epoch at this change
+
+    @property
+    def normal(self) -> bool:
+        return self.role == "normal"
 
 
 @dataclass(slots=True)
@@ -128,19 +137,33 @@ class CommandEvent(Event):
 class ViolationEvent(Event):
     """The monitor saw a property broken (`phase` "begin"), or an episode of it end
     ("end", with its `duration`). SLE2 is checked at one moment, so it only begins.
+    monitor.describe() makes the one line people read from these fields.
 
     property  "sle1" (normal nodes disagree on the leader), "split_brain" (two nodes
               each lead), "sle2" (not settled c seconds after the last crash/recovery)
     nodes     the nodes involved when it began
-    detail    one line for people
+    leaders   whom each of `nodes` followed then (None: nobody)
+    expected  SLE2: the highest up node, whom all should follow
+    since     SLE2: the last crash or recovery, c seconds before
     """
 
     kind: ClassVar[str] = "violation"
     property: str
     phase: str
     nodes: tuple[int, ...]
-    detail: str
+    leaders: tuple[int | None, ...]
+    expected: int | None = None
+    since: float | None = None
     duration: float | None = None
+
+
+@dataclass(slots=True)
+class AgreementEvent(Event):
+    """The monitor's verdict at the end of an instant, when it changes: every up node
+    is normal under the highest up node (`leader`), or no longer (None)."""
+
+    kind: ClassVar[str] = "agreement"
+    leader: int | None
 
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -157,4 +180,5 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ElectionStartEvent,
     CommandEvent,
     ViolationEvent,
+    AgreementEvent,
 )

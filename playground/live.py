@@ -5,6 +5,15 @@ I/O wait sits in trio's worker thread), so trace events reach the host on its ow
 thread. Commands go the other way through `TrioToken.run_sync_soon`, which never blocks
 and wakes trio wherever it is. `stop` cancels the run and waits for trio to say it is
 done, so no task outlives the app, and an exception in trio reaches `on_done`.
+
+Pace is this object's: virtual time is a MockClock whose rate is the speed (0 while
+paused), and a single step moves the paused clock to the next instant due. None of it
+changes what happens in the run, so none of it is a command or in the transcript.
+
+Flow. Events wait in a buffer until the host takes them (`take`). When the host falls
+behind (a storm of events at a high speed), the cluster is held before its next step
+until the host has taken what is there: the run slows down to what can be shown, and
+`behind` says by how much it trails its clock.
 """
 
 from __future__ import annotations
@@ -17,19 +26,33 @@ import trio
 import trio.testing
 
 from .cluster import Cluster
-from .commands import Command
+from .commands import Request
+from .config import to_seconds
+from .events import Event
+
+BACKLOG = 20_000  # events the host may leave untaken before the cluster waits for it
 
 
 class LiveRun:
-    def __init__(self, cluster: Cluster, clock: trio.testing.MockClock, on_done: Callable[[outcome.Outcome], None]):
+    def __init__(self, cluster: Cluster, *, speed: float, paused: bool,
+                 on_events: Callable[[], None], on_done: Callable[[outcome.Outcome], None]):
         self.cluster = cluster
-        self.clock = clock
+        self.speed = speed
+        self.clock = trio.testing.MockClock(rate=0 if paused else speed)
+        self._on_events = on_events
         self._on_done = on_done
+        self._buffer: list[Event] = []
         self._token: trio.lowlevel.TrioToken | None = None
         self._scope = trio.CancelScope()
         self._finished: asyncio.Event | None = None
         self._early: list[tuple[Callable, tuple]] = []  # calls made before trio was up
+        self._flowing = trio.Event()
+        self._flowing.set()
         self.outcome: outcome.Outcome | None = None
+        cluster.engine.subscribe(self._collect)
+        cluster.gate = self._gate
+
+    # --- start and stop -----------------------------------------------------------------
 
     def start(self) -> None:
         """Start the run on the current asyncio loop; call from a coroutine on it."""
@@ -59,18 +82,42 @@ class LiveRun:
         self._finished.set()
         self._on_done(result)
 
+    async def stop(self) -> None:
+        """Cancel the run and wait until trio has finished."""
+        if self._finished is None:
+            return
+        self._call(self._scope.cancel)
+        await self._finished.wait()
+
     @property
     def running(self) -> bool:
         return self._token is not None
 
-    def submit(self, command: Command) -> None:
-        """Hand a command to the cluster; it runs at the current virtual time."""
-        self._call(self.cluster.submit, command, "user")
+    # --- events out ---------------------------------------------------------------------
 
-    def advance(self, seconds: float) -> None:
-        """Move a paused clock forward (tests, and anyone stepping by time)."""
-        self.clock.jump(seconds)
-        self._call(self.cluster.poke)
+    def _collect(self, events: list[Event]) -> None:
+        """Inside trio, for every batch: keep it, and tell the host about the first of a burst."""
+        if not self._buffer:
+            self._on_events()
+        self._buffer += events
+        if len(self._buffer) > BACKLOG and self._flowing.is_set():
+            self._flowing = trio.Event()
+
+    def take(self) -> list[Event]:
+        """Every event not yet taken, in order (the host calls this)."""
+        events, self._buffer = self._buffer, []
+        if not self._flowing.is_set():
+            self._call(self._flowing.set)
+        return events
+
+    async def _gate(self) -> None:
+        await self._flowing.wait()
+
+    # --- commands in --------------------------------------------------------------------
+
+    def submit(self, request: Request) -> None:
+        """Hand a command to the cluster; it runs at the current virtual time."""
+        self._call(self.cluster.submit, request, "user")
 
     def _call(self, fn: Callable, *args: object) -> None:
         if self._token is not None:
@@ -81,9 +128,54 @@ class LiveRun:
         elif self.outcome is None:
             self._early.append((fn, args))  # a key pressed while trio is still starting
 
-    async def stop(self) -> None:
-        """Cancel the run and wait until trio has finished."""
-        if self._finished is None:
-            return
-        self._call(self._scope.cancel)
-        await self._finished.wait()
+    # --- pace -----------------------------------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        return self.clock.rate == 0
+
+    def pause(self) -> None:
+        self._set_rate(0)
+
+    def resume(self) -> None:
+        self._set_rate(self.speed)
+
+    def set_speed(self, speed: float) -> None:
+        self.speed = speed
+        if not self.paused:
+            self._set_rate(speed)
+
+    def _set_rate(self, rate: float) -> None:
+        self.clock.rate = rate
+        self._call(self.cluster.poke)  # a sleeping dispatcher does not see a new rate
+
+    def step(self) -> None:
+        """Pause, and run the next instant due (if any)."""
+        self.pause()
+        due = self.cluster.engine.due()
+        if due is not None:
+            self.advance(to_seconds(due) - self.cluster.clock_time())
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward (a single step, and tests)."""
+        if seconds > 0:
+            self.clock.jump(seconds)
+        self._call(self.cluster.poke)
+
+    def now(self) -> float:
+        """Virtual time on the clock (for countdowns)."""
+        return self.cluster.clock_time()
+
+    @property
+    def idle(self) -> bool:
+        """The run has done everything due up to its clock, and the host has taken every event."""
+        due = self.cluster.engine.due()
+        return (due is None or to_seconds(due) > self.cluster.clock_time()) and not self._buffer
+
+    @property
+    def behind(self) -> float:
+        """How far the run trails its clock: work was due this many seconds ago."""
+        due = self.cluster.engine.due()
+        if due is None or not self.cluster.running:
+            return 0.0
+        return max(0.0, self.cluster.clock_time() - to_seconds(due))

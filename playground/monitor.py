@@ -1,54 +1,68 @@
 """The safety and liveness monitor: it reads the trace and reports broken properties.
 
-It lives in the runtime (the cluster feeds it every event in trace order), so every
-observer sees its reports as `violation` events: the transcript records them, the
-summary lists them, the UI raises an alert. It judges only what the trace says (who is
-up, each node's status, leader and whether that status is normal), so it works for
-every algorithm without knowing any of them.
+It lives in the runtime (the engine feeds it every event in trace order), so every
+observer sees its reports in the stream: the transcript records them, the summary
+lists them, the UI raises an alert. It judges only what the trace says (who is up, each
+node's leader and the role of its status), so it works for every algorithm without
+knowing any of them.
 
-  SLE1         two up nodes in a normal status follow different leaders.
-  split brain  two up nodes each believe they lead (leader == itself).
-  SLE2         c seconds after the last crash or recovery (start-up counts as one),
-               some up node is not normal under the highest up node.
-
-SLE1 and split brain are episodes: one event when they begin, one when they end, with
-the duration. SLE2 is checked once per quiet period, at its deadline; the cluster asks
-for that moment through `deadline`, so a cluster with nothing else to do still checks.
+Rules:
+  1. Judged at the end of each instant. Virtual time is discrete: what happens at one
+     instant (two messages a node handles at the same t) happens at once, so a state
+     that lasts no time at all is never reported. The engine says when an instant ends
+     (`close`), and the reports come after that instant's events.
+  2. SLE1: two up nodes in a normal status follow different leaders.
+  3. Split brain: two up nodes each believe they lead (leader == itself).
+  4. SLE1 and split brain are episodes: one event when they begin, one when they end,
+     with the duration.
+  5. Agreement: every up node is normal under the highest up node. One definition, for
+     everyone: an `agreement` event says when it is reached (and under whom) and when it
+     is lost; the comparison and the UI read those.
+  6. SLE2: c seconds after the last crash or recovery (start-up counts as one), there
+     is agreement. Checked once per quiet period, at that instant's end. The monitor
+     says when that is (`deadline`), so a cluster with nothing else to do still checks.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from .config import to_seconds, to_us
-from .events import CrashEvent, Event, RecoverEvent, StartEvent, StateEvent, ViolationEvent
+from .config import to_us
+from .events import UNSET, AgreementEvent, CrashEvent, Event, RecoverEvent, StartEvent, StateEvent, ViolationEvent
 
 SLE1, SPLIT_BRAIN, SLE2 = "sle1", "split_brain", "sle2"
-_UNSET = 0  # seq, stamped by the cluster
-
-
-def _names(nodes) -> str:
-    return ", ".join(map(str, sorted(nodes)))
+PROPERTY_NAMES = {SLE1: "SLE1", SPLIT_BRAIN: "split brain", SLE2: "SLE2"}
 
 
 class Monitor:
-    def __init__(self, ids: tuple[int, ...], settle: float):
+    def __init__(self, ids: tuple[int, ...], settle: Callable[[], float | None]):
+        """`settle()` is c, in seconds, as the settings have it when a fault happens
+        (None: SLE2 is not checked)."""
         self.up: set[int] = set()
         self.leader: dict[int, int | None] = dict.fromkeys(ids)
         self.normal: dict[int, bool] = dict.fromkeys(ids, False)
-        self.settle_us = to_us(settle)
         self.deadline: int | None = None  # when SLE2 is next checked (us)
-        self._normal_leaders: Counter[int | None] = Counter()  # over up nodes in normal
+        self._settle = settle
+        self._last_fault = 0.0
+        self._top: int | None = None  # the highest up node
+        self._normal_leaders: Counter[int | None] = Counter()  # over up nodes in a normal status
         self._leading: set[int] = set()  # up nodes whose leader is themselves
-        self._open: dict[str, tuple[float, tuple[int, ...]]] = {}  # property -> (began, nodes)
+        self._open: dict[str, ViolationEvent] = {}  # property -> its begin event, while it lasts
+        self._agreed: int | None = None  # the leader of the agreement, as last reported
+        self._changed = False  # since the last close
 
-    def observe(self, event: Event) -> list[ViolationEvent]:
-        """Take one event (in trace order); return the violations it begins or ends."""
+    # --- in: the trace --------------------------------------------------------------------
+
+    def observe(self, event: Event) -> None:
+        """Take one event, in trace order."""
         kind = type(event)
         if kind is StateEvent:
-            self._forget(event.node)
-            self.leader[event.node], self.normal[event.node] = event.leader, event.normal
-            self._count(event.node)
+            node = event.node
+            self._forget(node)
+            self.leader[node], self.normal[node] = event.leader, event.role == "normal"
+            self._count(node)
         elif kind is CrashEvent:
             self._forget(event.node)
             self.up.discard(event.node)
@@ -58,31 +72,45 @@ class Monitor:
             self._count(event.node)
             self._fault(event.t)
         else:
-            return []
-        return self._episodes(event.t)
+            return
+        self._changed = True
 
-    def check_settled(self) -> list[ViolationEvent]:
-        """SLE2, at the deadline: every up node normal under the highest up node."""
-        t = to_seconds(self.deadline)
-        self.deadline = None
-        behind = self.unsettled()
-        if not behind:
-            return []
-        top = max(self.up)
-        detail = f"{to_seconds(self.settle_us):g} s after the last crash or recovery, node(s) {_names(behind)} not normal under {top}"
-        return [ViolationEvent(_UNSET, t, SLE2, "begin", tuple(behind), detail)]
+    def close(self, t: float) -> list[Event]:
+        """The instant t is over: what it began or ended (rule 1)."""
+        out: list[Event] = []
+        if self._changed:
+            self._changed = False
+            self._episodes(t, out)
+            agreed = self.agreed_on()
+            if agreed != self._agreed:
+                self._agreed = agreed
+                out.append(AgreementEvent(UNSET, t, agreed))
+        if self.deadline is not None and to_us(t) >= self.deadline:
+            self.deadline = None
+            self._check_settled(t, out)
+        return out
+
+    # --- the one definition of agreement (rule 5) ---------------------------------------------
+
+    def agreed_on(self) -> int | None:
+        """The highest up node, if every up node is normal under it; else None."""
+        top = self._top
+        if top is not None and self._normal_leaders.get(top, 0) == len(self.up):
+            return top
+        return None
 
     def unsettled(self) -> list[int]:
         """The up nodes not (yet) normal under the highest up node: none means agreement."""
-        if not self.up:
-            return []
-        top = max(self.up)
+        top = self._top
         return sorted(i for i in self.up if not (self.normal[i] and self.leader[i] == top))
 
-    # --- bookkeeping ----------------------------------------------------------------
+    # --- bookkeeping ----------------------------------------------------------------------
 
     def _fault(self, t: float) -> None:
-        self.deadline = to_us(t) + self.settle_us
+        self._top = max(self.up, default=None)
+        self._last_fault = t
+        c = self._settle()
+        self.deadline = None if c is None else to_us(t + c)
 
     def _forget(self, node: int) -> None:
         if node in self.up:
@@ -100,30 +128,90 @@ class Monitor:
             if self.leader[node] == node:
                 self._leading.add(node)
 
-    def _episodes(self, t: float) -> list[ViolationEvent]:
-        sle1, split = len(self._normal_leaders) > 1, len(self._leading) > 1
-        if not (sle1 or split or self._open):  # the common case: nothing broken, nothing open
-            return []
-        out = []
-        for prop, broken in ((SLE1, sle1), (SPLIT_BRAIN, split)):
+    def _episodes(self, t: float, out: list[Event]) -> None:
+        for prop, broken in ((SLE1, len(self._normal_leaders) > 1), (SPLIT_BRAIN, len(self._leading) > 1)):
             if broken and prop not in self._open:
-                nodes, detail = self._describe(prop)
-                self._open[prop] = (t, nodes)
-                out.append(ViolationEvent(_UNSET, t, prop, "begin", nodes, detail))
-            elif not broken and prop in self._open:
-                began, nodes = self._open.pop(prop)
-                lasted = round(t - began, 6)  # whole microseconds, as virtual time is
-                out.append(ViolationEvent(_UNSET, t, prop, "end", nodes, f"over after {lasted:g} s", lasted))
-        return out
+                nodes = self._involved(prop)
+                began = ViolationEvent(UNSET, t, prop, "begin", nodes, tuple(self.leader[i] for i in nodes))
+                self._open[prop] = began
+                out.append(began)
+            elif not broken and prop in self._open:  # rule 4
+                began = self._open.pop(prop)
+                lasted = round(t - began.t, 6)  # whole microseconds, as virtual time is
+                out.append(ViolationEvent(UNSET, t, prop, "end", began.nodes, began.leaders, duration=lasted))
 
-    def _describe(self, prop: str) -> tuple[tuple[int, ...], str]:
+    def _involved(self, prop: str) -> tuple[int, ...]:
         if prop == SPLIT_BRAIN:
-            nodes = tuple(sorted(self._leading))
-            return nodes, f"nodes {_names(nodes)} each believe they lead"
+            return tuple(sorted(self._leading))
+        return tuple(sorted(i for i in self.up if self.normal[i]))
+
+    def _check_settled(self, t: float, out: list[Event]) -> None:  # rule 6
+        behind = self.unsettled()
+        if behind:
+            leaders = tuple(self.leader[i] if self.normal[i] else None for i in behind)
+            out.append(ViolationEvent(UNSET, t, SLE2, "begin", tuple(behind), leaders, self._top, self._last_fault))
+
+
+# --- what people read ------------------------------------------------------------------------
+
+
+def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
+    """One line for a violation event, with nodes named by `name` (full ids in the
+    summary, the UI's short labels on screen). The one place this text is made."""
+    if v.phase == "end":
+        return f"{PROPERTY_NAMES[v.property]} over after {v.duration:g} s"
+    if v.property == SPLIT_BRAIN:
+        return f"nodes {_names(v.nodes, name)} each believe they lead"
+    if v.property == SLE1:
         groups: dict[int | None, list[int]] = {}
-        for i in sorted(self.up):
-            if self.normal[i]:
-                groups.setdefault(self.leader[i], []).append(i)
-        nodes = tuple(sorted(i for members in groups.values() for i in members))
-        sides = "; ".join(f"{_names(members)} follow {leader}" for leader, members in sorted(groups.items(), key=lambda group: group[1]))
-        return nodes, f"normal nodes disagree: {sides}"
+        for node, leader in zip(v.nodes, v.leaders, strict=True):
+            groups.setdefault(leader, []).append(node)
+        sides = "; ".join(f"{_names(members, name)} follow{'s' if len(members) == 1 else ''} {_name(leader, name)}"
+                          for leader, members in groups.items())
+        return f"normal nodes disagree: {sides}"
+    waited = round(v.t - v.since, 6) if v.since is not None else 0
+    return (f"{waited:g} s after the last crash or recovery, "
+            f"node{'s' if len(v.nodes) > 1 else ''} {_names(v.nodes, name)} not normal under {_name(v.expected, name)}")
+
+
+def _name(node: int | None, name: Callable[[int], str]) -> str:
+    return "nobody" if node is None else name(node)
+
+
+def _names(nodes, name: Callable[[int], str]) -> str:
+    return ", ".join(name(i) for i in nodes)
+
+
+@dataclass(slots=True)
+class Episode:
+    """A violation from its begin to its end: `lasted` is None while it goes on (and
+    always for SLE2, which is checked at one moment)."""
+
+    began: ViolationEvent
+    lasted: float | None = None
+
+    @property
+    def property(self) -> str:
+        return self.began.property
+
+
+class Episodes:
+    """Pairs the monitor's begin and end events into episodes, for whoever lists them
+    (the summary, the UI's alert). The one place begins and ends are paired."""
+
+    lasting = (SLE1, SPLIT_BRAIN)  # the properties whose episodes have a duration
+
+    def __init__(self):
+        self.all: list[Episode] = []  # in the order they began
+        self.open: dict[str, Episode] = {}  # property -> the episode still going on
+
+    def add(self, v: ViolationEvent) -> None:
+        if v.phase == "end":
+            episode = self.open.pop(v.property, None)
+            if episode is not None:
+                episode.lasted = v.duration
+            return
+        episode = Episode(v)
+        self.all.append(episode)
+        if v.property in self.lasting:
+            self.open[v.property] = episode

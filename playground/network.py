@@ -1,10 +1,6 @@
-"""The simulated network: one lossless FIFO link per ordered pair of nodes.
-
-Each message's delay is drawn in [min, max] from one RNG seeded by `--seed`. The caller
-draws in a fixed order (see cluster.py), so the same seed gives the same delays. A link
-is FIFO even when a later message draws a shorter delay: it is held until the one before
-it has arrived (equal arrival times keep send order, which the caller's queue preserves).
-"""
+"""Link delays: each message's delay is drawn in [min, max] from one RNG seeded by
+`--seed`. The engine draws in a fixed order (the merged trace's), so the same seed
+gives the same delays. FIFO is the links' (links.py), not the network's."""
 
 from __future__ import annotations
 
@@ -14,20 +10,17 @@ import random
 class Network:
     def __init__(self, seed: int, delay_min_us: int, delay_max_us: int):
         self._rng = random.Random(seed)
-        self.delay_min_us = delay_min_us
-        self.delay_max_us = delay_max_us
-        self._last_arrival: dict[tuple[int, int], int] = {}
+        self.set_delay(delay_min_us, delay_max_us)
 
     def set_delay(self, delay_min_us: int, delay_max_us: int) -> None:
         """New bounds apply to messages sent from now on; those in flight keep theirs."""
         self.delay_min_us = delay_min_us
         self.delay_max_us = delay_max_us
+        # randint draws through _randbelow: the same numbers, without its checks
+        self._span = delay_max_us - delay_min_us + 1
 
-    def arrival(self, src: int, dst: int, sent_us: int) -> int:
-        """When a message sent now on src->dst arrives."""
-        low, high = self.delay_min_us, self.delay_max_us
-        delay = low if low == high else self._rng.randint(low, high)
-        link = (src, dst)
-        arrives = max(sent_us + delay, self._last_arrival.get(link, 0))
-        self._last_arrival[link] = arrives
-        return arrives
+    def delay(self) -> int:
+        """A new message's delay, in microseconds."""
+        if self._span == 1:
+            return self.delay_min_us
+        return self.delay_min_us + self._rng._randbelow(self._span)

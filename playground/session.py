@@ -16,12 +16,18 @@ import trio.testing
 from protocol import ALGORITHMS
 
 from .cluster import Cluster
-from .commands import NODE_COMMANDS, Command, Scheduled
+from .commands import Scheduled
 from .config import ClusterConfig
+from .engine import Engine
 from .summary import Summary
 from .transcript import Header, Recorder, open_for_writing
 
 ID_KINDS = ("seq", "uuid")
+
+
+def node_ids(kind: str, count: int, seed: int) -> tuple[int, ...]:
+    """`seq`: 1..count; `uuid`: random 128-bit ids from the seed."""
+    return uuid_ids(count, seed) if kind == "uuid" else tuple(range(1, count + 1))
 
 
 def uuid_ids(count: int, seed: int) -> tuple[int, ...]:
@@ -35,6 +41,9 @@ def uuid_ids(count: int, seed: int) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Session:
+    """Everything that defines a run. `commands` name nodes by id (the parser turned
+    ranks into ids)."""
+
     algorithm: str = "classic"
     nodes: int = 7
     seed: int = 1
@@ -46,19 +55,8 @@ class Session:
 
     @property
     def ids(self) -> tuple[int, ...]:
-        """The node ids, lowest first: rank k (how commands name a node) is ids[k - 1]."""
-        if self.id_kind == "uuid":
-            return uuid_ids(self.nodes, self.seed)
-        return tuple(range(1, self.nodes + 1))
-
-    def scheduled(self) -> list[Scheduled]:
-        """The commands, with node ranks turned into ids."""
-        ids = self.ids
-        return [
-            Scheduled(s.at, Command(s.command.name, (ids[s.command.node - 1],)), s.source)
-            if s.command.name in NODE_COMMANDS else s
-            for s in self.commands
-        ]
+        """The node ids, lowest first: rank k (how people name a node) is ids[k - 1]."""
+        return node_ids(self.id_kind, self.nodes, self.seed)
 
     @property
     def worst_case_messages(self) -> int | None:
@@ -68,18 +66,18 @@ class Session:
     def header(self) -> Header:
         return Header(self.algorithm, list(self.ids), self.seed, self.config)
 
-    def start(self, files: ExitStack, *, lookahead: bool, clock: trio.testing.MockClock | None = None) -> tuple[Cluster, Summary]:
-        """A cluster ready to run, with its summary and (if asked) its transcript attached.
+    def start(self, files: ExitStack, *, lookahead: bool) -> tuple[Engine, Summary]:
+        """An engine ready to run, with its summary and (if asked) its transcript attached.
         The transcript file is opened here, before anything runs, so a bad path fails first."""
         algorithm = ALGORITHMS[self.algorithm]
-        cluster = Cluster(algorithm, self.ids, self.config, self.seed, lookahead=lookahead, clock=clock)
-        summary = Summary(self.ids, tuple(m.type for m in algorithm.messages), algorithm.down_status)
-        cluster.subscribe(summary)
+        engine = Engine(algorithm, self.ids, self.config, self.seed, lookahead=lookahead)
+        summary = Summary(self.ids, tuple(m.type for m in algorithm.messages))
+        engine.subscribe(summary)
         if self.transcript is not None:
             out = files.enter_context(open_for_writing(self.transcript, self.overwrite))
-            cluster.subscribe(Recorder(out, self.header))
-        cluster.schedule(self.scheduled())
-        return cluster, summary
+            engine.subscribe(Recorder(out, self.header))
+        engine.schedule(self.commands)
+        return engine, summary
 
 
 @contextmanager
@@ -101,8 +99,8 @@ def fewer_gc_passes() -> Iterator[None]:
 def run_headless(session: Session, until: float) -> dict[str, object]:
     """Run in virtual time, as fast as the CPU allows, and return the JSON summary."""
     with ExitStack() as files, fewer_gc_passes():
-        cluster, summary = session.start(files, lookahead=True)
-        trio.run(cluster.run, until, clock=trio.testing.MockClock(autojump_threshold=0))
+        engine, summary = session.start(files, lookahead=True)
+        trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
     return {
         "algorithm": session.algorithm,
         "nodes": session.nodes,

@@ -15,21 +15,22 @@ from .events import (
     StateEvent,
     ViolationEvent,
 )
+from .host import DOWN_STATUS
+from .monitor import Episodes, describe
 
 
 class Summary:
-    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...], down_status: str):
+    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...]):
         self.ids = ids
         self.message_types = message_types
         self.sent: Counter[str] = Counter()
         self.dropped = 0
         self.elections_started = 0
         self.up: set[int] = set()
-        self.status = dict.fromkeys(ids, down_status)
+        self.status = dict.fromkeys(ids, DOWN_STATUS)
         self.leader: dict[int, int | None] = dict.fromkeys(ids)
         self.epoch = dict.fromkeys(ids, 0)
-        self.violations: list[dict[str, object]] = []
-        self._open: dict[str, dict[str, object]] = {}  # property -> its entry, while it lasts
+        self.episodes = Episodes()
 
     def __call__(self, events: list[Event]) -> None:
         for e in events:
@@ -49,25 +50,18 @@ class Summary:
             elif kind is CrashEvent:
                 self.up.discard(e.node)
             elif kind is ViolationEvent:
-                self._violation(e)
-
-    def _violation(self, e: ViolationEvent) -> None:
-        """One entry per episode: its start, and its duration once it is over
-        (None while it lasts)."""
-        if e.phase == "end":
-            entry = self._open.pop(e.property, None)
-            if entry is not None:
-                entry["duration"] = e.duration
-            return
-        entry = {"property": e.property, "t": e.t, "nodes": list(e.nodes), "detail": e.detail}
-        if e.property != "sle2":
-            entry["duration"] = None
-            self._open[e.property] = entry
-        self.violations.append(entry)
+                self.episodes.add(e)
 
     def report(self) -> dict[str, object]:
         messages = {t: self.sent[t] for t in self.message_types}
         messages["total"] = sum(self.sent.values())
+        violations = []
+        for episode in self.episodes.all:
+            v = episode.began
+            entry = {"property": v.property, "t": v.t, "nodes": list(v.nodes), "detail": describe(v)}
+            if v.property in self.episodes.lasting:
+                entry["duration"] = episode.lasted
+            violations.append(entry)
         return {
             "up": sorted(self.up),
             "status": {str(i): self.status[i] for i in self.ids},
@@ -76,5 +70,5 @@ class Summary:
             "dropped": self.dropped,
             "elections_started": self.elections_started,
             "epoch": {str(i): self.epoch[i] for i in self.ids},
-            "violations": self.violations,
+            "violations": violations,
         }

@@ -1,10 +1,13 @@
-"""Transcripts, format v2: JSON Lines, a header then one trace event per line.
+"""Transcripts, format v3: JSON Lines, a header then one trace event per line.
 
-v2 adds the cluster epoch (on messages and state events) and `violation` events; a v1
-transcript has neither and still loads, its epochs read as 0.
-
-Line 1: {"format": "bully-transcript", "version": 1, "algorithm", "nodes", "seed", "config"}.
+Line 1: {"format": "bully-transcript", "version": 3, "algorithm", "nodes", "seed", "config"}.
 Later lines: {"seq", "t", "kind", ...fields}; `msg` is {"type": <message name>, ...}.
+
+Versions: v2 added the cluster epoch (on messages and state events) and `violation`
+events; v3 gives each state its role (instead of a `normal` flag), gives violations
+their structure (nodes and whom each followed; the text is made from it) and adds the
+monitor's `agreement` events. Older transcripts still load: their lines are upgraded as
+they are read (epochs 0, roles from the algorithm's declaration).
 Both unions (events by "kind", messages by "type") go through cattrs' tagged-union
 strategy. Messages get one codec per algorithm, since two algorithms may share a
 message name (Garcia-Molina's and Stoller's Halt) with different fields.
@@ -32,8 +35,8 @@ from .config import ClusterConfig, InputError
 from .events import EVENT_TYPES, Event
 
 FORMAT = "bully-transcript"
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 AnyEvent = Union[EVENT_TYPES]  # noqa: UP007 - built from a tuple at run time
 EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
@@ -232,15 +235,18 @@ def parse(data: bytes, name: str = "transcript") -> Transcript:
             raise fail(n, "expected a JSON object")
         return value
 
-    header = _parse_header(json_object(1), fail)
+    header, version = _parse_header(json_object(1), fail)
     if not wide(header.nodes):
         loads = orjson.loads
     conv = converter(header.algorithm)
+    upgrade = _Upgrade(ALGORITHMS[header.algorithm]) if version < VERSION else None
     nodes = set(header.nodes)
     events: list[Event] = []
     last_t = 0.0
     for n in range(2, len(lines) + 1):
         raw = json_object(n)
+        if upgrade is not None:
+            upgrade(raw)
         kind = raw.get("kind")
         if kind not in EVENT_KINDS:
             raise fail(n, f"field 'kind': unknown event kind {json.dumps(kind)}")
@@ -261,11 +267,11 @@ def parse(data: bytes, name: str = "transcript") -> Transcript:
     return Transcript(header, events)
 
 
-def _parse_header(raw: dict[str, Any], fail: Any) -> Header:
+def _parse_header(raw: dict[str, Any], fail: Any) -> tuple[Header, int]:
     if raw.get("format") != FORMAT:
         raise fail(1, f"field 'format': expected {json.dumps(FORMAT)}, got {json.dumps(raw.get('format'))}")
     if raw.get("version") not in READABLE_VERSIONS:
-        readable = " and ".join(map(str, READABLE_VERSIONS))
+        readable = ", ".join(map(str, READABLE_VERSIONS[:-1])) + f" and {READABLE_VERSIONS[-1]}"
         raise fail(1, f"field 'version': this program reads versions {readable}, got {json.dumps(raw.get('version'))}")
     algorithm = raw.get("algorithm")
     if algorithm not in ALGORITHMS:
@@ -276,7 +282,36 @@ def _parse_header(raw: dict[str, Any], fail: Any) -> Header:
         raise fail(1, _describe(e)) from None
     if not header.nodes or len(set(header.nodes)) != len(header.nodes):
         raise fail(1, "field 'nodes': expected a non-empty list of distinct ids")
-    return header
+    version = header.version
+    return Header(header.algorithm, header.nodes, header.seed, header.config), version
+
+
+class _Upgrade:
+    """An older version's event line, as version 3 writes it (in place, line by line:
+    a state's role depends on whether its node is up, which earlier lines say)."""
+
+    def __init__(self, algorithm: type):
+        self.statuses = algorithm.statuses
+        self.up: set[object] = set()
+
+    def __call__(self, raw: dict[str, Any]) -> None:
+        kind = raw.get("kind")
+        if kind in ("start", "recover"):
+            self.up.add(raw.get("node"))
+        elif kind == "crash":
+            self.up.discard(raw.get("node"))
+        elif kind == "state" and "normal" in raw:
+            normal = raw.pop("normal")
+            if normal is True:
+                raw["role"] = "normal"
+            elif raw.get("node") not in self.up:
+                raw["role"] = "down"
+            else:
+                raw["role"] = getattr(self.statuses.get(raw.get("status")), "value", "electing")
+        elif kind == "violation" and "detail" in raw:
+            raw.pop("detail")
+            nodes = raw.get("nodes")
+            raw["leaders"] = [None] * len(nodes) if isinstance(nodes, list) else nodes
 
 
 def _describe(error: Exception) -> str:

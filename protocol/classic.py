@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Message
+from .interface import Message, MessageRole, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
 
 ELECTION, WAITING, NORMAL = "election", "waiting", "normal"
@@ -50,18 +50,20 @@ class Election(Message):
 @dataclass(frozen=True, slots=True)
 class Answer(Message):
     type: ClassVar[str] = "answer"
+    role: ClassVar[MessageRole] = MessageRole.REPLY
 
 
 @dataclass(frozen=True, slots=True)
 class Coordinator(Message):
     type: ClassVar[str] = "coordinator"
+    role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
 
 
 class ClassicBully(ProbingNode):
     name = "classic"
+    title = "classic Bully"
     messages = (Election, Answer, Coordinator, Probe, ProbeReply)
-    statuses = ("down", ELECTION, WAITING, NORMAL)
-    normal_statuses = frozenset({NORMAL})
+    statuses = {ELECTION: StatusRole.ELECTING, WAITING: StatusRole.WAITING, NORMAL: StatusRole.NORMAL}
 
     @classmethod
     def worst_case_messages(cls, n: int) -> int:

@@ -32,6 +32,9 @@ Periodic procedures, every P (P = 0 turns both off):
   Check    the coordinator asks everyone AreYouNormal; a "no" starts an Election.
   Timeout  a node in normal or reorganization asks its coordinator AreYouThere; no
            answer within T starts an Election.
+The Election's AreYouThere and the Timeout's are the same question asked for different
+reasons, so the message names its procedure and the Yes repeats it: a Yes to one is
+never taken for the other, and observers can count failure detection apart.
 A halted node that hears nothing for T' (NewCoordinator or Ready never comes, because
 the candidate crashed) starts an Election too; GM's Timeout procedure covers that case.
 And a node outside any group (recovered, or halted by a candidate that died) whose
@@ -44,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Message, Node
+from .interface import Message, MessageRole, Node, StatusRole
 
 DOWN, ELECTION, REORGANIZATION, NORMAL = "down", "election", "reorganization", "normal"
 
@@ -59,21 +62,36 @@ HALTED_WAIT = "halted_wait"  # T' for NewCoordinator or Ready after a Halt
 JOIN_WAIT = "join_wait"  # P + T' for a Halt, after a higher node stopped our Election
 
 
+ELECTION_PROCEDURE = "election"  # an AreYouThere's `procedure`: Election(i)...
+TIMEOUT_PROCEDURE = "timeout"  # ...or the Timeout procedure (failure detection)
+
+
 @dataclass(frozen=True, slots=True)
 class AreYouThere(Message):
     type: ClassVar[str] = "are_you_there"
+    procedure: str
+
+    @property
+    def role(self) -> MessageRole:
+        return MessageRole.REQUEST if self.procedure == ELECTION_PROCEDURE else MessageRole.DETECTOR
 
 
 @dataclass(frozen=True, slots=True)
 class Yes(Message):
-    """The reply to AreYouThere."""
+    """The reply to AreYouThere, naming the same procedure."""
 
     type: ClassVar[str] = "yes"
+    procedure: str
+
+    @property
+    def role(self) -> MessageRole:
+        return MessageRole.REPLY if self.procedure == ELECTION_PROCEDURE else MessageRole.DETECTOR
 
 
 @dataclass(frozen=True, slots=True)
 class AreYouNormal(Message):
     type: ClassVar[str] = "are_you_normal"
+    role: ClassVar[MessageRole] = MessageRole.DETECTOR
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +99,7 @@ class NormalReply(Message):
     """The reply to AreYouNormal: yes only if the sender's status is normal."""
 
     type: ClassVar[str] = "normal_reply"
+    role: ClassVar[MessageRole] = MessageRole.DETECTOR
     normal: bool
 
 
@@ -92,6 +111,7 @@ class Halt(Message):
 @dataclass(frozen=True, slots=True)
 class HaltAck(Message):
     type: ClassVar[str] = "halt_ack"
+    role: ClassVar[MessageRole] = MessageRole.REPLY
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,32 +119,43 @@ class NewCoordinator(Message):
     """"I am elected"."""
 
     type: ClassVar[str] = "new_coordinator"
+    role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
 
 
 @dataclass(frozen=True, slots=True)
 class NewCoordinatorAck(Message):
     type: ClassVar[str] = "new_coordinator_ack"
+    role: ClassVar[MessageRole] = MessageRole.REPLY
 
 
 @dataclass(frozen=True, slots=True)
 class Ready(Message):
     type: ClassVar[str] = "ready"
+    role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
     task: str
 
 
 @dataclass(frozen=True, slots=True)
 class ReadyAck(Message):
     type: ClassVar[str] = "ready_ack"
+    role: ClassVar[MessageRole] = MessageRole.REPLY
 
 
 class GarciaMolina(Node):
     name = "garcia-molina"
+    title = "Garcia-Molina's Bully"
     messages = (
         AreYouThere, Yes, AreYouNormal, NormalReply, Halt, HaltAck,
         NewCoordinator, NewCoordinatorAck, Ready, ReadyAck,
     )
-    statuses = (DOWN, ELECTION, REORGANIZATION, NORMAL)
-    normal_statuses = frozenset({NORMAL})
+    # GM's Down is also an up node that recovered and has not been taken in: it waits
+    # for a coordinator's Check to find it (the crashed are the runtime's "down").
+    statuses = {
+        DOWN: StatusRole.WAITING,
+        ELECTION: StatusRole.ELECTING,
+        REORGANIZATION: StatusRole.WAITING,
+        NORMAL: StatusRole.NORMAL,
+    }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -137,7 +168,6 @@ class GarciaMolina(Node):
 
     def variables(self) -> dict[str, object]:
         return {
-            **super().variables(),
             "halted_by": self.halted_by,
             "task": self.task,
             "Up": sorted(self.up),
@@ -158,8 +188,8 @@ class GarciaMolina(Node):
 
     def on_message(self, src: int, msg: Message) -> None:
         match msg:
-            case AreYouThere():
-                self.send(src, Yes)
+            case AreYouThere(procedure=procedure):
+                self.send(src, Yes, procedure)
             case AreYouNormal():
                 self.send(src, NormalReply, self.status == NORMAL)
             case Halt():
@@ -174,9 +204,9 @@ class GarciaMolina(Node):
                 self.status, self.task = NORMAL, task
                 self.send(src, ReadyAck)
                 self._every_p(TIMEOUT)
-            case Yes() if self.phase == ASK and src > self.id:
+            case Yes() if msg.procedure == ELECTION_PROCEDURE and self.phase == ASK and src > self.id:
                 self._stop_election()  # a higher node is up: it is its turn
-            case Yes() if src == self.leader and TIMEOUT_WAIT in self.timers:
+            case Yes() if msg.procedure == TIMEOUT_PROCEDURE and src == self.leader and TIMEOUT_WAIT in self.timers:
                 self.cancel_timer(TIMEOUT_WAIT)
                 self._every_p(TIMEOUT)
             case NormalReply(normal=False) if self.leader == self.id and self.phase is None:
@@ -200,7 +230,7 @@ class GarciaMolina(Node):
             self.broadcast(self.others, AreYouNormal)
             self._every_p(CHECK)
         elif name == TIMEOUT and self.status in (NORMAL, REORGANIZATION) and self.leader != self.id:
-            self.send(self.leader, AreYouThere)
+            self.send(self.leader, AreYouThere, TIMEOUT_PROCEDURE)
             self.set_timer(TIMEOUT_WAIT, self.config.timeout)
         elif name in (TIMEOUT_WAIT, HALTED_WAIT, JOIN_WAIT):
             self._election()  # the coordinator (or the candidate that halted us) is gone
@@ -211,7 +241,7 @@ class GarciaMolina(Node):
         self.announce_election()
         self.cancel_timer(CHECK, TIMEOUT, TIMEOUT_WAIT, REPLY_WAIT, HALTED_WAIT, JOIN_WAIT)
         self.phase = ASK
-        self._ask(self.higher, AreYouThere)
+        self._ask(self.higher, AreYouThere, ELECTION_PROCEDURE)
 
     def _ask(self, nodes: tuple[int, ...] | set[int], kind: type[Message], *fields: object) -> None:
         """Send one phase's requests and wait for their replies (at most T)."""

@@ -23,24 +23,61 @@ The base class does all of this: algorithms send through `send`/`broadcast`, whi
 stamp the epoch, and announce elections through `announce_election`, which bumps it.
 The epoch is a label for people reading a run: no algorithm decides who leads by it
 (the ring uses it to name its elections, so it can tell a copy from a new one).
+
+What an algorithm declares for everyone else. Nothing outside an algorithm's module
+spells out its names: the runtime, the monitor and the UI read these declarations.
+  - a `StatusRole` for each status (electing, waiting, normal): the monitor judges by
+    "normal", the UI picks a glyph and a colour by role;
+  - a `MessageRole` for each message (request, reply, announcement, failure detection):
+    the comparison counts detector traffic apart, the UI colours and hides by role;
+  - display names (`title`, each message's `label`);
+  - `settle_time`: how long after the last crash or recovery it needs to agree again.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import ClassVar
+
+
+class StatusRole(StrEnum):
+    """What a status means to someone watching, whatever the algorithm calls it."""
+
+    DOWN = "down"  # crashed: the runtime's, no algorithm status has it
+    ELECTING = "electing"  # running an election
+    WAITING = "waiting"  # waiting for another node's election to finish
+    NORMAL = "normal"  # operating under an agreed leader (what SLE1 and SLE2 speak of)
+
+
+class MessageRole(StrEnum):
+    """What a message is for."""
+
+    REQUEST = "request"  # asks, and waits for a reply or a timeout (Election, Halt)
+    REPLY = "reply"  # answers a request (Answer, Ack)
+    ANNOUNCEMENT = "announcement"  # says who leads (Coordinator, Ldr, Elected)
+    DETECTOR = "detector"  # failure detection: probes, heartbeats and their replies
 
 # --- messages ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """Base of every protocol message. `type` is the wire name used in transcripts.
+    """Base of every protocol message. `type` is the wire name used in transcripts,
+    `label` the name people read (the class name unless set), `role` what it is for
+    (a subclass may make it depend on the message's fields).
 
     `epoch` is keyword-only so that subclasses can add positional fields of their own."""
 
     type: ClassVar[str] = "message"
+    label: ClassVar[str] = "Message"
+    role: ClassVar[MessageRole] = MessageRole.REQUEST
     epoch: int = field(default=0, kw_only=True)
+
+    def __init_subclass__(cls) -> None:
+        # (no super(): slots=True rebuilds the class, and object has nothing to chain)
+        if "label" not in cls.__dict__:
+            cls.label = cls.__name__
 
 
 # --- inputs -----------------------------------------------------------------------
@@ -127,8 +164,9 @@ class Config:
 class SafeStorage:
     """What survives a crash. Everything a node keeps outside this object is volatile.
 
-    `incarnation` counts starts, `epoch` is the latest cluster epoch this node knows;
-    algorithms extend this class with their own cells.
+    `incarnation` counts starts, `epoch` is the latest cluster epoch this node knows.
+    An algorithm that needs more cells subclasses it and names the subclass in its
+    `storage_class`.
     """
 
     incarnation: int = 0
@@ -146,17 +184,16 @@ class Node:
 
     Class attributes every algorithm sets:
       name             the name used on the command line and in transcripts
+      title            its name for people
       messages         its message classes (the transcript codec is built from them)
-      statuses         its statuses for display, `down_status` first
-      normal_statuses  the statuses meaning "operating under an agreed leader"
+      statuses         every status an up node can be in, in display order, with its role
       storage_class    its SafeStorage subclass
     """
 
     name: ClassVar[str]
+    title: ClassVar[str]
     messages: ClassVar[tuple[type[Message], ...]]
-    statuses: ClassVar[tuple[str, ...]]
-    down_status: ClassVar[str] = "down"
-    normal_statuses: ClassVar[frozenset[str]]
+    statuses: ClassVar[dict[str, StatusRole]]
     storage_class: ClassVar[type[SafeStorage]] = SafeStorage
 
     def __init__(self, node_id: int, ids: tuple[int, ...], config: Config, storage: SafeStorage):
@@ -166,8 +203,8 @@ class Node:
         self.ids = tuple(sorted(ids))
         self.config = config
         self.storage = storage
-        # Not yet started: the caller's first input is always Start.
-        self.status: str = self.down_status
+        # Not yet started: the caller's first input is always Start, which sets a status.
+        self.status: str = ""
         self.leader: int | None = None
         self.higher = tuple(i for i in self.ids if i > node_id)
         self.others = tuple(i for i in self.ids if i != node_id)
@@ -201,17 +238,35 @@ class Node:
         """Messages in one election's worst case for n nodes, where the theory says."""
         return None
 
+    @classmethod
+    def settle_time(cls, n: int, config: Config, max_delay: float) -> float:
+        """How long after the last crash or recovery n nodes need, at most, to be normal
+        under the highest up node again (SLE2's c), when every up peer answers within T.
+
+        This default is generous on purpose, so that missing it means liveness really
+        failed: two probe periods to notice, then ten rounds (a round trip within T is
+        what synchrony promises) for the election and its restarts, plus one round per
+        node for an algorithm that works through the nodes one at a time. An algorithm
+        whose own recovery takes longer says so by overriding it."""
+        round_trip = max(config.timeout, 2 * max_delay)
+        return 2 * config.probe_interval + (10 + n) * round_trip
+
     def reconfigure(self, config: Config) -> None:
         """New knobs apply to timers set from now on; running timers keep their time."""
         self.config = config
 
     @property
+    def role(self) -> StatusRole:
+        return self.statuses[self.status]
+
+    @property
     def normal(self) -> bool:
-        return self.status in self.normal_statuses
+        return self.statuses[self.status] is StatusRole.NORMAL
 
     def variables(self) -> dict[str, object]:
-        """Every volatile protocol variable, for display. Subclasses add their own."""
-        return {"status": self.status, "leader": self.leader, "timers": sorted(self.timers)}
+        """The algorithm's own volatile variables, for display. Status, leader and
+        timers are not among them: every observer already has those from the trace."""
+        return {}
 
     # --- handlers -------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Message
+from .interface import Message, MessageRole, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
 
 ELECTION, NORMAL = "election", "normal"
@@ -64,6 +64,7 @@ class Election(Message):
 @dataclass(frozen=True, slots=True)
 class Elected(Message):
     type: ClassVar[str] = "elected"
+    role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
     leader: int
     initiator: int
     round: int
@@ -78,13 +79,15 @@ class RingAck(Message):
     """The successor got the ring message (link-level; not part of the election count)."""
 
     type: ClassVar[str] = "ack"
+    label: ClassVar[str] = "Ack"
+    role: ClassVar[MessageRole] = MessageRole.REPLY
 
 
 class Ring(ProbingNode):
     name = "ring"
+    title = "Chang & Roberts ring"
     messages = (Election, Elected, RingAck, Probe, ProbeReply)
-    statuses = ("down", ELECTION, NORMAL)
-    normal_statuses = frozenset({NORMAL})
+    statuses = {ELECTION: StatusRole.ELECTING, NORMAL: StatusRole.NORMAL}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -101,7 +104,6 @@ class Ring(ProbingNode):
 
     def variables(self) -> dict[str, object]:
         return {
-            **super().variables(),
             "participant": self.participant,
             "successor": self._successor_of(self.id),
             "unacked": {node: [f"{kind.type} {fields[0]}" for kind, fields in items] for node, items in self.unacked.items()},

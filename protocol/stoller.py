@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Message, Node
+from .interface import Message, MessageRole, Node, StatusRole
 
 ELEC1, ELEC2, WAIT, NORM = "elec1", "elec2", "wait", "norm"
 
@@ -54,25 +54,28 @@ class Halt(Message):
 @dataclass(frozen=True, slots=True)
 class Ack(Message):
     type: ClassVar[str] = "ack"
+    role: ClassVar[MessageRole] = MessageRole.REPLY
 
 
 @dataclass(frozen=True, slots=True)
 class Ldr(Message):
     type: ClassVar[str] = "ldr"
+    role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
 
 
 @dataclass(frozen=True, slots=True)
 class Heartbeat(Message):
     type: ClassVar[str] = "heartbeat"
+    role: ClassVar[MessageRole] = MessageRole.DETECTOR
     leader: int | None
     halted_by: int | None
 
 
 class Stoller(Node):
     name = "stoller"
+    title = "Stoller's Bully"
     messages = (Halt, Ack, Ldr, Heartbeat)
-    statuses = ("down", ELEC1, ELEC2, WAIT, NORM)
-    normal_statuses = frozenset({NORM})
+    statuses = {ELEC1: StatusRole.ELECTING, ELEC2: StatusRole.ELECTING, WAIT: StatusRole.WAITING, NORM: StatusRole.NORMAL}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -87,7 +90,6 @@ class Stoller(Node):
 
     def variables(self) -> dict[str, object]:
         return {
-            **super().variables(),
             "halted_by": self.halted_by,
             "suspected": sorted(self.suspected),
             "halting": self.halting,

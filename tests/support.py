@@ -6,8 +6,9 @@ import trio
 import trio.testing
 
 from playground.cluster import Cluster
-from playground.commands import Command, Scheduled, parse_line
+from playground.commands import Scheduled, parse_line
 from playground.config import ClusterConfig
+from playground.engine import Engine
 from playground.events import Event
 from protocol import ALGORITHMS, Send
 
@@ -16,24 +17,25 @@ WORST_CASE = ClusterConfig(timeout=4, probe_interval=0, delay_min=1, delay_max=1
 
 
 def at(*lines: str, ids: tuple[int, ...] = tuple(range(1, 101))) -> list[Scheduled]:
-    """Scheduled commands from 'TIME COMMAND ARGS' lines."""
+    """Scheduled commands from 'TIME COMMAND ARGS' lines (ranks are ids here: ids 1..N)."""
     return [parse_line(line, ids, "test", line) for line in lines]
 
 
-def make_cluster(nodes: int, config: ClusterConfig = WORST_CASE, commands=(), seed: int = 1,
-                 algorithm: str = "classic", **options) -> tuple[Cluster, list[Event]]:
-    """A cluster of nodes 1..N whose events are collected in the returned list."""
-    cluster = Cluster(ALGORITHMS[algorithm], range(1, nodes + 1), config, seed, **options)
+def make_engine(nodes: int, config: ClusterConfig = WORST_CASE, commands=(), seed: int = 1,
+                algorithm: str = "classic", **options) -> tuple[Engine, list[Event]]:
+    """An engine for nodes 1..N whose events are collected in the returned list."""
+    engine = Engine(ALGORITHMS[algorithm], range(1, nodes + 1), config, seed, **options)
     events: list[Event] = []
-    cluster.subscribe(events.extend)
-    cluster.schedule(commands)
-    return cluster, events
+    engine.subscribe(events.extend)
+    engine.schedule(commands)
+    return engine, events
 
 
-def run(nodes: int, until: float, config: ClusterConfig = WORST_CASE, commands=(), **kw) -> tuple[Cluster, list[Event]]:
-    cluster, events = make_cluster(nodes, config, commands, **kw)
-    trio.run(cluster.run, until, clock=trio.testing.MockClock(autojump_threshold=0))
-    return cluster, events
+def run(nodes: int, until: float, config: ClusterConfig = WORST_CASE, commands=(), **kw) -> tuple[Engine, list[Event]]:
+    """Run the trio cluster to `until` on an autojump clock."""
+    engine, events = make_engine(nodes, config, commands, **kw)
+    trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
+    return engine, events
 
 
 def sends(events: list[Event], after: float = 0.0) -> dict[str, int]:
@@ -49,8 +51,9 @@ def sent(outputs, msg_type=None) -> list[tuple[int, type]]:
     return [(o.dst, type(o.msg)) for o in outputs if isinstance(o, Send) and (msg_type is None or type(o.msg) is msg_type)]
 
 
-def final_states(cluster: Cluster) -> dict[int, tuple[str, int | None, bool]]:
-    return {i: r.state for i, r in cluster.runners.items()}
+def final_states(engine: Engine) -> dict[int, tuple[str, int | None, bool]]:
+    """Each node's (status, leader, normal), as last reported."""
+    return {i: (h.state[0], h.state[1], h.state[2] == "normal") for i, h in engine.hosts.items()}
 
 
-__all__ = ["WORST_CASE", "Command", "at", "final_states", "make_cluster", "run", "sends", "sent"]
+__all__ = ["WORST_CASE", "at", "final_states", "make_engine", "run", "sends", "sent"]

@@ -50,13 +50,7 @@ async def wait_for(pilot, condition, what: str, limit: float = 20.0) -> None:
 
 async def settled(pilot, app: BullyApp) -> None:
     """The cluster has run everything due up to its clock, and the app has drawn it."""
-    cluster = app.live.cluster
-
-    def caught_up() -> bool:
-        due = cluster.next_due
-        return (due is None or due > cluster.clock_time()) and not app._buffer
-
-    await wait_for(pilot, caught_up, "the cluster to catch up with its clock")
+    await wait_for(pilot, lambda: app.live.idle, "the cluster to catch up with its clock")
     await pilot.pause()
     app.redraw()
 
@@ -104,9 +98,9 @@ async def test_plus_raises_T_and_the_command_is_in_the_trace(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await advance(pilot, app, 1)
-        await pilot.press("plus", "plus", "minus")
+        await pilot.press("plus", "plus", "minus")  # each builds on the last, even before the cluster ran it
         await advance(pilot, app, 0.001)
-        assert app.live.cluster.config.timeout == 4.5
+        assert app.live.cluster.engine.config.timeout == 4.5
         commands = [line.text for line in app.model.log if line.kind == "command"]
         assert commands == ["user: timeout 4.5", "user: timeout 5", "user: timeout 4.5"]
         assert "T=4.5" in str(app.status_bar.render())
@@ -180,13 +174,15 @@ async def test_every_key_works_at_odd_moments(tmp_path):
         await pilot.press("full_stop", "full_stop", "space", "space", "less_than_sign", "greater_than_sign")
         await pilot.press("up", "down", "left", "right", "f", "m", "m", "t", "t", "question_mark", "escape")
         await pilot.press("ctrl+p", "escape")
+        await pilot.press("h", "h", "pageup", "pagedown")
         await advance(pilot, app, 30)
-        assert app.live.running and app.config.timeout == 0.5
+        config = app.live.cluster.engine.config
+        assert app.live.running and config.timeout == 0.5
         # 0.5:1.5, lowered eight times (both stop at 0), then raised once
-        assert (app.config.delay_min, app.config.delay_max) == (0.25, 0.25)
+        assert (config.delay_min, config.delay_max) == (0.25, 0.25)
         commands = [line.text for line in app.model.log if line.kind == "command"]
         assert commands[:7] == ["user: crash 7"] + [f"user: {c} 1" for c in ("crash", "recover", "elect") for _ in "12"]
-        assert sum(c.startswith("user: step") for c in commands) == 2
+        assert app.live.paused and app.live.speed == 1  # steps pause; space resumes, space pauses; slower, faster
         await pilot.press("ctrl+q")
     assert app.return_code == 0
 
@@ -219,10 +215,11 @@ async def test_log_filters_show_k_of_n(tmp_path):
         await advance(pilot, app, 5)
         await pilot.press("3", "f")
         assert app.log_view.node_filter == 3
-        rendered = str(app.log_view.render())
-        total, shown = len(app.model.log), sum(3 in line.nodes for line in app.model.log)
-        assert app.log_view.border_subtitle.startswith(f"{shown} of {total} shown · node 3")
-        assert rendered and all("3" in line for line in rendered.splitlines())
+        rendered = app.log_view.visible_text()
+        total = len(app.model.log)
+        shown = sum(3 in line.nodes and line.role != "detector" for line in app.model.log)
+        assert app.log_view.border_subtitle.startswith(f"{shown} of {total} shown · node 3 · detector hidden (h)")
+        assert rendered and all("3" in line.split(" ", 1)[1] for line in rendered)
 
 
 @on_asyncio
@@ -296,8 +293,8 @@ async def test_a_split_brain_raises_the_alert_with_its_moment_and_nodes(tmp_path
         await advance(pilot, app, 21.2)
         text = str(app.alert_bar.render())
         assert app.alert_bar.display and app.alert_bar.has_class("active")
-        assert "split brain since t=21.00s: nodes 4, 5 each lead" in text
-        assert any("⚠ split brain: nodes 4, 5 each lead" in line.text for line in app.model.log)
+        assert "split brain since t=21.00s: nodes 4, 5 each believe they lead" in text
+        assert any("⚠ split brain: nodes 4, 5 each believe they lead" in line.text for line in app.model.log)
         await advance(pilot, app, 1.5)  # 22.7: the split brain is over; SLE1 starts at 23
         assert "lasted 1.5s" in str(app.alert_bar.render()) and not app.alert_bar.has_class("active")
 

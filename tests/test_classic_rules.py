@@ -10,10 +10,12 @@ from protocol import (
     ClassicBully,
     Config,
     ElectionStarted,
+    MessageRole,
     Receive,
     SafeStorage,
     SetTimer,
     Start,
+    StatusRole,
     Suspect,
     TimerFired,
 )
@@ -184,8 +186,22 @@ def test_probe_fires_sends_probe_and_waits_T():
 def test_probe_reply_in_time_schedules_the_next_probe():
     n = following(2, leader=5)
     n.step(TimerFired("probe"))
-    out = n.step(Receive(5, ProbeReply()))
+    out = n.step(Receive(5, ProbeReply(True)))
     assert out == [CancelTimer("probe_wait"), SetTimer("probe", 5)]
+
+
+def test_the_textbook_detector_asks_only_whether_the_leader_is_alive():
+    """A reply saying "I do not lead" is still a reply (the known flaw stays visible)."""
+    n = following(2, leader=5)
+    n.step(TimerFired("probe"))
+    out = n.step(Receive(5, ProbeReply(False)))
+    assert out == [CancelTimer("probe_wait"), SetTimer("probe", 5)] and n.leader == 5
+
+
+def test_every_probe_reply_says_whether_the_sender_leads():
+    assert sent(started(5).step(Receive(2, Probe()))) == [(2, ProbeReply)]
+    assert started(5).step(Receive(2, Probe()))[0].msg.leads
+    assert not following(3, leader=5).step(Receive(2, Probe()))[0].msg.leads
 
 
 def test_probe_unanswered_within_T_starts_an_election():
@@ -241,13 +257,19 @@ def test_reconfigure_applies_to_timers_set_afterwards():
 
 
 def test_only_normal_counts_as_normal():
-    assert ClassicBully.normal_statuses == {"normal"}
-    assert ClassicBully.statuses[0] == ClassicBully.down_status == "down"
+    assert [s for s, role in ClassicBully.statuses.items() if role is StatusRole.NORMAL] == ["normal"]
+    assert {started(2).role, following(2, leader=5).role} == {StatusRole.ELECTING, StatusRole.NORMAL}
 
 
-def test_variables_show_status_leader_and_running_timers():
-    n = started(2)
-    assert n.variables() == {"status": "election", "leader": None, "timers": ["answer_wait"]}
+def test_classic_has_no_variables_beyond_status_leader_and_timers():
+    # which every observer has from the trace: the panel shows them once, from there
+    assert started(2).variables() == {}
+
+
+def test_every_message_declares_its_role_for_observers():
+    roles = {cls.type: cls.role for cls in ClassicBully.messages}
+    assert roles == {"election": MessageRole.REQUEST, "answer": MessageRole.REPLY, "coordinator": MessageRole.ANNOUNCEMENT,
+                     "probe": MessageRole.DETECTOR, "probe_reply": MessageRole.DETECTOR}
 
 
 def test_protocol_package_is_pure():

@@ -109,7 +109,7 @@ def test_uuid_ids_are_128_bit_seeded_and_named_by_rank_in_commands(capsys):
         (["--algorithm", "raft"], "unknown algorithm 'raft' (choose from: classic, garcia-molina, stoller, ring)"),
         (["--at", "5 kill 3"], "--at '5 kill 3': unknown command 'kill'"),
         (["--at", "5 crash 99"], "--at '5 crash 99': there is no node 99 (nodes are 1..7)"),
-        (["--at", "5 crash"], "crash takes one argument: crash ID"),
+        (["--at", "5 crash"], "crash takes one argument: crash K"),
         (["--at", "soon crash 3"], "time must be a number, not 'soon'"),
         (["--at", "-1 crash 3"], "time must be zero or more seconds"),
         (["--at", "5 timeout 0"], "timeout must be a positive number"),

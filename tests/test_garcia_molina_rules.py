@@ -2,6 +2,8 @@
 
 from protocol import Config, ElectionStarted, GarciaMolina, Receive, SetTimer, Start, Suspect, TimerFired
 from protocol.garcia_molina import (
+    ELECTION_PROCEDURE,
+    TIMEOUT_PROCEDURE,
     AreYouNormal,
     AreYouThere,
     Halt,
@@ -55,7 +57,7 @@ def test_recovery_is_status_down_then_an_election_asking_every_higher_node():
 
 def test_any_yes_from_a_higher_node_stops_the_election():
     n = started(2)
-    assert sent(n.step(Receive(4, Yes()))) == []
+    assert sent(n.step(Receive(4, Yes(ELECTION_PROCEDURE)))) == []
     assert n.phase is None and "reply_wait" not in n.timers
     assert n.status == "down"  # waits to be taken in by the coordinator's Check
     assert "join_wait" in n.timers  # for P + T'
@@ -63,7 +65,7 @@ def test_any_yes_from_a_higher_node_stops_the_election():
 
 def test_a_node_left_outside_runs_its_election_again_if_nobody_halts_it():
     n = started(2)
-    n.step(Receive(4, Yes()))
+    n.step(Receive(4, Yes(ELECTION_PROCEDURE)))
     assert ElectionStarted() in n.step(TimerFired("join_wait"))
 
 
@@ -167,7 +169,7 @@ def test_a_yes_from_the_coordinator_keeps_the_timeout_procedure_going():
     n.step(Receive(5, NewCoordinator()))
     n.step(Receive(5, Ready("t")))
     n.step(TimerFired("timeout"))
-    n.step(Receive(5, Yes()))
+    n.step(Receive(5, Yes(TIMEOUT_PROCEDURE)))
     assert "timeout_wait" not in n.timers and "timeout" in n.timers
 
 

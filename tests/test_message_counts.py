@@ -6,6 +6,7 @@ import trio
 import trio.testing
 
 from playground.cluster import Cluster
+from playground.engine import Engine
 from protocol import Ring
 from tests.support import WORST_CASE, at, final_states, run, sends
 
@@ -71,10 +72,10 @@ class DescendingRing(Ring):
 
 @pytest.mark.parametrize("n", [3, 8, 16])
 def test_ring_all_initiating_in_the_worst_order_takes_n_n_plus_1_over_2_elections(n):
-    cluster = Cluster(DescendingRing, range(1, n + 1), WORST_CASE, seed=1)
+    engine = Engine(DescendingRing, range(1, n + 1), WORST_CASE, seed=1)
     events = []
-    cluster.subscribe(events.extend)
-    trio.run(cluster.run, 30 + 2 * n, clock=trio.testing.MockClock(autojump_threshold=0))
+    engine.subscribe(events.extend)
+    trio.run(Cluster(engine).run, 30 + 2 * n, clock=trio.testing.MockClock(autojump_threshold=0))
     counts = sends(events)
     assert counts["election"] == n * (n + 1) // 2  # every node starts at once: start-up
     assert counts["elected"] == n

@@ -5,8 +5,10 @@ import pytest
 
 from playground.config import ClusterConfig
 from playground.events import CrashEvent, StartEvent, StateEvent
-from playground.monitor import Monitor
-from tests.support import at, run
+from playground.harness import Harness
+from playground.monitor import Episodes, Monitor, describe
+from protocol import ALGORITHMS
+from tests.support import at, make_engine, run
 
 SHORT_T = ClusterConfig(timeout=1, probe_interval=3, delay_min=0.5, delay_max=1.5)  # T < 2 x max delay
 SAME_WITH_SYNCHRONY = ClusterConfig(timeout=4, probe_interval=3, delay_min=0.5, delay_max=1.5)
@@ -18,52 +20,107 @@ def reports(events, phase: str = "begin") -> list:
     return [e for e in events if e.kind == "violation" and e.phase == phase]
 
 
-def feed(monitor: Monitor, *events) -> list:
-    return [v for e in events for v in monitor.observe(e)]
+def feed(monitor: Monitor, *instants) -> list:
+    """Each argument is one instant: (t, events...). The monitor judges its end."""
+    out = []
+    for t, *events in instants:
+        for e in events:
+            monitor.observe(e)
+        out += monitor.close(t)
+    return [v for v in out if v.kind == "violation"]
 
 
 def state(t, node, leader, normal=True):
-    return StateEvent(0, t, node, "normal" if normal else "election", leader, normal)
+    return StateEvent(0, t, node, "normal" if normal else "election", leader, "normal" if normal else "electing")
 
 
-def test_sle1_is_an_episode_with_a_begin_an_end_and_a_duration():
-    m = Monitor((1, 2, 3), settle=100)
-    out = feed(m, StartEvent(0, 0, 1), StartEvent(0, 0, 2), StartEvent(0, 0, 3),
-               state(1, 1, 3), state(1, 2, 3), state(2, 3, 2))
-    assert [(v.property, v.phase, v.t, v.nodes) for v in out] == [("sle1", "begin", 2, (1, 2, 3))]
-    assert out[0].detail == "normal nodes disagree: 1, 2 follow 3; 3 follow 2"
-    out = feed(m, state(2.5, 3, 3))
+def test_rule4_sle1_is_an_episode_with_a_begin_an_end_and_a_duration():
+    m = Monitor((1, 2, 3), settle=lambda: 100)
+    out = feed(m, (0, StartEvent(0, 0, 1), StartEvent(0, 0, 2), StartEvent(0, 0, 3)),
+               (1, state(1, 1, 3), state(1, 2, 3)), (2, state(2, 3, 2)))
+    assert [(v.property, v.phase, v.t, v.nodes, v.leaders) for v in out] == [("sle1", "begin", 2, (1, 2, 3), (3, 3, 2))]
+    assert describe(out[0]) == "normal nodes disagree: 1, 2 follow 3; 3 follows 2"
+    out = feed(m, (2.5, state(2.5, 3, 3)))
     assert [(v.property, v.phase, v.t, v.duration) for v in out] == [("sle1", "end", 2.5, 0.5)]
+    assert describe(out[0]) == "SLE1 over after 0.5 s"
 
 
-def test_split_brain_needs_two_nodes_that_each_lead_and_ends_when_one_crashes():
-    m = Monitor((1, 2, 3), settle=100)
-    out = feed(m, StartEvent(0, 0, 2), StartEvent(0, 0, 3), state(1, 3, 3, normal=False), state(1.5, 2, 2, normal=False))
+def test_rule3_split_brain_needs_two_nodes_that_each_lead_and_ends_when_one_crashes():
+    m = Monitor((1, 2, 3), settle=lambda: 100)
+    out = feed(m, (0, StartEvent(0, 0, 2), StartEvent(0, 0, 3)), (1, state(1, 3, 3, normal=False)),
+               (1.5, state(1.5, 2, 2, normal=False)))
     assert [(v.property, v.phase, v.nodes) for v in out] == [("split_brain", "begin", (2, 3))]
-    out = feed(m, CrashEvent(0, 4, 3))
+    assert describe(out[0], name=lambda i: f"n{i}") == "nodes n2, n3 each believe they lead"
+    out = feed(m, (4, CrashEvent(0, 4, 3)))
     assert [(v.property, v.phase, v.duration) for v in out] == [("split_brain", "end", 2.5)]
 
 
-def test_nodes_that_are_down_or_not_normal_cannot_disagree():
-    m = Monitor((1, 2, 3), settle=100)
-    out = feed(m, StartEvent(0, 0, 1), StartEvent(0, 0, 2), state(1, 1, 2), state(1, 2, 1, normal=False), state(1, 3, 3))
+def test_rule2_nodes_that_are_down_or_not_normal_cannot_disagree():
+    m = Monitor((1, 2, 3), settle=lambda: 100)
+    out = feed(m, (0, StartEvent(0, 0, 1), StartEvent(0, 0, 2)), (1, state(1, 1, 2), state(1, 2, 1, normal=False), state(1, 3, 3)))
     assert out == []
 
 
-def test_sle2_is_checked_c_after_the_last_fault_even_in_a_cluster_with_nothing_to_do():
+def test_rule1_what_lasts_no_time_at_all_is_not_reported():
+    """Two messages one node handles at the same instant: the state between them is not a state."""
+    m = Monitor((1, 2, 3), settle=lambda: 100)
+    out = feed(m, (0, StartEvent(0, 0, 1), StartEvent(0, 0, 2), StartEvent(0, 0, 3)),
+               (1, state(1, 1, 3), state(1, 2, 3), state(1, 3, 2), state(1, 3, 3)))  # 3 passes through "follows 2"
+    assert out == []
+
+
+@pytest.mark.parametrize("coordinator_arrives, reported", [(10, []), (11, [("sle1", "begin", 10), ("sle1", "end", 11)])])
+def test_rule1_a_disagreement_of_no_duration_is_not_reported(coordinator_arrives, reported):
+    """3 crashes and 2 declares itself while 1 still follows 3: they disagree until 2's
+    Coordinator reaches 1. If it does so at the same instant, they never did."""
+    h = Harness("classic", 3)
+    h.boot()
+    h.deliver_all()
+    h.at(10)
+    h.crash(3)
+    h.suspect(2)
+    h.deliver(2, 3)  # to a down node: dropped
+    h.fire(2, "answer_wait")  # 2 leads
+    h.at(coordinator_arrives)
+    h.deliver(2, 1)
+    h.at(20)
+    assert [(e.property, e.phase, e.t) for e in h.events if e.kind == "violation"] == reported
+
+
+def test_rule5_agreement_is_reported_when_reached_and_when_lost():
+    _, events = run(4, 60, commands=at("20 crash 4", "20 elect 1"))
+    seen = [(e.t, e.leader) for e in events if e.kind == "agreement"]
+    assert seen == [(1.0, 4), (20.0, None), (26.0, 3)]  # 4 leads from t=1; 3 after the crash (T after 21's Election)
+
+
+def test_rule6_sle2_is_checked_c_after_the_last_fault_even_in_a_cluster_with_nothing_to_do():
     # No probing: after the leader crashes nobody notices, and nothing else happens.
     config = ClusterConfig(timeout=4, probe_interval=0, delay_min=1, delay_max=1, settle=30)
     _, events = run(4, 100, config, at("10 crash 4"))
     [v] = reports(events)
-    assert (v.property, v.t, v.nodes) == ("sle2", 40, (1, 2, 3))
-    assert v.detail == "30 s after the last crash or recovery, node(s) 1, 2, 3 not normal under 3"
+    assert (v.property, v.t, v.nodes, v.expected, v.since) == ("sle2", 40, (1, 2, 3), 3, 10)
+    assert describe(v) == "30 s after the last crash or recovery, nodes 1, 2, 3 not normal under 3"
 
 
-def test_the_default_c_follows_T_P_the_delay_and_N():
-    c = ClusterConfig(timeout=4, probe_interval=5, delay_min=0.5, delay_max=1.5)
-    assert c.settle_time(7) == 2 * 5 + 17 * 4
-    assert ClusterConfig(timeout=1, probe_interval=5, delay_max=1.5).settle_time(7) == 2 * 5 + 17 * 3  # 2 x delay
-    assert ClusterConfig(settle=12).settle_time(7) == 12
+@pytest.mark.parametrize("algorithm", list(ALGORITHMS))
+def test_each_algorithm_says_how_long_it_needs_and_c_defaults_to_that(algorithm):
+    config = ClusterConfig(timeout=4, probe_interval=5, delay_min=0.5, delay_max=1.5)
+    engine, _ = make_engine(7, config, algorithm=algorithm)
+    assert engine.settle_time() == ALGORITHMS[algorithm].settle_time(7, config.protocol, 1.5) >= 2 * 5 + 17 * 4
+    engine, _ = make_engine(7, ClusterConfig(settle=12), algorithm=algorithm)
+    assert engine.settle_time() == 12
+
+
+def test_episodes_pair_begins_and_ends_for_every_reader():
+    _, events = run(3, 100, ClusterConfig(timeout=4, probe_interval=5, delay_min=1, delay_max=1),
+                    at("10 crash 3", "10 elect 2", "13.5 recover 3"))
+    episodes = Episodes()
+    for e in events:
+        if e.kind == "violation":
+            episodes.add(e)
+    assert [(x.property, x.began.t, x.lasted) for x in episodes.all] == [
+        ("sle1", 14.0, 0.5), ("split_brain", 14.0, 0.5), ("sle1", 15.0, None), ("sle2", 75.5, None)]
+    assert list(episodes.open) == ["sle1"]
 
 
 def test_a_recovery_resets_the_sle2_clock_and_a_settled_cluster_passes():

@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground.commands import Command, Scheduled
+from playground.commands import Crash, Recover, Scheduled
 from playground.config import ClusterConfig
+from protocol import ALGORITHMS
 from tests.support import at, final_states, run
 
 
@@ -72,7 +73,7 @@ def cases(draw, recoveries_wait_to_settle: bool) -> Case:
             t += draw(st.floats(0, 2 * config.timeout + config.probe_interval))
         t = round(t, 3)
         (down.discard if op == "recover" else down.add)(node)
-        faults.append(Scheduled(t, Command(op, (node,)), "hypothesis"))
+        faults.append(Scheduled(t, (Recover if op == "recover" else Crash)(node), "hypothesis"))
     return Case(nodes, case.seed, config, tuple(faults))
 
 
@@ -114,11 +115,11 @@ def test_links_are_lossless_fifo_and_drop_only_at_down_nodes(case):
 
 @given(cases(recoveries_wait_to_settle=True))
 def test_after_the_last_fault_and_a_quiet_period_all_up_nodes_follow_the_highest(case):
-    cluster, events = run(case.nodes, case.until, case.config, case.faults, seed=case.seed)
+    engine, events = run(case.nodes, case.until, case.config, case.faults, seed=case.seed)
     check_links(events, case.config, case.until)
-    up = [i for i, r in cluster.runners.items() if r.up]
+    up = [i for i, h in engine.hosts.items() if h.up]
     for i in up:
-        assert final_states(cluster)[i] == ("normal", max(up), True), f"node {i}"
+        assert final_states(engine)[i] == ("normal", max(up), True), f"node {i}"
 
 
 def test_known_flaw_a_recovery_mid_election_leaves_a_lasting_disagreement():
@@ -126,8 +127,8 @@ def test_known_flaw_a_recovery_mid_election_leaves_a_lasting_disagreement():
     # declares itself at once. The two Coordinators cross: 2 follows 3, 3 follows 2, and
     # probing cannot notice, since everybody it asks is alive.
     config = ClusterConfig(timeout=4, probe_interval=5, delay_min=1, delay_max=1)
-    cluster, _ = run(3, 300, config, at("10 crash 3", "10 elect 2", "13.5 recover 3"))
-    assert final_states(cluster) == {1: ("normal", 2, True), 2: ("normal", 3, True), 3: ("normal", 2, True)}
+    engine, _ = run(3, 300, config, at("10 crash 3", "10 elect 2", "13.5 recover 3"))
+    assert final_states(engine) == {1: ("normal", 2, True), 2: ("normal", 3, True), 3: ("normal", 2, True)}
 
 
 # --- the monitor over Garcia-Molina's and Stoller's Bully --------------------------------
@@ -142,11 +143,11 @@ def violations(events, prop: str | None = None) -> list:
 def test_with_synchrony_sle1_always_holds_and_the_monitor_sees_agreement_after_c(algorithm, case):
     """Any schedule, recoveries mid-election included. The run ends just after the
     monitor's SLE2 check, c seconds after the last fault."""
-    settle = case.config.settle_time(case.nodes)
+    settle = ALGORITHMS[algorithm].settle_time(case.nodes, case.config.protocol, case.config.delay_max)
     last = max((f.at for f in case.faults), default=0.0)
-    cluster, events = run(case.nodes, last + settle + 1, case.config, case.faults, seed=case.seed, algorithm=algorithm)
+    engine, events = run(case.nodes, last + settle + 1, case.config, case.faults, seed=case.seed, algorithm=algorithm)
     assert violations(events) == []
-    up = [i for i, r in cluster.runners.items() if r.up]
+    up = [i for i, h in engine.hosts.items() if h.up]
     for i in up:
-        status, leader, normal = final_states(cluster)[i]
+        status, leader, normal = final_states(engine)[i]
         assert (leader, normal) == (max(up), True), f"node {i} is {status} under {leader}"

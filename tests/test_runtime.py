@@ -1,4 +1,4 @@
-"""The trio runtime: links, crash and recovery, commands, the live interface, determinism."""
+"""The runtime: links, crash and recovery, commands, the live interface, determinism."""
 
 import io
 from dataclasses import astuple
@@ -7,11 +7,13 @@ import pytest
 import trio
 import trio.testing
 
-from playground.commands import Command
+from playground.cluster import Cluster
+from playground.commands import ChangeDelay, ChangeTimeout, Crash, Elect
 from playground.config import ClusterConfig
+from playground.engine import Engine, run_sync
 from playground.transcript import Header, Recorder
 from protocol import ClassicBully
-from tests.support import WORST_CASE, at, final_states, make_cluster, run, sends
+from tests.support import WORST_CASE, at, final_states, make_engine, run, sends
 
 JITTER = ClusterConfig(timeout=4, probe_interval=2, delay_min=0.2, delay_max=1.5)
 
@@ -67,13 +69,13 @@ def test_crash_halts_the_node_at_once():
 
 
 def test_recovery_restarts_from_safe_storage_and_runs_an_election():
-    cluster, events = run(5, 60, WORST_CASE, commands=at("10 crash 2", "20 recover 2"))
-    assert cluster.snapshot(2)["storage"]["incarnation"] == 2
+    engine, events = run(5, 60, WORST_CASE, commands=at("10 crash 2", "20 recover 2"))
+    assert engine.internals(2).storage["incarnation"] == 2
     # The epoch survived the crash in safe storage, and the whole cluster shares it.
-    assert len({r.epoch for r in cluster.runners.values()}) == 1
+    assert len({h.epoch for h in engine.hosts.values()}) == 1
     recovered = [e for e in events if e.t == 20 and getattr(e, "node", getattr(e, "src", None)) == 2]
     assert [e.kind for e in recovered][:3] == ["recover", "election_start", "send"]
-    assert final_states(cluster)[2] == ("normal", 5, True)
+    assert final_states(engine)[2] == ("normal", 5, True)
 
 
 def test_crash_of_a_down_node_and_recovery_of_an_up_node_change_nothing():
@@ -136,58 +138,43 @@ def test_elect_on_a_down_node_does_nothing_but_is_recorded():
 
 @pytest.mark.trio
 async def test_submitted_commands_run_at_the_current_virtual_time(autojump_clock):
-    cluster, events = make_cluster(5)
+    engine, events = make_engine(5)
+    cluster = Cluster(engine)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(cluster.run)
         await trio.sleep(10)
-        cluster.submit(Command("crash", (5,)))
+        cluster.submit(Crash(5))
         await trio.sleep(0.5)
-        cluster.submit(Command("elect", (1,)))
+        cluster.submit(Elect(1))
         await trio.sleep(30)
         nursery.cancel_scope.cancel()
     crash = by_kind(events, "crash")[0]
     assert crash.t == pytest.approx(10, abs=1e-6) and crash.node == 5
     assert by_kind(events, "command")[0].source == "user"
-    assert final_states(cluster)[1] == ("normal", 4, True)
+    assert final_states(engine)[1] == ("normal", 4, True)
     assert not cluster.running
 
 
-@pytest.mark.trio
-async def test_pause_stops_virtual_time_and_resume_restarts_it():
-    clock = trio.testing.MockClock(rate=0)  # virtual time only moves when the test says
-    cluster, events = make_cluster(4, clock=clock)
-    cluster.submit(Command("speed", (4.0,)))
-    cluster.submit(Command("pause"))
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(cluster.run)
-        await trio.testing.wait_all_tasks_blocked()
-        assert (cluster.paused, cluster.speed, clock.rate) == (True, 4.0, 0)
-        seen = len(events)
-        clock.jump(0)  # nothing is due at t=0 any more, and paused time stands still
-        await trio.testing.wait_all_tasks_blocked()
-        assert len(events) == seen
-        cluster.submit(Command("resume"))
-        await trio.testing.wait_all_tasks_blocked()
-        assert clock.rate == 4.0 and not cluster.paused
-        nursery.cancel_scope.cancel()
+def test_rule2_a_live_command_never_runs_at_an_instant_that_has_already_run():
+    engine, events = make_engine(4)
+    run_sync(engine, 1)  # the Elections of t=0 arrived at t=1
+    engine.submit(Crash(4), "user", clock_us=0)  # the clock lags: the user pressed at "t=0"
+    run_sync(engine, 2)
+    [crash] = by_kind(events, "command")
+    assert crash.t == 1.000001  # the first instant not yet run
+    assert [e.kind for e in events if e.seq > crash.seq][:1] == ["crash"]
 
 
-@pytest.mark.trio
-async def test_step_runs_exactly_the_next_instant():
-    clock = trio.testing.MockClock(rate=0)
-    cluster, events = make_cluster(4, JITTER, clock=clock, lookahead=False)  # as the live app runs
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(cluster.run)
-        await trio.testing.wait_all_tasks_blocked()
-        for _ in range(3):
-            due = cluster.next_due
-            cluster.submit(Command("step"))
-            await trio.testing.wait_all_tasks_blocked()
-            assert cluster.paused and cluster.now == due  # that instant ran...
-            assert cluster.next_due > due  # ...and nothing after it
-            assert max(e.t for e in events) == due
-        nursery.cancel_scope.cancel()
-    assert [e.command for e in by_kind(events, "command")] == ["step"] * 3
+def test_relative_commands_are_resolved_when_they_run_and_recorded_absolute():
+    engine, events = make_engine(4)
+    run_sync(engine, 1)
+    for request in (ChangeTimeout(0.5), ChangeTimeout(0.5), ChangeDelay(-0.25), ChangeDelay(-1), ChangeTimeout(-9)):
+        engine.submit(request, "user", clock_us=1_000_001)
+    run_sync(engine, 2)
+    got = [(e.command, e.args) for e in by_kind(events, "command")]
+    # T never drops below the step; the delay bounds stop at 0; a no-op is not a command.
+    assert got == [("timeout", (4.5,)), ("timeout", (5.0,)), ("delay", (0.75, 0.75)), ("delay", (0.0, 0.0))]
+    assert (engine.config.timeout, engine.config.delay_max) == (5.0, 0.0)
 
 
 def test_an_exception_in_a_node_surfaces_from_the_run():
@@ -197,9 +184,7 @@ def test_an_exception_in_a_node_surfaces_from_the_run():
         def on_message(self, src, msg):
             raise RuntimeError("bug in the protocol")
 
-    from playground.cluster import Cluster
-
-    cluster = Cluster(Broken, range(1, 4), WORST_CASE, 1)
+    cluster = Cluster(Engine(Broken, range(1, 4), WORST_CASE, 1))
     with pytest.raises(ExceptionGroup) as info:
         trio.run(cluster.run, 10, clock=trio.testing.MockClock(autojump_threshold=0))
     assert info.group_contains(RuntimeError, match="bug in the protocol")
@@ -207,22 +192,30 @@ def test_an_exception_in_a_node_surfaces_from_the_run():
     assert notes == {f"broken node {i} at t=1" for i in (1, 2, 3)}  # each got a message at t=1
 
 
-def test_snapshot_shows_variables_timers_and_storage():
-    cluster, _ = run(4, 22, commands=at("20 crash 4", "20 elect 1"))
-    view = cluster.snapshot(1)
-    assert view["status"] == "waiting" and view["up"]
-    assert view["timers"] == {"coordinator_wait": 30.0}  # Answer at 22, then T' = 2T = 8
-    assert view["variables"]["timers"] == ["coordinator_wait"]
-    assert cluster.snapshot(4) == {**cluster.snapshot(4), "up": False, "status": "down", "variables": {}}
+def test_internals_are_what_the_trace_does_not_say():
+    engine, _ = run(4, 22, commands=at("20 crash 4", "20 elect 1"), algorithm="ring")
+    inside = engine.internals(1)
+    assert inside.up and set(inside.variables) == {"participant", "successor", "unacked"}
+    assert inside.storage == {"incarnation": 1, "epoch": engine.hosts[1].epoch}
+    down = engine.internals(4)
+    assert (down.up, down.variables) == (False, {})  # lost in the crash; storage is not
+    assert down.storage["incarnation"] == 1
 
 
 # --- determinism ---------------------------------------------------------------------------
 
 
-def transcript_bytes(**kw) -> bytes:
-    cluster, events = run(8, 150, JITTER, commands=at("30 crash 8", "31 crash 7", "60 recover 8", "61 elect 2"), **kw)
+FAULTS = ("30 crash 8", "31 crash 7", "60 recover 8", "61 elect 2")
+
+
+def transcript_bytes(*, driver: str = "trio", **kw) -> bytes:
+    if driver == "trio":
+        engine, events = run(8, 150, JITTER, commands=at(*FAULTS), **kw)
+    else:
+        engine, events = make_engine(8, JITTER, at(*FAULTS), **kw)
+        run_sync(engine, 150)
     out = io.BytesIO()
-    Recorder(out, Header("classic", list(cluster.ids), 5, JITTER))(events)
+    Recorder(out, Header("classic", list(engine.ids), 5, JITTER))(events)
     return out.getvalue()
 
 
@@ -234,6 +227,11 @@ def test_same_seed_gives_a_byte_identical_transcript():
 
 def test_lookahead_batching_does_not_change_the_trace():
     assert transcript_bytes(seed=5, lookahead=True) == transcript_bytes(seed=5, lookahead=False)
+
+
+@pytest.mark.parametrize("lookahead", [True, False])
+def test_the_trio_cluster_and_the_plain_driver_give_the_same_trace(lookahead):
+    assert transcript_bytes(seed=5, lookahead=lookahead, driver="sync") == transcript_bytes(seed=5, lookahead=lookahead)
 
 
 def test_worst_case_counts_do_not_depend_on_batching():

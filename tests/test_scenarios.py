@@ -8,6 +8,7 @@ import trio
 import trio.testing
 
 from playground.cli import parse_args
+from playground.cluster import Cluster
 from tests.support import sends
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
@@ -18,10 +19,10 @@ def play(name: str, until: float):
     _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / name)])
     events = []
     with ExitStack() as files:
-        cluster, summary = session.start(files, lookahead=True)
-        cluster.subscribe(events.extend)
-        trio.run(cluster.run, until, clock=trio.testing.MockClock(autojump_threshold=0))
-    return session, cluster, summary.report(), events
+        engine, summary = session.start(files, lookahead=True)
+        engine.subscribe(events.extend)
+        trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
+    return session, engine, summary.report(), events
 
 
 def leaders(report) -> dict[str, int | None]:

@@ -1,4 +1,4 @@
-"""Transcript format v1: what is written, the round trip, streaming, and loading errors."""
+"""Transcript format v3: what is written, the round trip, streaming, older versions, and loading errors."""
 
 import json
 
@@ -6,10 +6,11 @@ import pytest
 import trio
 
 from playground import transcript
-from playground.commands import Command
+from playground.cluster import Cluster
+from playground.commands import Crash
 from playground.config import ClusterConfig, InputError
 from playground.session import Session, run_headless
-from tests.support import at, make_cluster
+from tests.support import at, make_engine
 
 SESSION = Session(nodes=5, seed=3, config=ClusterConfig(probe_interval=2), commands=tuple(at("20 crash 5", "30 recover 5")))
 
@@ -28,7 +29,7 @@ def lines(path):
 def test_header_is_line_one(recorded):
     assert lines(recorded)[0] == {
         "format": "bully-transcript",
-        "version": 2,
+        "version": 3,
         "algorithm": "classic",
         "nodes": [1, 2, 3, 4, 5],
         "seed": 3,
@@ -45,7 +46,8 @@ def test_events_carry_seq_t_kind_and_the_fields_of_their_kind(recorded):
         "send": {"src", "dst", "id", "msg"},
         "deliver": {"id", "src", "dst"},
         "drop": {"id", "src", "dst", "reason"},
-        "state": {"node", "status", "leader", "normal"},
+        "state": {"node", "status", "leader", "role", "epoch"},
+        "agreement": {"leader"},
         "crash": {"node"},
         "recover": {"node"},
         "timer": {"node", "name"},
@@ -68,18 +70,19 @@ def test_round_trip_is_exact(recorded):
 @pytest.mark.trio
 async def test_the_transcript_is_on_disk_while_the_run_goes_on(tmp_path, autojump_clock):
     path = tmp_path / "live.jsonl"
-    cluster, _ = make_cluster(4)
+    engine, _ = make_engine(4)
+    cluster = Cluster(engine)
     with open(path, "wb") as out:
-        cluster.subscribe(transcript.Recorder(out, transcript.Header("classic", [1, 2, 3, 4], 1, ClusterConfig())))
+        engine.subscribe(transcript.Recorder(out, transcript.Header("classic", [1, 2, 3, 4], 1, ClusterConfig())))
         async with trio.open_nursery() as nursery:
             nursery.start_soon(cluster.run)
             await trio.sleep(10)
-            cluster.submit(Command("crash", (4,)))
+            cluster.submit(Crash(4))
             await trio.sleep(1)
             on_disk = path.read_text().splitlines()  # the file is still open
             nursery.cancel_scope.cancel()
-    assert json.loads(on_disk[-1])["kind"] in ("crash", "state")
-    assert transcript.parse(path.read_bytes()).events[-1].kind in ("crash", "state")
+    assert json.loads(on_disk[-1])["kind"] in ("crash", "state", "agreement")
+    assert "crash" in {e.kind for e in transcript.parse(path.read_bytes()).events[-4:]}
 
 
 def test_an_existing_file_is_not_overwritten(tmp_path):
@@ -115,7 +118,7 @@ def field(line: str, old: str, new: str) -> str:
         ("", "is empty"),
         (doc("{not json"), "line 1: not valid JSON"),
         (doc('{"format": "csv"}'), "line 1: field 'format'"),
-        (doc(field(HEADER, '"version": 1', '"version": 3')), "line 1: field 'version': this program reads versions 1 and 2"),
+        (doc(field(HEADER, '"version": 1', '"version": 4')), "line 1: field 'version': this program reads versions 1, 2 and 3"),
         (doc(field(HEADER, "classic", "paxos")), 'line 1: field \'algorithm\': unknown algorithm "paxos"'),
         (doc(field(HEADER, '"seed": 1', '"seed": "one"')), "line 1: field 'seed': expected int"),
         (doc(field(HEADER, '"timeout": 4', '"timeout": -4')), "line 1: field 'config'"),
@@ -144,6 +147,30 @@ def test_a_valid_hand_written_transcript_loads():
     loaded = transcript.parse(f"{HEADER}\n{SEND}\n{DELIVER}\n".encode())
     assert [e.kind for e in loaded.events] == ["send", "deliver"]
     assert loaded.events[0].msg.type == "election"
+
+
+V2_HEADER = field(HEADER, '"version": 1', '"version": 2').replace('"algorithm": "classic"', '"algorithm": "garcia-molina"')
+V2_LINES = [
+    '{"seq": 0, "t": 0.0, "kind": "start", "node": 1}',
+    '{"seq": 1, "t": 0.0, "kind": "state", "node": 1, "status": "down", "leader": null, "normal": false, "epoch": 1}',
+    '{"seq": 2, "t": 1.0, "kind": "state", "node": 1, "status": "normal", "leader": 1, "normal": true, "epoch": 1}',
+    '{"seq": 3, "t": 2.0, "kind": "crash", "node": 1}',
+    '{"seq": 4, "t": 2.0, "kind": "state", "node": 1, "status": "down", "leader": null, "normal": false, "epoch": 1}',
+    '{"seq": 5, "t": 3.0, "kind": "violation", "property": "sle1", "phase": "begin", "nodes": [2, 3], '
+    '"detail": "normal nodes disagree", "duration": null}',
+]
+
+
+def test_an_older_version_is_upgraded_as_it_loads():
+    """A v2 line gave `normal` where v3 gives the status's role, which for Garcia-Molina's
+    "down" depends on whether the node is up (recovering) or crashed."""
+    loaded = transcript.parse(doc(V2_HEADER, *V2_LINES).encode())
+    roles = [e.role for e in loaded.events if e.kind == "state"]
+    assert roles == ["waiting", "normal", "down"]
+    [violation] = [e for e in loaded.events if e.kind == "violation"]
+    assert (violation.nodes, violation.leaders) == ((2, 3), (None, None))
+    assert loaded.header.version == 3  # dumped again, it is a v3 transcript
+    assert transcript.parse(transcript.dump(loaded)).events == loaded.events
 
 
 def test_an_unreadable_file_is_named(tmp_path):

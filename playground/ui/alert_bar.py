@@ -1,13 +1,15 @@
 """The monitor's alert: one line above the status bar, shown once a property has been
 broken. Red while a violation lasts (what, since when, which nodes); afterwards, quieter,
-the last one with how long it lasted. The log has every one."""
+the last one with how long it lasted. The log has every one. The words are the monitor's
+(monitor.describe), with the nodes' short names."""
 
 from __future__ import annotations
 
 from textual.content import Content
 from textual.widget import Widget
 
-from .model import PROPERTY_NAMES, ClusterModel
+from ..monitor import PROPERTY_NAMES, describe
+from .model import ClusterModel
 
 
 class AlertBar(Widget):
@@ -18,25 +20,26 @@ class AlertBar(Widget):
         self._shown: tuple | None = None
 
     def show(self) -> None:
-        m = self.model
-        key = (len(m.violations), tuple(m.open_violations), m.violations[-1] if m.violations else None)
+        episodes = self.model.episodes
+        last = episodes.all[-1] if episodes.all else None
+        key = (len(episodes.all), tuple(episodes.open), last and last.lasted)
         if key == self._shown:
             return
         self._shown = key
-        self.display = bool(m.violations)
-        self.set_class(bool(m.open_violations), "active")
+        self.display = bool(episodes.all)
+        self.set_class(bool(episodes.open), "active")
         self.refresh()
 
     def render(self) -> Content:
-        m = self.model
-        if not m.violations:
+        episodes, name = self.model.episodes, self.model.label.__getitem__
+        if not episodes.all:
             return Content("")
-        total = f" ({len(m.violations)} in all)" if len(m.violations) > 1 else ""
-        if m.open_violations:
-            now = " · ".join(
-                f"{PROPERTY_NAMES[v.property]} since t={v.t:.2f}s: {v.text}" for v in m.open_violations.values()
-            )
+        total = f" ({len(episodes.all)} in all)" if len(episodes.all) > 1 else ""
+        if episodes.open:
+            now = " · ".join(f"{PROPERTY_NAMES[e.property]} since t={e.began.t:.2f}s: {describe(e.began, name)}"
+                             for e in episodes.open.values())
             return Content.assemble((f"⚠ {now}", "b"), total)
-        last = m.violations[-1]
+        last = episodes.all[-1]
         lasted = f", lasted {last.lasted:g}s" if last.lasted is not None else ""
-        return Content(f"⚠ last: {PROPERTY_NAMES[last.property]} at t={last.t:.2f}s: {last.text}{lasted}{total}")
+        return Content(f"⚠ last: {PROPERTY_NAMES[last.property]} at t={last.began.t:.2f}s: "
+                       f"{describe(last.began, name)}{lasted}{total}")

@@ -1,9 +1,12 @@
-"""bully-tui's live app: the cluster's trace stream drawn, and keys sent back as commands.
+"""bully-tui's live app: the cluster's trace stream drawn, and keys sent back as requests.
 
-Data flows one way. The cluster runs in trio guest mode (live.py). Its events are
-buffered here and announced with one `EventsReady` message per burst, and the model
-folds them in. The widgets redraw on a 20 Hz tick, which stops while paused, so a paused
-app uses no CPU. Keys become cluster commands, which the cluster records in the trace.
+The cluster runs in trio guest mode (live.py), which also owns the pace (the clock's
+rate). Its events wait in the live run's buffer; one `EventsReady` message per burst
+tells the app to take them, and the model folds them in. The widgets redraw on a 20 Hz
+tick, which stops while paused, so a paused app uses no CPU. Keys go the other way, as
+requests to the cluster, which records the commands they become in the trace. The app
+keeps no copy of what the cluster owns: the settings are the engine's, the pace the
+live run's, and each node's state is what the stream said.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from datetime import datetime
 from pathlib import Path
 
 import outcome
-import trio.testing
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -32,8 +34,8 @@ from textual.widgets import Footer
 import themes
 from protocol import ALGORITHMS
 
-from ..commands import Command
-from ..events import CommandEvent, Event
+from ..cluster import Cluster
+from ..commands import ChangeDelay, ChangeTimeout, Crash, Elect, Recover
 from ..live import LiveRun
 from ..session import Session
 from ..transcript import Recorder
@@ -53,11 +55,12 @@ COMPACT_ABOVE = 9  # more nodes than this get the one-line-per-node grid
 TEXT_HZ = 8  # the log and the panel: nobody reads text that scrolls faster, and it is dear
 T_STEP = 0.5
 DELAY_STEP = 0.25
+NODE_REQUESTS = {"crash": Crash, "recover": Recover, "elect": Elect}
 
 
 @dataclass
 class EventsReady(Message):
-    """New trace events are waiting in the app's buffer."""
+    """New trace events are waiting in the live run's buffer."""
 
 
 class BullyApp(App[None]):
@@ -82,6 +85,10 @@ class BullyApp(App[None]):
         Binding("t", "next_theme", "theme", show=False, tooltip="next theme (dark, light)"),
         Binding("f", "filter_node", "log node", show=False, tooltip="log: only the selected node (again: all)"),
         Binding("m", "filter_topic", "log type", show=False, tooltip="log: next message type filter"),
+        Binding("h", "toggle_detector", "log detector", show=False,
+                tooltip="log: show or hide failure-detector traffic (probes, heartbeats)"),
+        Binding("pageup", "scroll_log(-1)", show=False, tooltip="scroll the log back a page"),
+        Binding("pagedown", "scroll_log(1)", show=False, tooltip="scroll the log forward a page"),
         Binding("left", "move(-1, 0)", show=False, tooltip="select a node"),
         Binding("right", "move(1, 0)", show=False, tooltip="select a node"),
         Binding("up", "move(0, -1)", show=False, tooltip="select a node"),
@@ -96,15 +103,9 @@ class BullyApp(App[None]):
         self.save_dir = Path(save_dir)
         self.model = ClusterModel(session.ids, session.worst_case_messages)
         self.selected = session.ids[-1]
-        self.speed = speed
-        self.paused = paused  # mirrors the cluster, which owns the clock's rate
-        # T and the delays as last asked for: a second key press must build on the first
-        # even before trio has run it. Commands seen in the trace (a scenario's) update it.
-        self.config = session.config
         self.saved: Path | None = None
-        self.clock = trio.testing.MockClock(rate=0 if paused else speed)
+        self._start = (speed, paused)
         self._files = ExitStack()
-        self._buffer: list[Event] = []
         self._redraw_due = False
         self._text_drawn = 0.0  # wall time of the last log and panel redraw
         self._gc_threshold = gc.get_threshold()  # restored on unmount
@@ -118,6 +119,10 @@ class BullyApp(App[None]):
         # Set when the user picks another algorithm: the app exits, and run_live starts
         # a new one with it (cli.py), since every widget is built for one cluster.
         self.restart_with: str | None = None
+
+    @property
+    def speed(self) -> float:
+        return self.live.speed if self.live is not None else self._start[0]
 
     # --- start and stop ---------------------------------------------------------------
 
@@ -134,14 +139,16 @@ class BullyApp(App[None]):
         for theme in themes.THEMES:
             self.register_theme(theme)
         self.theme = themes.DARK.name
-        cluster, _ = self.session.start(self._files, lookahead=False, clock=self.clock)
+        self.sub_title = ALGORITHMS[self.session.algorithm].title
+        engine, _ = self.session.start(self._files, lookahead=False)
         self._spool = Path(self.session.transcript) if self.session.transcript else self._open_spool()
         if not self.session.transcript:
-            cluster.subscribe(Recorder(self._files.enter_context(self._spool.open("wb")), self.session.header))
-        cluster.subscribe(self._collect)
-        self.live = LiveRun(cluster, self.clock, self._run_done)
+            engine.subscribe(Recorder(self._files.enter_context(self._spool.open("wb")), self.session.header))
+        speed, paused = self._start
+        self.live = LiveRun(Cluster(engine), speed=speed, paused=paused,
+                            on_events=lambda: self.post_message(EventsReady()), on_done=self._run_done)
         self.live.start()
-        self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=self.paused)
+        self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=paused)
         self.redraw()
         # Everything built so far (Textual, its CSS, the widgets) lives as long as the app.
         # Left to the collector, each full collection rescans it all: pauses of 100 ms,
@@ -183,26 +190,12 @@ class BullyApp(App[None]):
 
     # --- events in --------------------------------------------------------------------
 
-    def _collect(self, events: list[Event]) -> None:
-        """Called inside trio for every batch: keep it, and announce the first of a burst."""
-        if not self._buffer:
-            self.post_message(EventsReady())
-        self._buffer.extend(events)
-
     def on_events_ready(self, _: EventsReady) -> None:
-        events, self._buffer = self._buffer, []
+        events = self.live.take()
         self.model.apply(events)
-        answered_a_key = False
-        for e in events:
-            if type(e) is CommandEvent:
-                answered_a_key |= e.source == "user"
-                if e.command == "timeout":
-                    self.config = self.config.with_timeout(e.args[0])
-                elif e.command == "delay":
-                    self.config = self.config.with_delay(*e.args)
-        if answered_a_key:  # someone is watching for this: show it now, not next tick
-            self.redraw()
-        if self.paused:  # no ticker while paused: draw everything it caused, once
+        if any(e.kind == "command" and e.source == "user" for e in events):
+            self.redraw()  # someone is watching for this: show it now, not next tick
+        if self.live.paused:  # no ticker while paused: draw everything it caused, once
             self._redraw_soon()
 
     def _redraw_soon(self) -> None:
@@ -216,11 +209,13 @@ class BullyApp(App[None]):
         self.redraw(text=True)
 
     def now(self) -> float:
-        return self.live.cluster.clock_time() if self.live is not None else 0.0
+        return self.live.now() if self.live is not None else 0.0
 
     def redraw(self, text: bool | None = None) -> None:
         """Draw the model. Cards and status every time; the log and the panel at most
         TEXT_HZ times a second unless `text` says otherwise."""
+        if self.live is None:
+            return
         now = self.now()
         self.grid.show(now, self.selected)
         self.alert_bar.show()
@@ -230,70 +225,61 @@ class BullyApp(App[None]):
         if text:
             self._text_drawn = wall
             self.log_view.show()
-        node = self.model.nodes[self.selected]
-        if self.live is not None:
-            if text:
-                self.panel.show(node, self.live.cluster.snapshot(self.selected), now, self.model.label)
-            self.status_bar.show(Status(
-                now, self.speed, self.paused, self.config,
-                self.model.elections, self.model.in_election, self.model.election_messages, self.model.worst_case,
-            ))
+            engine = self.live.cluster.engine
+            self.panel.show(self.model.nodes[self.selected], engine.internals(self.selected), now, self.model.label)
+        m, live = self.model, self.live
+        self.status_bar.show(Status(now, live.speed, live.paused, live.behind, live.cluster.engine.config,
+                                    m.elections, m.in_election, m.election_messages, m.worst_case))
 
-    # --- commands out -----------------------------------------------------------------
-
-    def submit(self, name: str, *args: float) -> None:
-        if self.live is not None:
-            self.live.submit(Command(name, args))
+    # --- requests out -----------------------------------------------------------------
 
     def action_command(self, name: str, node: int | None = None) -> None:
-        self.submit(name, self.selected if node is None else node)
+        if self.live is not None:
+            self.live.submit(NODE_REQUESTS[name](self.selected if node is None else node))
 
     def action_crash_leader(self) -> None:
         leaders = self.model.leaders()
         if not leaders:
             self.notify("No node leads right now.", severity="warning")
             return
-        self.submit("crash", max(leaders))  # in a split brain, the highest
+        self.action_command("crash", max(leaders))  # in a split brain, the highest
 
     def action_timeout(self, direction: int) -> None:
-        timeout = self.config.timeout + direction * T_STEP
-        if timeout < T_STEP:
-            self.notify(f"T cannot go below {T_STEP:g}s.", severity="warning")
+        if self.live is None:
             return
-        self.config = self.config.with_timeout(timeout)
-        self.submit("timeout", timeout)
-        self.redraw()
+        if direction < 0 and self.live.cluster.engine.config.timeout - T_STEP < T_STEP:
+            self.notify(f"T cannot go below {T_STEP:g}s.", severity="warning")
+        self.live.submit(ChangeTimeout(direction * T_STEP))  # the engine refuses what it must
 
     def action_delay(self, direction: int) -> None:
-        low = max(0.0, self.config.delay_min + direction * DELAY_STEP)
-        high = max(low, self.config.delay_max + direction * DELAY_STEP)
-        if (low, high) == (self.config.delay_min, self.config.delay_max):
-            self.notify("The delay cannot go below 0.", severity="warning")
+        if self.live is None:
             return
-        self.config = self.config.with_delay(low, high)
-        self.submit("delay", low, high)
-        self.redraw()
+        if direction < 0 and self.live.cluster.engine.config.delay_max == 0:
+            self.notify("The delay cannot go below 0.", severity="warning")
+        self.live.submit(ChangeDelay(direction * DELAY_STEP))
 
     def action_toggle_pause(self) -> None:
-        self._set_paused(not self.paused)
-        self.submit("pause" if self.paused else "resume")
-
-    def action_step(self) -> None:
-        self._set_paused(True)
-        self.submit("step")
-
-    def _set_paused(self, paused: bool) -> None:
-        self.paused = paused
-        if paused:
-            self._ticker.pause()
-        else:
+        if self.live is None:
+            return
+        if self.live.paused:
+            self.live.resume()
             self._ticker.resume()
+        else:
+            self.live.pause()
+            self._ticker.pause()
         self.redraw(text=True)
 
+    def action_step(self) -> None:
+        if self.live is not None:
+            self.live.step()
+            self._ticker.pause()
+            self.redraw(text=True)
+
     def action_pace(self, direction: int) -> None:
-        index = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - self.speed))
-        self.speed = SPEEDS[max(0, min(len(SPEEDS) - 1, index + direction))]
-        self.submit("speed", self.speed)
+        if self.live is None:
+            return
+        index = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - self.live.speed))
+        self.live.set_speed(SPEEDS[max(0, min(len(SPEEDS) - 1, index + direction))])
         self.redraw()
 
     # --- view-only actions ------------------------------------------------------------
@@ -318,9 +304,19 @@ class BullyApp(App[None]):
         self.log_view.set_filters(node, self.log_view.topic_filter)
 
     def action_filter_topic(self) -> None:
-        topics = [None, *sorted(self.model.topics)]
+        topics = [None, *self.model.topics]
         current = topics.index(self.log_view.topic_filter) if self.log_view.topic_filter in topics else 0
         self.log_view.set_filters(self.log_view.node_filter, topics[(current + 1) % len(topics)])
+
+    def action_toggle_detector(self) -> None:
+        self.log_view.toggle_detector()
+        self.notify("Failure-detector traffic " + ("shown" if self.log_view.show_detector else "hidden") + " in the log.")
+
+    def action_scroll_log(self, pages: int) -> None:
+        if pages < 0:
+            self.log_view.scroll_page_up(animate=False)
+        else:
+            self.log_view.scroll_page_down(animate=False)
 
     def action_next_theme(self) -> None:
         names = [t.name for t in themes.THEMES]
@@ -369,7 +365,7 @@ class BullyApp(App[None]):
             yield SystemCommand(f"Select node {k}", "show it in the node panel", lambda i=i: self.action_select(i))
             yield SystemCommand(f"Log: only node {k}", "filter the message log",
                                 lambda i=i: self.log_view.set_filters(i, self.log_view.topic_filter))
-        for topic in sorted(self.model.topics):
+        for topic in self.model.topics:
             yield SystemCommand(f"Log: only {topic}", "filter the message log",
                                 lambda t=topic: self.log_view.set_filters(self.log_view.node_filter, t))
         yield SystemCommand("Log: show everything", "clear the log's filters", lambda: self.log_view.set_filters(None, None))

@@ -1,58 +1,45 @@
-"""How states and message types look: a glyph (readable without colour) and a theme
-colour variable (never a literal colour). Shared by the grid, the log and the panel."""
+"""How things look: a glyph (readable without colour) and a theme colour variable (never
+a literal colour), by role. Algorithms declare a role for each status and message
+(protocol/interface.py), so this module names none of their statuses or messages, and
+a new algorithm looks right without touching it. Shared by the grid, the log and the panel."""
 
 from __future__ import annotations
 
-STATUS_LOOK = {
+# A status's role: glyph and colour.
+ROLE_LOOK = {
     "down": ("✖", "$error"),
-    "election": ("◆", "$warning"),
+    "electing": ("◆", "$warning"),
     "waiting": ("◇", "$accent"),
     "normal": ("●", "$success"),
-    # Garcia-Molina's: halted, and taken in by the new coordinator but not yet Ready
-    "reorganization": ("◈", "$accent"),
-    # Stoller's: looking for a higher node, halting the lower ones, halted, normal
-    "elec1": ("◆", "$warning"),
-    "elec2": ("◆", "$warning"),
-    "wait": ("◇", "$accent"),
-    "norm": ("●", "$success"),
+}
+_UNKNOWN_ROLE = ("?", "$foreground")
+
+# A message's role: requests and announcements stand out, replies and detection recede.
+MESSAGE_COLOUR = {
+    "request": "$warning",
+    "reply": "$accent",
+    "announcement": "$secondary",
+    "detector": "$text-muted",
 }
 
-TOPIC_COLOUR = {
-    "election": "$warning",
-    "answer": "$accent",
-    "coordinator": "$secondary",
-    "probe": "$text-muted",
-    "probe_reply": "$text-muted",
+# Log lines that are not messages, by event kind.
+EVENT_COLOUR = {
     "state": "$primary",
     "crash": "$error",
     "recover": "$success",
     "start": "$success",
     "command": "$secondary",
     "violation": "$error",
-    # the other algorithms' messages: announcements stand out, requests and acks recede
-    "halt": "$warning",
-    "new_coordinator": "$secondary",
-    "ready": "$secondary",
-    "ldr": "$secondary",
-    "elected": "$secondary",
-    "heartbeat": "$text-muted",
-    "ack": "$text-muted",
-    "halt_ack": "$text-muted",
-    "new_coordinator_ack": "$text-muted",
-    "ready_ack": "$text-muted",
-    "are_you_there": "$text-muted",
-    "yes": "$text-muted",
-    "are_you_normal": "$text-muted",
-    "normal_reply": "$text-muted",
+    "agreement": "$success",
 }
 
 LEADER_MARK = "★"
 BAR = 4  # cells in a countdown bar
 
 
-def status_look(status: str, normal: bool) -> tuple[str, str]:
-    """Glyph and colour of a status; statuses of other algorithms fall back on `normal`."""
-    return STATUS_LOOK.get(status, ("●", "$success") if normal else ("◆", "$warning"))
+def role_look(role: str) -> tuple[str, str]:
+    """Glyph and colour of a status, by its role."""
+    return ROLE_LOOK.get(role, _UNKNOWN_ROLE)
 
 
 def short_status(status: str, width: int = 8) -> str:
@@ -60,8 +47,11 @@ def short_status(status: str, width: int = 8) -> str:
     return status if len(status) <= width else status[:5] + "."
 
 
-def topic_colour(topic: str) -> str:
-    return TOPIC_COLOUR.get(topic, "$foreground")
+def line_colour(kind: str, role: str | None) -> str:
+    """A log line's colour: its message's role, or its event's kind."""
+    if role is not None:
+        return MESSAGE_COLOUR.get(role, "$foreground")
+    return EVENT_COLOUR.get(kind, "$foreground")
 
 
 def countdown(set_at: float, fires: float, now: float, cells: int = BAR) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
-from .look import LEADER_MARK, countdown, short_status, status_look, timer_label
+from .look import LEADER_MARK, countdown, role_look, short_status, timer_label
 from .model import NodeView
 
 FULL_WIDTH = 19  # border, one space, then 16 cells: "answer ████ 3.9s" fits
@@ -27,13 +27,13 @@ def card_key(n: NodeView, now: float, compact: bool) -> tuple:
     name = timer[0] if timer else None
     bar = countdown(*timer[1], now) if timer else ""
     if compact:
-        return (n.up, n.status, n.normal, n.leader, name, bar)
+        return (n.up, n.status, n.role, n.leader, name, bar)
     left = round(max(0.0, timer[1][1] - now), 1) if timer else 0.0
-    return (n.up, n.status, n.normal, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()), n.epoch)
+    return (n.up, n.status, n.role, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()), n.epoch)
 
 
 def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str], digits: int = 2) -> Content:
-    glyph, colour = status_look(n.status, n.normal)
+    glyph, colour = role_look(n.role)
     name, bar = key[4], key[5]
     if not n.up:
         leader: tuple = ("",)

@@ -1,5 +1,7 @@
-"""The selected node in full: every protocol variable of its algorithm, its timers with
-the time left, its safe storage (cluster epoch included), and its message counters."""
+"""The selected node in full, each fact once: its status and leader, its timers with the
+time left and its message counters (what the trace says, from the model), then its
+algorithm's own variables and its safe storage, the live epoch among it (what only the
+engine knows)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
-from .look import status_look
+from ..host import Internals
+from .look import LEADER_MARK, role_look
 from .model import NodeView
 
 
@@ -16,25 +19,33 @@ class NodePanel(Widget):
         super().__init__()
         self._drawn = Content("")
 
-    def show(self, node: NodeView, snapshot: dict, now: float, labels: dict[int, str]) -> None:
-        glyph, colour = status_look(node.status, node.normal)
+    def show(self, node: NodeView, internals: Internals, now: float, labels: dict[int, str]) -> None:
+        glyph, colour = role_look(node.role)
         self.border_title = f"node {labels[node.id]}"
-        lines = [f"[{colour}]{glyph} {node.status}[/]" + (" [b $secondary]★ leader[/]" if node.leads else "")]
-        lines.append("[b]variables[/]")
-        for name, value in snapshot["variables"].items():
-            lines.append(f"  {name} = {_show(value, labels)}")
-        if not snapshot["up"]:
-            lines.append("  [$text-muted](lost in the crash)[/]")
+        if node.leads:
+            leader = f" [b $secondary]{LEADER_MARK} leader[/]"
+        elif node.up:
+            leader = f" → {_show(node.leader, labels)}"
+        else:
+            leader = ""
+        lines = [f"[{colour}]{glyph} {escape(node.status)}[/]{leader}"]
         lines.append("[b]timers[/]")
-        for name, fires in snapshot["timers"].items():
-            lines.append(f"  {name}  [$primary]{max(0.0, fires - now):.2f}s[/] left")
-        if not snapshot["timers"]:
+        for name, (_, fires) in sorted(node.timers.items()):
+            lines.append(f"  {escape(name)}  [$primary]{max(0.0, fires - now):.2f}s[/] left")
+        if not node.timers:
             lines.append("  [$text-muted]none running[/]")
+        lines.append("[b]variables[/]")
+        for name, value in internals.variables.items():
+            lines.append(f"  {escape(name)} = {_show(value, labels)}")
+        if not internals.up:
+            lines.append("  [$text-muted](lost in the crash)[/]")
+        elif not internals.variables:
+            lines.append("  [$text-muted]none of its own[/]")
         lines.append("[b]safe storage[/]")
-        lines += [f"  {name} = {_show(value, labels)}" for name, value in snapshot["storage"].items()]
+        lines += [f"  {escape(name)} = {_show(value, labels)}" for name, value in internals.storage.items()]
         lines.append("[b]messages[/]  sent / received")
-        for topic in sorted(set(node.sent) | set(node.received)):
-            lines.append(f"  {topic:<12} {node.sent[topic]:>5} / {node.received[topic]:<5}")
+        for label in sorted(set(node.sent) | set(node.received)):
+            lines.append(f"  {escape(label):<14} {node.sent[label]:>5} / {node.received[label]:<5}")
         content = Content.from_markup("\n".join(lines))
         if content != self._drawn:
             self._drawn = content

@@ -1,5 +1,6 @@
-"""One line: virtual time and pace, T and the delay bounds (red when T < 2 x max delay),
-and the elections so far with the current one's message count beside its worst case."""
+"""One line: virtual time and pace (and how far behind its clock the run is), T and the
+delay bounds (red when T < 2 x max delay), and the elections so far with the current
+one's message count beside its worst case."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from textual.widget import Widget
 
 from ..config import ClusterConfig
 
+BEHIND_SHOWN = 0.5  # seconds behind the clock before the bar says so
+
 
 @dataclass(frozen=True)
 class Status:
     now: float
     speed: float
     paused: bool
+    behind: float
     config: ClusterConfig
     elections: int
     in_election: bool
@@ -38,6 +42,8 @@ class StatusBar(Widget):
         if s is None:
             return Content("")
         pace = "[b $warning]❚❚ paused[/]" if s.paused else f"▶ ×{s.speed:g}"
+        if s.behind >= BEHIND_SHOWN and not s.paused:
+            pace += f" [b $warning]{s.behind:.1f}s behind[/]"
         c = s.config
         sync = (f"T={c.timeout:g} ≥ 2×{c.delay_max:g}" if c.synchronous
                 else f"[b $error]T={c.timeout:g} < 2×{c.delay_max:g}: synchrony broken[/]")

@@ -1,0 +1,210 @@
+"""One node as the runtime hosts it: its state machine, its safe storage, its timers and
+whether it is up. Pure: no trio, no clock. The trio cluster runs each host in a task of
+its own, and the test harness (harness.py) steps hosts by hand; both get the model's
+rules from here.
+
+Rules of the model, for one node:
+  1. A message is taken from the head of its link (links.py), so links are FIFO.
+  2. A message that reaches a down node is dropped, with the reason "receiver down".
+  3. A timer fires only if it is still the one set under its name (its generation): a
+     timer set again, cancelled or lost in a crash never fires.
+  4. Crash throws the machine and its timers away; safe storage survives, and recovery
+     starts a new machine from it. Crashing a down node or recovering an up one does
+     nothing.
+  5. A node's work runs in (time, rank, order) order (work.py); a timer it sets that
+     falls due before the window it is running ends runs in that window, after the
+     work queued before the window at the same time and rank (as it would, had it gone
+     through the engine's queue).
+
+The host records trace events in the order things happened at this node, unstamped:
+the engine numbers events and messages when it merges every node's records, so nothing
+depends on which host ran first.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from protocol import CancelTimer, Config, ElectionStarted, Node, Receive, Send, SetTimer, Start, StatusRole, TimerFired
+from protocol import Suspect as SuspectInput
+
+from .config import to_seconds, to_us
+from .events import (
+    UNSET,
+    CrashEvent,
+    DeliverEvent,
+    DropEvent,
+    ElectionStartEvent,
+    Event,
+    RecoverEvent,
+    SendEvent,
+    StartEvent,
+    StateEvent,
+    TimerCancelEvent,
+    TimerEvent,
+    TimerSetEvent,
+)
+from .links import Links
+from .work import TIMER, Boot, Crash, Deliver, Fire, Recover, Suspect, Work
+
+DROPPED_RECEIVER_DOWN = "receiver down"
+DOWN_STATUS = "down"  # the status a crashed node reports
+_DOWN = (DOWN_STATUS, None, StatusRole.DOWN)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTimer:
+    """A timer that falls due after the window: the engine queues its firing."""
+
+    node: int
+    fires: int  # microseconds
+    item: Fire
+    set_event: TimerSetEvent  # orders it: timers are queued in trace order
+
+
+@dataclass(frozen=True, slots=True)
+class Internals:
+    """What the trace does not say about a node: its algorithm's own variables (empty
+    while down: they were lost in the crash) and its safe storage."""
+
+    up: bool
+    variables: dict[str, object]
+    storage: dict[str, object]
+
+
+class NodeHost:
+    def __init__(self, node_id: int, algorithm: type[Node], ids: tuple[int, ...], config: Config, links: Links):
+        self.id = node_id
+        self.algorithm = algorithm
+        self.ids = ids
+        self.config = config
+        self.links = links
+        self._peers = frozenset(ids) - {node_id}
+        self.storage = algorithm.storage_class()  # survives crashes; the machine does not
+        self.machine: Node | None = None
+        self.timers: dict[str, tuple[int, int]] = {}  # name -> (fires at, generation)
+        self.records: list[Event] = []
+        self.pending: list[PendingTimer] = []  # set in this run, due after its window
+        self.state: tuple[str, int | None, StatusRole] = _DOWN  # (status, leader, role) as last reported
+        self._generation = 0
+        self._local_order = 0
+        self._local: list[tuple] = []
+        self._now = -1
+        self._t = 0.0
+        self._window_end = 0
+
+    @property
+    def up(self) -> bool:
+        return self.machine is not None
+
+    @property
+    def epoch(self) -> int:
+        return self.storage.epoch
+
+    def run(self, items: list[tuple[int, int, int, Work]], window_end: int) -> None:
+        """Run work entries (time, rank, order, item), sorted, all before window_end,
+        with the timers this node sets and runs inside the window (rule 5). What it
+        did is in `records`, and the timers due later are in `pending`."""
+        self.records = []
+        self.pending = []
+        self._window_end = window_end
+        local = self._local
+        for entry in items:
+            while local and local[0] < entry:
+                self._run(heapq.heappop(local))
+            self._run(entry)
+        while local:
+            self._run(heapq.heappop(local))
+
+    def reconfigure(self, config: Config) -> None:
+        """New knobs for timers set from now on."""
+        self.config = config
+        if self.machine is not None:
+            self.machine.reconfigure(config)
+
+    def internals(self) -> Internals:
+        m = self.machine
+        return Internals(m is not None, m.variables() if m is not None else {}, self.storage.as_dict())
+
+    # --- one entry ------------------------------------------------------------------------
+
+    def _run(self, entry: tuple) -> None:
+        now, _, _, item = entry
+        if now != self._now:
+            self._now, self._t = now, to_seconds(now)
+        try:
+            self._handle(item)
+        except Exception as e:  # a protocol bug: say where it happened
+            e.add_note(f"{self.algorithm.name} node {self.id} at t={self._t:g}, handling {item!r}")
+            raise
+        m = self.machine
+        state = (m.status, m.leader, m.statuses[m.status]) if m is not None else _DOWN
+        if state != self.state:
+            # The epoch rides along, but a change of epoch alone is not reported: nodes
+            # adopt epochs from nearly every message of an election, and a state event
+            # for each would add half again to the trace.
+            self.state = state
+            self.records.append(StateEvent(UNSET, self._t, self.id, state[0], state[1], state[2].value, self.storage.epoch))
+
+    def _handle(self, item: Work) -> None:
+        kind = type(item)
+        record = self.records.append
+        if kind is Deliver:
+            msg_id, msg = self.links.pop(item.src, self.id)  # rule 1
+            if self.machine is None:  # rule 2
+                record(DropEvent(UNSET, self._t, msg_id, item.src, self.id, DROPPED_RECEIVER_DOWN))
+                return
+            record(DeliverEvent(UNSET, self._t, msg_id, item.src, self.id))
+            self._apply(self.machine.step(Receive(item.src, msg)))
+        elif kind is Fire:
+            running = self.timers.get(item.name)
+            if running is not None and running[1] == item.generation:  # rule 3 (a crash cleared them all)
+                del self.timers[item.name]
+                record(TimerEvent(UNSET, self._t, self.id, item.name))
+                self._apply(self.machine.step(TimerFired(item.name)))
+        elif kind is Boot or kind is Recover:
+            if self.machine is None:  # rule 4
+                self.machine = self.algorithm(self.id, self.ids, self.config, self.storage)
+                record((StartEvent if kind is Boot else RecoverEvent)(UNSET, self._t, self.id))
+                self._apply(self.machine.step(Start()))
+        elif kind is Crash:
+            if self.machine is not None:  # rule 4
+                self.machine = None
+                self.timers.clear()
+                record(CrashEvent(UNSET, self._t, self.id))
+        elif kind is Suspect:
+            if self.machine is not None:
+                self._apply(self.machine.step(SuspectInput()))
+        else:
+            raise TypeError(f"not work for a node: {item!r}")
+
+    def _apply(self, outputs: list) -> None:
+        record = self.records.append
+        for out in outputs:
+            kind = type(out)
+            if kind is Send:
+                if out.dst not in self._peers:
+                    raise ValueError(f"{self.algorithm.name} node {self.id} sent to unknown node {out.dst}")
+                record(SendEvent(UNSET, self._t, self.id, out.dst, UNSET, out.msg, UNSET))
+            elif kind is SetTimer:
+                self._set_timer(out.name, self._now + to_us(out.delay))
+            elif kind is CancelTimer:
+                if self.timers.pop(out.name, None) is not None:
+                    record(TimerCancelEvent(UNSET, self._t, self.id, out.name))
+            elif kind is ElectionStarted:
+                record(ElectionStartEvent(UNSET, self._t, self.id))
+            else:
+                raise TypeError(f"{self.algorithm.name} node {self.id} returned {out!r}")
+
+    def _set_timer(self, name: str, fires: int) -> None:
+        self._generation += 1
+        self.timers[name] = (fires, self._generation)
+        event = TimerSetEvent(UNSET, self._t, self.id, name, to_seconds(fires))
+        self.records.append(event)
+        item = Fire(name, self._generation)
+        if fires < self._window_end:  # rule 5
+            self._local_order += 1
+            heapq.heappush(self._local, (fires, TIMER, self._local_order, item))
+        else:
+            self.pending.append(PendingTimer(self.id, fires, item, event))

@@ -1,0 +1,62 @@
+"""Work for one node: what its host (host.py) runs, at a virtual time.
+
+The engine hands a node its work as (time, rank, order, item) entries, sorted. Rank
+orders the kinds due at one instant: commands first (in the order given), then
+deliveries, then timers, since "answered within T" includes T: a message that arrives
+exactly when a timeout expires is in time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+COMMAND, DELIVERY, TIMER = 0, 1, 2  # ranks
+
+
+@dataclass(frozen=True, slots=True)
+class Boot:
+    """Start-up at t=0 (to the protocol, the same as a recovery)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Recover:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Suspect:
+    """The node's failure detector fires (the `elect` command)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """The message at the head of the link from `src` arrives."""
+
+    src: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fire:
+    """The timer `name` fires, if it is still the one set as `generation`."""
+
+    name: str
+    generation: int
+
+
+Work = Boot | Crash | Recover | Suspect | Deliver | Fire
+
+_deliveries: dict[int, Deliver] = {}
+
+
+def deliver_from(src: int) -> Deliver:
+    """The one Deliver item for a link's source: a big run has a million in flight,
+    and they are all alike."""
+    item = _deliveries.get(src)
+    if item is None:
+        item = _deliveries[src] = Deliver(src)
+    return item
