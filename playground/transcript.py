@@ -89,10 +89,20 @@ def converter(algorithm: str) -> cattrs.Converter:
 
     messages = ALGORITHMS[algorithm].messages
     by_type = {cls.type: cls for cls in messages}
-    any_message = Union[messages]  # noqa: UP007
-    configure_tagged_union(any_message, conv, tag_name="type", tag_generator=lambda cls: cls.type)
-    unstructure_message = conv.get_unstructure_hook(any_message)
-    structure_message = conv.get_structure_hook(any_message)
+    if len(messages) > 1:
+        any_message = Union[messages]  # noqa: UP007
+        configure_tagged_union(any_message, conv, tag_name="type", tag_generator=lambda cls: cls.type)
+        unstructure_message = conv.get_unstructure_hook(any_message)
+        structure_message = conv.get_structure_hook(any_message)
+    else:  # one message type is no union: tag it by hand
+        (any_message,) = messages
+        unstructure_one, structure_one = conv.get_unstructure_hook(any_message), conv.get_structure_hook(any_message)
+
+        def unstructure_message(msg: Message) -> dict[str, Any]:
+            return {"type": msg.type, **unstructure_one(msg)}
+
+        def structure_message(value: dict[str, Any], cls: type) -> Message:
+            return structure_one({k: v for k, v in value.items() if k != "type"}, cls)
 
     def structure_msg(value: object, _: object) -> Message:
         kind = value.get("type") if isinstance(value, dict) else None

@@ -1,145 +1,239 @@
-"""Chang & Roberts ring election (lecture 3-9), rule by rule."""
+"""The crash-tolerant Chang & Roberts ring (protocol/ring.py), rule by rule, calling the
+pure state machine. Ids 1..5: each node's successor is the next higher id, 5's is 1."""
 
-from dataclasses import replace
-
-from protocol import Config, ElectionStarted, Receive, Ring, SetTimer, Start, TimerFired
-from protocol.ring import Elected, Election, RingAck
+from protocol import Config, ElectionStarted, Receive, Ring, SetTimer, Start, Suspect, TimerFired
+from protocol.probing import Probe, ProbeReply
+from protocol.ring import ELECTED_WAIT_LAPS, Elected, Election, RingAck
 
 from .support import sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
+E, L = Election, Elected
 
 
-def msgs(outputs) -> list[tuple[int, object]]:
-    """(destination, message) of each Send, with only the ids these tests are about:
-    Election(c) and Elected(l) stand for those of any election."""
-    return [(o.dst, _ids_only(o.msg)) for o in outputs if hasattr(o, "msg")]
+def node(node_id: int, ids=IDS) -> Ring:
+    return Ring(node_id, ids, CONFIG, Ring.storage_class())
 
 
-def _ids_only(msg):
-    if isinstance(msg, (Election, Elected)):
-        return replace(msg, epoch=0, initiator=0, round=0)
-    return replace(msg, epoch=0)
+def pred(node_id: int) -> int:
+    return node_id - 1 if node_id > 1 else 5
 
 
-def E(candidate: int, initiator: int = 0, round: int = 0) -> Election:
-    return Election(candidate, initiator, round)
-
-
-def L(leader: int, initiator: int = 0, round: int = 0) -> Elected:
-    return Elected(leader, initiator, round)
-
-
-def node(node_id: int) -> Ring:
-    return Ring(node_id, IDS, CONFIG, Ring.storage_class())
-
-
-def idle(node_id: int) -> Ring:
-    """A node following 5, not taking part in an election."""
+def started(node_id: int) -> Ring:
+    """Just started: its own election is on its way round."""
     n = node(node_id)
     n.step(Start())
-    n.step(Receive(node_id - 1 if node_id > 1 else 5, L(5)))
     return n
 
 
-def test_an_initiator_sends_its_id_to_its_successor_only():
+def following(node_id: int, leader: int = 5, election=(5, 3, 9)) -> Ring:
+    """Normal under `leader`, after an election (candidate, initiator, round) it backed."""
+    n = started(node_id)
+    candidate, initiator, round_ = election
+    n.step(Receive(pred(node_id), E(candidate, initiator, round_)))
+    n.step(Receive(pred(node_id), L(leader, initiator, round_)))
+    assert (n.status, n.leader) == ("normal", leader)
+    return n
+
+
+def ack(msg) -> RingAck:
+    return RingAck(*msg.key)
+
+
+def ring_msgs(outputs) -> list[tuple[int, object]]:
+    """(destination, message) of each Send, epochs left out."""
+    return [(o.dst, o.msg) for o in outputs if hasattr(o, "msg")]
+
+
+# --- rule 1: initiate ----------------------------------------------------------------------
+
+
+def test_rule1_an_initiator_sends_its_id_to_its_successor_only_and_backs_it():
     n = node(2)
     out = n.step(Start())
     assert ElectionStarted() in out
-    assert msgs(out) == [(3, E(2))]
+    assert ring_msgs(out) == [(3, E(2, 2, n.epoch, epoch=n.epoch))]
     assert SetTimer("hop_wait 3", 4) in out
-    assert (n.status, n.participant) == ("election", True)
+    assert (n.status, n.participant, n.backing) == ("election", True, (2, 2, n.epoch))
 
 
-def test_the_highest_id_wraps_round_to_the_lowest():
-    n = node(5)
-    assert sent(n.step(Start())) == [(1, Election)]
+def test_rule1_the_highest_id_wraps_round_to_the_lowest():
+    assert sent(started(5).step(Start())) == [(1, Election)]
 
 
-def test_a_larger_id_is_forwarded_and_acked():
-    n = idle(2)
-    out = n.step(Receive(1, E(4)))
-    assert msgs(out) == [(3, E(4)), (1, RingAck())]
-    assert n.participant
+def test_rule1_a_leader_silent_for_T_or_no_longer_leading_starts_an_election():
+    n = following(2)
+    n.step(TimerFired("probe"))
+    assert ElectionStarted() in n.step(TimerFired("probe_wait"))
+    n = following(2)
+    n.step(TimerFired("probe"))
+    out = n.step(Receive(5, ProbeReply(False)))  # alive, but it no longer leads
+    assert ElectionStarted() in out and n.participant
+    n = following(2)
+    n.step(TimerFired("probe"))
+    assert SetTimer("probe", 5) in n.step(Receive(5, ProbeReply(True))) and n.leader == 5  # all is well
 
 
-def test_a_smaller_id_is_replaced_by_mine_when_not_participating():
-    n = idle(3)
-    out = n.step(Receive(2, E(1)))
-    assert [m for dst, m in msgs(out) if dst == 4] == [E(3)]
+def test_rule1_a_probe_reply_says_whether_the_node_leads():
+    leader = following(5, leader=5, election=(5, 5, 1))
+    assert [o.msg.leads for o in leader.step(Receive(2, Probe()))] == [True]
+    assert [o.msg.leads for o in following(3).step(Receive(2, Probe()))] == [False]
 
 
-def test_a_participant_swallows_a_smaller_id():
-    n = idle(3)
-    n.step(Receive(2, E(4)))
-    out = n.step(Receive(2, E(1)))
-    assert sent(out) == [(2, RingAck)]
+def test_rule1_the_detector_is_ignored_by_a_participant():
+    n = started(2)
+    assert n.step(Suspect()) == []
 
 
-def test_my_own_id_back_makes_me_leader_and_i_announce_it():
-    n = node(5)
-    n.step(Start())
-    out = n.step(Receive(4, E(5)))
-    assert msgs(out)[0] == (1, L(5))
+# --- rules 2 and 3: Election on its way --------------------------------------------------------
+
+
+def test_rule2_a_larger_id_is_forwarded_acked_and_backed():
+    n = following(2)
+    out = n.step(Receive(1, E(4, 1, 7)))
+    assert ring_msgs(out) == [(3, E(4, 1, 7, epoch=n.epoch)), (1, RingAck("election", 4, 1, 7, epoch=n.epoch))]
+    assert n.participant and n.backing == (4, 1, 7)
+
+
+def test_rule2_a_node_backs_the_highest_candidate_it_has_forwarded():
+    n = started(2)
+    n.step(Receive(1, E(5, 1, 7)))
+    n.step(Receive(1, E(4, 3, 2)))  # forwarded, not backed: 5's election will decide
+    assert n.backing == (5, 1, 7)
+
+
+def test_rule3_a_smaller_id_is_replaced_by_mine_when_not_participating():
+    n = following(3)
+    out = n.step(Receive(2, E(1, 1, 4)))
+    assert [m for dst, m in ring_msgs(out) if dst == 4] == [E(3, 1, 4, epoch=n.epoch)]
+    assert n.backing == (3, 1, 4)
+
+
+def test_rule3_a_participant_swallows_a_smaller_id():
+    n = following(3)
+    n.step(Receive(2, E(4, 2, 3)))
+    assert sent(n.step(Receive(2, E(1, 1, 4)))) == [(2, RingAck)]
+
+
+# --- rule 4: my id back --------------------------------------------------------------------------
+
+
+def test_rule4_my_own_id_back_makes_me_leader_and_i_announce_it():
+    n = started(5)
+    out = n.step(Receive(4, E(5, 5, n.epoch)))
+    assert ring_msgs(out)[0] == (1, L(5, 5, n.epoch, epoch=n.epoch))
     assert (n.status, n.leader, n.participant) == ("normal", 5, False)
 
 
-def test_elected_is_followed_and_forwarded_until_it_reaches_the_leader():
-    n = node(3)
-    n.step(Start())
-    out = n.step(Receive(2, L(5)))
+def test_rule4_my_id_back_from_an_election_i_no_longer_back_is_swallowed():
+    n = started(4)
+    own = n.backing
+    n.step(Receive(3, E(5, 2, 8)))  # 5 is up and running its own: it will decide
+    out = n.step(Receive(3, E(*own)))
+    assert sent(out) == [(3, RingAck)] and n.leader is None
+
+
+# --- rules 5 and 6: Elected -------------------------------------------------------------------
+
+
+def test_rule5_elected_is_followed_when_backed_and_forwarded_until_it_reaches_the_leader():
+    n = started(3)
+    n.step(Receive(2, E(5, 1, 6)))
+    out = n.step(Receive(2, L(5, 1, 6)))
     assert (n.status, n.leader, n.participant) == ("normal", 5, False)
-    assert [m for dst, m in msgs(out) if dst == 4] == [L(5)]
-    leader = node(5)
-    leader.step(Start())
-    leader.step(Receive(4, E(5)))
-    assert sent(leader.step(Receive(4, L(5)))) == [(4, RingAck)]  # gone round: stop
+    assert [m for dst, m in ring_msgs(out) if dst == 4] == [L(5, 1, 6, epoch=n.epoch)]
+    leader = started(5)
+    leader.step(Receive(4, E(*leader.backing)))
+    assert sent(leader.step(Receive(4, L(*leader.backing)))) == [(4, RingAck)]  # gone round: stop
 
 
-def test_a_successor_that_does_not_ack_within_T_is_skipped():
-    n = node(2)
-    n.step(Start())
-    out = n.step(TimerFired("hop_wait 3"))
-    assert msgs(out) == [(4, E(2))]
-    assert SetTimer("hop_wait 4", 4) in out
+def test_rule5_an_announcement_of_an_election_not_backed_is_passed_on_but_not_followed():
+    """The node came back after that election's Election went by: it may not take it
+    (a stale announcement would otherwise split the normal nodes)."""
+    n = started(3)  # it recovered and backs its own election
+    out = n.step(Receive(2, L(5, 1, 6)))
+    assert [m for dst, m in ring_msgs(out) if dst == 4] == [L(5, 1, 6, epoch=n.epoch)]
+    assert (n.status, n.leader) == ("election", None)
 
 
-def test_acks_clear_messages_in_order():
-    n = node(2)
-    n.step(Start())
-    n.step(Receive(1, E(5)))
-    assert len(n.unacked[3]) == 2
-    n.step(Receive(3, RingAck()))
-    assert [kind.type for kind, _ in n.unacked[3]] == ["election"] and "hop_wait 3" in n.timers
-    n.step(Receive(3, RingAck()))
+def test_rule6_a_node_never_follows_a_lower_node_and_starts_an_election_instead():
+    n = following(4, leader=5)
+    out = n.step(Receive(3, L(3, 1, 2)))  # 3 won while 4 was away
+    assert ElectionStarted() in out and n.leader is None
+    assert sent(out, Elected) == []  # swallowed
+    assert [m.candidate for dst, m in ring_msgs(out) if isinstance(m, Election)] == [4]
+
+
+def test_rule6_a_participant_swallows_a_lower_leader_and_lets_its_election_decide():
+    n = started(4)
+    out = n.step(Receive(3, L(3, 1, 2)))
+    assert sent(out) == [(3, RingAck)] and ElectionStarted() not in out
+
+
+# --- rule 7: acks, skipping, alone ---------------------------------------------------------
+
+
+def test_rule7_acks_name_the_message_and_clear_it():
+    n = started(2)
+    n.step(Receive(1, E(5, 1, 6)))
+    assert [kind.type for kind, _ in n.unacked[3]] == ["election", "election"]
+    n.step(Receive(3, RingAck("election", 5, 1, 6)))  # the later one: the first was lost
     assert 3 not in n.unacked and "hop_wait 3" not in n.timers
 
 
-def test_each_new_message_tries_the_immediate_successor_first():
-    n = node(2)
-    n.step(Start())
+def test_rule7_a_successor_that_does_not_ack_within_T_is_skipped_one_message_at_a_time():
+    n = started(2)
+    own = n.backing
+    n.step(Receive(1, E(5, 1, 6)))
+    out = n.step(TimerFired("hop_wait 3"))
+    assert ring_msgs(out) == [(4, E(*own, epoch=n.epoch))]  # the oldest goes on to 4
+    assert SetTimer("hop_wait 3", 4) in out and SetTimer("hop_wait 4", 4) in out  # the next gets T more
+
+
+def test_rule7_each_new_message_tries_the_immediate_successor_first():
+    n = started(2)
     n.step(TimerFired("hop_wait 3"))  # 3 skipped once
-    n.step(Receive(4, RingAck()))
-    assert sent(n.step(Receive(1, L(5)))) [0] == (3, Elected)
+    n.step(Receive(4, RingAck(*E(*n.backing).key)))
+    assert sent(n.step(Receive(1, E(5, 1, 6))))[0] == (3, Election)
 
 
-def test_alone_in_the_ring_a_node_leads_itself():
+def test_rule7_alone_in_the_ring_a_node_leads_itself():
     n = Ring(7, (7,), CONFIG, Ring.storage_class())
     n.step(Start())
     assert (n.status, n.leader, n.normal) == ("normal", 7, True)
+    two = Ring(1, (1, 2), CONFIG, Ring.storage_class())
+    two.step(Start())
+    two.step(TimerFired("hop_wait 2"))  # 2 is down: its own Election is back
+    assert (two.status, two.leader) == ("normal", 1)
 
 
-def test_a_participant_with_no_elected_in_time_starts_again():
+def test_rule7_alone_a_node_does_not_lead_on_an_election_it_no_longer_backs():
+    two = Ring(1, (1, 2), CONFIG, Ring.storage_class())
+    two.step(Start())
+    two.step(Receive(2, E(2, 2, 5)))  # 2 came back and runs its election: 1 backs it
+    two.step(TimerFired("hop_wait 2"))  # 1's own old Election, sent while 2 was down
+    assert (two.status, two.leader) == ("election", None) and two.unacked[2]  # still waiting for 2's ack
+
+
+# --- rules 8 and 9 -------------------------------------------------------------------------------
+
+
+def test_rule8_a_participant_with_no_elected_in_time_starts_again():
     n = node(2)
-    n.step(Start())
+    assert SetTimer("elected_wait", ELECTED_WAIT_LAPS * 5 * 4) in n.step(Start())
     assert ElectionStarted() in n.step(TimerFired("elected_wait"))
 
 
-def test_a_copy_of_a_message_already_taken_is_dropped_but_acked():
-    n = idle(3)
-    n.step(Receive(2, E(5, initiator=1, round=7)))
-    copy = n.step(Receive(1, E(5, initiator=1, round=7)))  # 2 was slow and 1 skipped it
+def test_rule9_a_copy_of_a_message_already_taken_is_dropped_but_acked():
+    n = following(3)
+    n.step(Receive(2, E(5, 1, 7)))
+    copy = n.step(Receive(1, E(5, 1, 7)))  # 2 was slow and 1 skipped it
     assert sent(copy) == [(1, RingAck)]
-    again = n.step(Receive(2, E(5, initiator=1, round=8)))  # a new election: taken
+    again = n.step(Receive(2, E(5, 1, 8)))  # a new election: taken
     assert sent(again, Election) == [(4, Election)]
+
+
+def test_the_ring_declares_that_it_needs_longer_than_the_default_to_settle():
+    from protocol import Node
+    assert Ring.settle_time(5, CONFIG, 1.5) - Node.settle_time(5, CONFIG, 1.5) >= Ring.elected_wait(5, CONFIG)

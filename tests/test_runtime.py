@@ -195,7 +195,7 @@ def test_an_exception_in_a_node_surfaces_from_the_run():
 def test_internals_are_what_the_trace_does_not_say():
     engine, _ = run(4, 22, commands=at("20 crash 4", "20 elect 1"), algorithm="ring")
     inside = engine.internals(1)
-    assert inside.up and set(inside.variables) == {"participant", "successor", "unacked"}
+    assert inside.up and set(inside.variables) == {"participant", "backing", "successor", "unacked"}
     assert inside.storage == {"incarnation": 1, "epoch": engine.hosts[1].epoch}
     down = engine.internals(4)
     assert (down.up, down.variables) == (False, {})  # lost in the crash; storage is not
