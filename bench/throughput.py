@@ -9,13 +9,15 @@ lowest, detects it. The transcript is written to disk, as a real run would.
 Baseline, measured in the same process: a bare trio producer task handing the same
 number of items to a consumer task through a memory channel (buffer 0, a hand-off, as in
 SIMULATION-NOTES.md). Each figure is the best of --repeat runs (this machine is noisy;
-the median is printed too). Finally the whole process, `bully-tui --headless` for the
-largest N, is timed from outside, start-up included.
+the median is printed too). Finally whole processes, `bully-tui --headless` for the
+largest N and for N = 1000 (about three million messages), are timed from outside,
+start-up included, with their peak resident memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -27,7 +29,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.commands import Command, Scheduled  # noqa: E402
+from playground.commands import Crash, Elect, Scheduled  # noqa: E402
 from playground.config import ClusterConfig  # noqa: E402
 from playground.session import Session, run_headless  # noqa: E402
 
@@ -35,7 +37,7 @@ UNTIL = 60.0
 
 
 def worst_case(nodes: int, transcript: str) -> Session:
-    commands = (Scheduled(20, Command("crash", (nodes,)), "bench"), Scheduled(20, Command("elect", (1,)), "bench"))
+    commands = (Scheduled(20, Crash(nodes), "bench"), Scheduled(20, Elect(1), "bench"))
     config = ClusterConfig(timeout=4, probe_interval=0, delay_min=1, delay_max=1)
     return Session("classic", nodes, 1, config, commands, transcript, overwrite=True)
 
@@ -74,20 +76,26 @@ def baseline_run(items: int) -> float:
     return time.perf_counter() - start
 
 
-def whole_process(nodes: int) -> float:
+def whole_process(nodes: int) -> tuple[float, float]:
+    """(seconds, peak resident MB) of one `bully-tui --headless` process."""
     with tempfile.TemporaryDirectory() as tmp:
         args = [sys.executable, "-m", "playground.cli", "--headless", "--nodes", str(nodes), "--delay", "1",
                 "--timeout", "4", "--probe-interval", "0", "--at", f"20 crash {nodes}", "--at", "20 elect 1",
                 "--until", str(UNTIL), "--transcript", str(Path(tmp) / "t.jsonl")]
         start = time.perf_counter()
-        subprocess.run(args, check=True, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parent.parent)
-        return time.perf_counter() - start
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parent.parent)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        if status != 0:
+            raise SystemExit(f"bully-tui failed with status {status}")
+        return elapsed, usage.ru_maxrss / 1024
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nodes", type=int, nargs="+", default=[10, 100, 300])
+    parser.add_argument("--big", type=int, nargs="*", default=[1000], help="whole-process runs only, once each")
     args = parser.parse_args()
 
     print("| N | messages delivered | transcript | engine msg/s (best / median) | baseline items/s (best) | ratio |")
@@ -100,10 +108,12 @@ def main() -> None:
         best, median = delivered / min(times), delivered / statistics.median(times)
         print(f"| {n} | {delivered:,} | {size / 1e6:.1f} MB | {best:,.0f} / {median:,.0f} | "
               f"{delivered / base:,.0f} | {best * base / delivered:.2f}x |")
-    n = max(args.nodes)
-    times = [whole_process(n) for _ in range(args.repeat)]
-    print(f"\nwhole process, `bully-tui --headless` N={n} with transcript: "
-          f"best {min(times):.2f} s, median {statistics.median(times):.2f} s, worst {max(times):.2f} s")
+    print()
+    for n in sorted({max(args.nodes), *args.big}):
+        runs = [whole_process(n) for _ in range(args.repeat if n not in args.big else 1)]
+        times = [t for t, _ in runs]
+        print(f"whole process, `bully-tui --headless` N={n} with transcript: best {min(times):.2f} s, "
+              f"median {statistics.median(times):.2f} s, worst {max(times):.2f} s; peak memory {max(m for _, m in runs):.0f} MB")
 
 
 if __name__ == "__main__":

@@ -24,32 +24,40 @@ Rules:
      (SIMULATION-NOTES.md): fewer hand-offs. Without it (the live UI, where nothing
      may show before its time) a window is one instant. Both give the same trace.
      Windows also end at the next command, at the monitor's deadline and at `until`.
+     An instant with more than a slice of work (a broadcast storm: a million messages
+     can arrive at once) is its own window, run in slices in merged order (by node,
+     then the node's own order), each published before the next runs. A work item can
+     give a broadcast, N events, so a slice is SLICE_EVENTS / N items: memory holds
+     about SLICE_EVENTS events at most, and the trace is the same.
   5. An instant is over when nothing more can happen at it: the monitor judges it then.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 from protocol import Node
 
-from .agenda import Agenda, Entry
+from .agenda import Agenda
 from .commands import ChangeDelay, ChangeTimeout, Command, Elect, Recover, Request, Scheduled, SetDelay, SetTimeout
 from .commands import Crash as CrashCommand
-from .config import ClusterConfig, to_seconds, to_us
+from .config import US, ClusterConfig, to_seconds, to_us
 from .events import CommandEvent, Event, SendEvent
 from .host import Internals, NodeHost
 from .links import Links
 from .monitor import Monitor
 from .network import Network
 from .trace import Observer, Trace
-from .work import COMMAND, Boot, Crash, Suspect
+from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Entry, Suspect
 from .work import Recover as RecoverWork
 
 _time = attrgetter("t")
+_time_and_rank = itemgetter(0, 1)
+SLICE_EVENTS = 65_536  # the most events one slice of a crowded instant may give (rule 4)
 _NODE_WORK = {CrashCommand: Crash(), Recover: RecoverWork(), Elect: Suspect()}
 
 
@@ -72,7 +80,7 @@ class Engine:
         self.lookahead = lookahead
         self.links = Links()
         self.network = Network(seed, to_us(config.delay_min), to_us(config.delay_max))
-        self.hosts = {i: NodeHost(i, algorithm, self.ids, config.protocol, self.links) for i in self.ids}
+        self.hosts = {i: NodeHost(i, algorithm, self.ids, config.protocol) for i in self.ids}
         self.agenda = Agenda()
         self.monitor = Monitor(self.ids, self.settle_time)
         self.trace = Trace(self.monitor)
@@ -80,6 +88,8 @@ class Engine:
         self._commands: list[tuple[int, int, Request, str]] = []  # (time, order, request, source), sorted
         self._command_order = 0
         self._msg_id = 0
+        self._crowd: Iterator[Window] | None = None  # the rest of a crowded instant, a slice at a time (rule 4)
+        self._slice = max(16, SLICE_EVENTS // len(self.ids))  # work items per slice
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -133,7 +143,12 @@ class Engine:
 
     def _work_due(self) -> int | None:
         """When a command or node work is next due."""
+        if self._crowd is not None:
+            return self.now_us
         due = self.agenda.next_time()
+        arrival = self.links.next_arrival()
+        if arrival is not None and (due is None or arrival < due):
+            due = arrival
         if self._commands and (due is None or self._commands[0][0] < due):
             due = self._commands[0][0]
         return due
@@ -141,24 +156,82 @@ class Engine:
     def step(self, until_us: int | None = None) -> Window | None:
         """Run what is due now (rule 1): a command or the monitor's check here, or hand
         back the node work to run, as a window to `finish` once the hosts have run it."""
+        if self._crowd is not None:
+            window = next(self._crowd, None)
+            if window is not None:
+                return window
+            self._crowd = None
+            if self._work_due() != self.now_us:  # the crowded instant is over
+                self._after_step()
+                return None
         t = self.due()
         if t is None:
             return None
         booted = self.now_us >= 0
         self.now_us = t
         if not booted:
-            return Window(0, 1, {i: [(0, COMMAND, 0, Boot())] for i in self.ids})
+            return self._crowded(0, ((i, [(0, COMMAND, 0, Boot())]) for i in self.ids))
         if self._commands and self._commands[0][0] == t:
             _, _, request, source = self._commands.pop(0)
             window = self._command(request, source)
             if window is None:
                 self._after_step()
             return window
-        if self.agenda.next_time() == t:
-            end = self._window_end(t, until_us)
-            return Window(t, end, self.agenda.take(end))
+        if t in (self.agenda.next_time(), self.links.next_arrival()):
+            return self._node_work(t, until_us)
         self._after_step()  # only the monitor's deadline was due
         return None
+
+    def _node_work(self, start: int, until_us: int | None) -> Window:
+        """The window of node work from `start` (rule 4): each node's entries, deliveries
+        before timers at each instant; or the first slice of a crowded instant."""
+        if self.links.arriving_at(start) > self._slice:
+            timers: dict[int, list[Entry]] = {}
+            for time, node, firing in self.agenda.take(start + 1):
+                timers.setdefault(node, []).append((time, TIMER, 0, firing))
+            arrivals = self.links.take_instant(start)
+            return self._crowded(start, (
+                (node, chain(((start, DELIVERY, 0, d) for d in self.links.deliveries(start, node, arrivals.pop(node, ()))),
+                             timers.get(node, ())))
+                for node in sorted(arrivals.keys() | timers.keys())))
+        end = self._window_end(start, until_us)
+        work: dict[int, list[Entry]] = {}
+        for time, node, delivery in self.links.take(end):
+            entries = work.get(node)
+            if entries is None:
+                entries = work[node] = []
+            entries.append((time, DELIVERY, 0, delivery))
+        timed = set()
+        for time, node, firing in self.agenda.take(end):
+            work.setdefault(node, []).append((time, TIMER, 0, firing))
+            timed.add(node)
+        for node in timed:  # deliveries came first; put each instant's back in front
+            work[node].sort(key=_time_and_rank)
+        return Window(start, end, work)
+
+    def _crowded(self, time: int, work: Iterable[tuple[int, Iterable[Entry]]]) -> Window:  # rule 4
+        """Run one instant's work, given node by node, in slices; return the first."""
+        self._crowd = self._slices(time, work)
+        return next(self._crowd)
+
+    def _slices(self, time: int, work: Iterable[tuple[int, Iterable[Entry]]]) -> Iterator[Window]:
+        """One instant's work, node by node, as windows of a slice of entries in merged order
+        (by node, and a node's own entries in order, a long list cut where it must be).
+        Drawn lazily: only the slice being run is in memory."""
+        current: dict[int, list[Entry]] = {}
+        size = 0
+        for node, entries in work:
+            for entry in entries:
+                queue = current.get(node)
+                if queue is None:
+                    queue = current[node] = []
+                queue.append(entry)
+                size += 1
+                if size == self._slice:
+                    yield Window(time, time + 1, current)
+                    current, size = {}, 0
+        if current:
+            yield Window(time, time + 1, current)
 
     def finish(self, window: Window) -> None:
         """The hosts have run `window`: merge, route and publish what they did (rule 3)."""
@@ -168,7 +241,7 @@ class Engine:
         else:
             events = [e for host in hosts for e in host.records]
             events.sort(key=_time)  # stable, and the records are already in node order
-        self.now_us = window.end - 1  # every instant of the window has run
+        self.now_us = window.end - 1  # every instant of the window has run (or is running, if sliced)
         self._route(events, hosts)
         self.trace.publish(events)
         self._after_step()
@@ -226,19 +299,22 @@ class Engine:
 
     def _route(self, events: list[Event], hosts: list[NodeHost]) -> None:
         """Hand out message ids and arrival times in merged order, and queue what is due later."""
-        links, agenda, delay = self.links, self.agenda, self.network.delay
+        send, delay = self.links.send, self.network.delay
         msg_id = self._msg_id
+        t, sent = None, 0
         for e in events:
             if type(e) is SendEvent:
+                if e.t != t:
+                    t, sent = e.t, to_us(e.t)
                 e.id = msg_id
-                arrives = links.push(e.src, e.dst, msg_id, e.msg, to_us(e.t) + delay())
+                e.arrives = send(e.src, e.dst, msg_id, e.msg, sent + delay()) / US
                 msg_id += 1
-                e.arrives = to_seconds(arrives)
-                agenda.deliver(arrives, e.dst, e.src)
         self._msg_id = msg_id
+        agenda = self.agenda
         for host in hosts:  # a node's timers in its own order; nodes' timers never meet
             for timer in host.pending:
                 agenda.fire(timer.fires, timer.node, timer.item)
+            host.records, host.pending = [], []  # merged: a storm's events must not outlive it
 
     def _after_step(self) -> None:
         """The instant just run is over if nothing more can happen at it (rule 5)."""

@@ -32,7 +32,7 @@ from .host import NodeHost
 from .links import Links
 from .monitor import Monitor
 from .trace import Trace
-from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Fire, Recover, Suspect, Work, deliver_from
+from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Fire, Recover, Suspect, Work
 
 
 class Harness:
@@ -40,7 +40,7 @@ class Harness:
         self.algorithm = ALGORITHMS[algorithm] if isinstance(algorithm, str) else algorithm
         self.ids = tuple(range(1, nodes + 1)) if isinstance(nodes, int) else tuple(sorted(nodes))
         self.links = Links()
-        self.hosts = {i: NodeHost(i, self.algorithm, self.ids, config or Config(), self.links) for i in self.ids}
+        self.hosts = {i: NodeHost(i, self.algorithm, self.ids, config or Config()) for i in self.ids}
         self.monitor = Monitor(self.ids, settle=lambda: None)
         self.trace = Trace(self.monitor)
         self.events: list[Event] = []  # the whole trace so far
@@ -78,9 +78,7 @@ class Harness:
 
     def deliver(self, src: int, dst: int) -> list[Event]:
         """The message at the head of the link src->dst arrives."""
-        if (src, dst) not in self.links.waiting():
-            raise ValueError(f"nothing in flight from {src} to {dst}")
-        return self._run(dst, DELIVERY, deliver_from(src))
+        return self._run(dst, DELIVERY, self.links.take_head(src, dst))
 
     def fire(self, node: int, name: str) -> list[Event]:
         """The node's running timer `name` fires now."""
@@ -132,7 +130,7 @@ class Harness:
         for e in events:
             if type(e) is SendEvent:  # no delays here: it arrives when the caller says
                 e.id, e.arrives = self._msg_id, e.t
-                self.links.push(e.src, e.dst, self._msg_id, e.msg)
+                self.links.send(e.src, e.dst, self._msg_id, e.msg, self.now_us)
                 self._msg_id += 1
         self.trace.publish(events)
         return events

@@ -3,8 +3,8 @@ whether it is up. Pure: no trio, no clock. The trio cluster runs each host in a 
 its own, and the test harness (harness.py) steps hosts by hand; both get the model's
 rules from here.
 
-Rules of the model, for one node:
-  1. A message is taken from the head of its link (links.py), so links are FIFO.
+Rules of the model, for one node (links.py has those of the links):
+  1. A message arrives when the links hand it over, in their FIFO order.
   2. A message that reaches a down node is dropped, with the reason "receiver down".
   3. A timer fires only if it is still the one set under its name (its generation): a
      timer set again, cancelled or lost in a crash never fires.
@@ -45,7 +45,6 @@ from .events import (
     TimerEvent,
     TimerSetEvent,
 )
-from .links import Links
 from .work import TIMER, Boot, Crash, Deliver, Fire, Recover, Suspect, Work
 
 DROPPED_RECEIVER_DOWN = "receiver down"
@@ -74,12 +73,11 @@ class Internals:
 
 
 class NodeHost:
-    def __init__(self, node_id: int, algorithm: type[Node], ids: tuple[int, ...], config: Config, links: Links):
+    def __init__(self, node_id: int, algorithm: type[Node], ids: tuple[int, ...], config: Config):
         self.id = node_id
         self.algorithm = algorithm
         self.ids = ids
         self.config = config
-        self.links = links
         self._peers = frozenset(ids) - {node_id}
         self.storage = algorithm.storage_class()  # survives crashes; the machine does not
         self.machine: Node | None = None
@@ -139,24 +137,29 @@ class NodeHost:
             e.add_note(f"{self.algorithm.name} node {self.id} at t={self._t:g}, handling {item!r}")
             raise
         m = self.machine
-        state = (m.status, m.leader, m.statuses[m.status]) if m is not None else _DOWN
-        if state != self.state:
+        status, leader, role = self.state
+        if m is None:
+            if role is not StatusRole.DOWN:
+                self._report(_DOWN)
+        elif role is StatusRole.DOWN or m.status != status or m.leader != leader:  # (a status name may be "down")
             # The epoch rides along, but a change of epoch alone is not reported: nodes
             # adopt epochs from nearly every message of an election, and a state event
             # for each would add half again to the trace.
-            self.state = state
-            self.records.append(StateEvent(UNSET, self._t, self.id, state[0], state[1], state[2].value, self.storage.epoch))
+            self._report((m.status, m.leader, m.statuses[m.status]))
+
+    def _report(self, state: tuple[str, int | None, StatusRole]) -> None:
+        self.state = state
+        self.records.append(StateEvent(UNSET, self._t, self.id, state[0], state[1], state[2].value, self.storage.epoch))
 
     def _handle(self, item: Work) -> None:
         kind = type(item)
         record = self.records.append
-        if kind is Deliver:
-            msg_id, msg = self.links.pop(item.src, self.id)  # rule 1
+        if kind is Deliver:  # rule 1
             if self.machine is None:  # rule 2
-                record(DropEvent(UNSET, self._t, msg_id, item.src, self.id, DROPPED_RECEIVER_DOWN))
+                record(DropEvent(UNSET, self._t, item.msg_id, item.src, self.id, DROPPED_RECEIVER_DOWN))
                 return
-            record(DeliverEvent(UNSET, self._t, msg_id, item.src, self.id))
-            self._apply(self.machine.step(Receive(item.src, msg)))
+            record(DeliverEvent(UNSET, self._t, item.msg_id, item.src, self.id))
+            self._apply(self.machine.step(Receive(item.src, item.msg)))
         elif kind is Fire:
             running = self.timers.get(item.name)
             if running is not None and running[1] == item.generation:  # rule 3 (a crash cleared them all)

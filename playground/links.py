@@ -1,48 +1,122 @@
-"""The links: one lossless FIFO queue per ordered pair of nodes.
+"""The links: messages in flight on one lossless FIFO link per ordered pair of nodes.
 
-A message waits in its link's queue from its send to its arrival, and a link hands
-over only its head, so FIFO holds by construction for whoever drives the run: the
-engine at the times the network draws, or a test harness in the order a test picks.
+One store for every message in flight, kept by the instant it arrives and the node it
+arrives at, in the order sent. Its rules are the model's:
+  1. Lossless: a message sent is delivered (or dropped, by a down receiver) exactly once.
+  2. FIFO: a message that draws a shorter delay than the one before it on its link is
+     held until that one has arrived, and equal arrival times keep the order sent. So a
+     link's arrival times never go backwards, the time a send reports (`arrives`) is
+     when it arrives, and whoever drives the run takes a link's messages in send order:
+     the engine by time (`take`, or one crowded instant node by node with `take_instant`),
+     a test harness by picking a link (`take_head`).
 
-A message that draws a shorter delay than the one before it on the same link is held
-until that one has arrived (equal arrival times keep send order). So a link's arrival
-times never go backwards, and the time a send reports (`arrives`) is when it arrives.
-Empty links keep nothing: a thousand nodes have a million links.
+Memory: a big run has over a million messages in flight, so each is one small tuple in
+its instant's list for its receiver, and a link's latest arrival is kept only while the
+link is busy.
 """
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterator
+
 from protocol import Message
+
+from .work import Deliver
+
+Arrivals = dict[int, list[tuple[int, int, Message]]]  # receiver -> [(src, id, message)], in send order
 
 
 class Links:
     def __init__(self):
-        self._queues: dict[tuple[int, int], list[tuple[int, Message, int]]] = {}
+        self._instants: dict[int, Arrivals] = {}  # arrival time -> who gets what then
+        self._sizes: dict[int, int] = {}  # arrival time -> how many
+        self._times: list[int] = []  # heap of the keys of _instants
+        self._tail: dict[tuple[int, int], int] = {}  # a busy link's latest arrival
+        self._count = 0
 
-    def push(self, src: int, dst: int, msg_id: int, msg: Message, earliest: int = 0) -> int:
+    def send(self, src: int, dst: int, msg_id: int, msg: Message, earliest: int) -> int:
         """Put a message on src->dst; return when it arrives: `earliest`, or when the
-        message before it does, if that is later."""
+        message before it does, if that is later (rule 2)."""
         link = (src, dst)
-        queue = self._queues.get(link)
+        tail = self._tail.get(link)
+        arrives = earliest if tail is None or tail <= earliest else tail
+        self._tail[link] = arrives
+        instant = self._instants.get(arrives)
+        if instant is None:
+            instant = self._instants[arrives] = {}
+            self._sizes[arrives] = 0
+            heapq.heappush(self._times, arrives)
+        queue = instant.get(dst)
         if queue is None:
-            self._queues[link] = [(msg_id, msg, earliest)]
-            return earliest
-        arrives = max(earliest, queue[-1][2])
-        queue.append((msg_id, msg, arrives))
+            instant[dst] = [(src, msg_id, msg)]
+        else:
+            queue.append((src, msg_id, msg))
+        self._sizes[arrives] += 1
+        self._count += 1
         return arrives
 
-    def pop(self, src: int, dst: int) -> tuple[int, Message]:
-        """Take the message at the head of src->dst: (its id, the message)."""
-        link = (src, dst)
-        queue = self._queues[link]
-        msg_id, msg, _ = queue.pop(0)
-        if not queue:
-            del self._queues[link]
-        return msg_id, msg
+    def next_arrival(self) -> int | None:
+        return self._times[0] if self._times else None
+
+    def arriving_at(self, time: int) -> int:
+        """How many messages arrive at `time`."""
+        return self._sizes.get(time, 0)
+
+    def take(self, end: int) -> Iterator[tuple[int, int, Deliver]]:
+        """Remove and yield (time, receiver, delivery) for every message arriving before
+        `end`: by time, then by receiver, each receiver's in the order sent."""
+        while self._times and self._times[0] < end:
+            time = self._times[0]
+            for dst, queue in self.take_instant(time).items():
+                for delivery in self.deliveries(time, dst, queue):
+                    yield time, dst, delivery
+
+    def take_instant(self, time: int) -> Arrivals:
+        """Remove everything arriving at `time`, by receiver (messages sent at `time`
+        itself, over a zero delay, arrive in a new instant of the same time). Hand each
+        receiver's list to `deliveries` as it is run."""
+        heapq.heappop(self._times)
+        self._count -= self._sizes.pop(time)
+        return self._instants.pop(time)
+
+    def deliveries(self, time: int, dst: int, queue: list[tuple[int, int, Message]]) -> Iterator[Deliver]:
+        """A receiver's arrivals at `time`, as deliveries, in the order sent."""
+        tails = self._tail
+        for src, msg_id, msg in queue:
+            link = (src, dst)
+            if tails.get(link) == time:  # the link's last message in flight: idle now
+                del tails[link]
+            yield Deliver(src, msg_id, msg)
+
+    def take_head(self, src: int, dst: int) -> Deliver:
+        """Remove the oldest message in flight on src->dst (a harness picks the link)."""
+        for time in sorted(self._instants):
+            queue = self._instants[time].get(dst, [])
+            for index, (sender, msg_id, msg) in enumerate(queue):
+                if sender == src:
+                    del queue[index]
+                    self._count -= 1
+                    self._sizes[time] -= 1
+                    if not queue:
+                        del self._instants[time][dst]
+                    if not self._instants[time]:
+                        del self._instants[time], self._sizes[time]
+                        self._times.remove(time)
+                        heapq.heapify(self._times)
+                    if (src, dst) not in self.waiting():
+                        self._tail.pop((src, dst), None)
+                    return Deliver(src, msg_id, msg)
+        raise ValueError(f"nothing in flight from {src} to {dst}")
 
     def waiting(self) -> dict[tuple[int, int], list[tuple[int, Message]]]:
-        """Every link with messages in flight: (src, dst) -> [(id, message)], head first."""
-        return {link: [(i, m) for i, m, _ in queue] for link, queue in sorted(self._queues.items())}
+        """Every link with messages in flight: (src, dst) -> [(id, message)], oldest first."""
+        out: dict[tuple[int, int], list[tuple[int, Message]]] = {}
+        for time in sorted(self._instants):
+            for dst, queue in self._instants[time].items():
+                for src, msg_id, msg in queue:
+                    out.setdefault((src, dst), []).append((msg_id, msg))
+        return dict(sorted(out.items()))
 
     def __len__(self) -> int:
-        return sum(map(len, self._queues.values()))
+        return self._count

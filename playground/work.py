@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from protocol import Message
+
 COMMAND, DELIVERY, TIMER = 0, 1, 2  # ranks
 
 
@@ -35,9 +37,11 @@ class Suspect:
 
 @dataclass(frozen=True, slots=True)
 class Deliver:
-    """The message at the head of the link from `src` arrives."""
+    """Message `msg_id` from `src` arrives (links.py hands them over in FIFO order)."""
 
     src: int
+    msg_id: int
+    msg: Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +53,4 @@ class Fire:
 
 
 Work = Boot | Crash | Recover | Suspect | Deliver | Fire
-
-_deliveries: dict[int, Deliver] = {}
-
-
-def deliver_from(src: int) -> Deliver:
-    """The one Deliver item for a link's source: a big run has a million in flight,
-    and they are all alike."""
-    item = _deliveries.get(src)
-    if item is None:
-        item = _deliveries[src] = Deliver(src)
-    return item
+Entry = tuple[int, int, int, Work]  # (time, rank, order, item): how a host is handed its work

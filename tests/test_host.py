@@ -5,8 +5,7 @@ import pytest
 
 from playground.harness import Harness
 from playground.host import NodeHost
-from playground.links import Links
-from playground.work import DELIVERY, TIMER, Boot, Crash, Fire, deliver_from
+from playground.work import DELIVERY, TIMER, Boot, Crash, Deliver, Fire
 from protocol import ALGORITHMS, Config
 
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -62,13 +61,20 @@ def test_rule4_crash_of_a_down_node_and_recovery_of_an_up_node_do_nothing():
 
 
 def test_rule5_a_timer_due_inside_the_window_runs_there_after_the_work_queued_before_it():
-    links = Links()
-    host = NodeHost(1, ALGORITHMS["classic"], (1, 2), Config(timeout=1, probe_interval=0), links)
-    links.push(2, 1, 0, ALGORITHMS["classic"].messages[0]())  # an Election from 2: ignored (2 is higher)
-    host.run([(0, 0, 0, Boot()), (1_000_000, DELIVERY, 0, deliver_from(2))], window_end=2_000_000)
+    host = NodeHost(1, ALGORITHMS["classic"], (1, 2), Config(timeout=1, probe_interval=0))
+    election = ALGORITHMS["classic"].messages[0]()  # from 2, which is higher: ignored
+    host.run([(0, 0, 0, Boot()), (1_000_000, DELIVERY, 0, Deliver(2, 0, election))], window_end=2_000_000)
     kinds = [(e.kind, e.t) for e in host.records]
     # answer_wait (T = 1) falls due at t=1 with the delivery: the delivery runs first.
     assert kinds.index(("deliver", 1.0)) < kinds.index(("timer", 1.0))
     assert host.pending == []  # nothing left for later: 1 led at t=1 and set no timer
     host.run([(2_000_000, 0, 0, Crash())], 3_000_000)
     assert [e.kind for e in host.records][:1] == ["crash"]
+
+
+def test_a_node_that_starts_reports_its_status_even_when_the_status_is_called_down():
+    """Garcia-Molina's recovering node is "down" (its s := Down) but up and waiting, not
+    crashed: the start is a change of role, and is reported."""
+    h = Harness("garcia-molina", 2, CONFIG)
+    [state] = [e for e in h.boot(1) if e.kind == "state"]
+    assert (state.status, state.role) == ("down", "waiting")

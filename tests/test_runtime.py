@@ -10,6 +10,7 @@ import trio.testing
 from playground.cluster import Cluster
 from playground.commands import ChangeDelay, ChangeTimeout, Crash, Elect
 from playground.config import ClusterConfig
+from playground import engine as engine_module
 from playground.engine import Engine, run_sync
 from playground.transcript import Header, Recorder
 from protocol import ClassicBully
@@ -227,6 +228,14 @@ def test_same_seed_gives_a_byte_identical_transcript():
 
 def test_lookahead_batching_does_not_change_the_trace():
     assert transcript_bytes(seed=5, lookahead=True) == transcript_bytes(seed=5, lookahead=False)
+
+
+def test_running_a_crowded_instant_in_slices_does_not_change_the_trace(monkeypatch):
+    """A slice of 65,536 / N work items normally; here of 16, so that every instant of
+    the start-up and the election is cut into many slices."""
+    whole = transcript_bytes(seed=5)
+    monkeypatch.setattr(engine_module, "SLICE_EVENTS", 1)
+    assert transcript_bytes(seed=5) == whole
 
 
 @pytest.mark.parametrize("lookahead", [True, False])

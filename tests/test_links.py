@@ -1,0 +1,39 @@
+"""The links (playground/links.py): lossless FIFO, and what a big run keeps in memory."""
+
+from playground.links import Links
+from protocol.classic import Answer, Election
+
+
+def test_rule2_a_shorter_delay_waits_for_the_message_before_it_on_its_link():
+    links = Links()
+    assert links.send(1, 2, 0, Election(), earliest=500) == 500
+    assert links.send(1, 2, 1, Answer(), earliest=300) == 500  # held behind the first
+    assert links.send(3, 2, 2, Answer(), earliest=300) == 300  # another link: not held
+    taken = [(t, dst, d.src, d.msg_id) for t, dst, d in links.take(1000)]
+    assert taken == [(300, 2, 3, 2), (500, 2, 1, 0), (500, 2, 1, 1)]  # by time, each link in send order
+
+
+def test_rule1_every_message_is_taken_exactly_once():
+    links = Links()
+    for i in range(10):
+        links.send(i % 3, 9, i, Election(), earliest=100 + i % 4)
+    assert len(links) == 10
+    assert sorted(d.msg_id for _, _, d in links.take(10_000)) == list(range(10)) and len(links) == 0
+    assert list(links.take(10_000)) == []
+
+
+def test_a_harness_takes_the_head_of_the_link_it_names():
+    links = Links()
+    links.send(1, 2, 0, Election(), earliest=0)
+    links.send(3, 2, 1, Answer(), earliest=0)
+    links.send(1, 2, 2, Answer(), earliest=0)
+    assert [links.take_head(1, 2).msg_id, links.take_head(1, 2).msg_id] == [0, 2]
+    assert list(links.waiting()) == [(3, 2)]
+
+
+def test_an_idle_link_keeps_nothing():
+    links = Links()
+    for src in range(100):
+        links.send(src, 1000, src, Election(), earliest=5)
+    list(links.take(6))
+    assert links._tail == {} and links._instants == {}
