@@ -161,13 +161,12 @@ def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
     if v.phase == "end":
         return f"{PROPERTY_NAMES[v.property]} over after {v.duration:g} s"
     if v.property == SPLIT_BRAIN:
-        return f"nodes {_names(v.nodes, name)} each believe they lead"
-    if v.property == SLE1:
+        return f"nodes {_names(v.nodes, name)} each lead"
+    if v.property == SLE1:  # who follows whom, as the cards write it: "1, 2 → 5"
         groups: dict[int | None, list[int]] = {}
         for node, leader in zip(v.nodes, v.leaders, strict=True):
             groups.setdefault(leader, []).append(node)
-        sides = "; ".join(f"{_names(members, name)} follow{'s' if len(members) == 1 else ''} {_name(leader, name)}"
-                          for leader, members in groups.items())
+        sides = "; ".join(f"{_names(members, name)} → {_name(leader, name)}" for leader, members in groups.items())
         return f"normal nodes disagree: {sides}"
     waited = round(v.t - v.since, 6) if v.since is not None else 0
     return (f"{waited:g} s after the last crash or recovery, "

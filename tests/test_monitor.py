@@ -39,7 +39,7 @@ def test_rule4_sle1_is_an_episode_with_a_begin_an_end_and_a_duration():
     out = feed(m, (0, StartEvent(0, 0, 1), StartEvent(0, 0, 2), StartEvent(0, 0, 3)),
                (1, state(1, 1, 3), state(1, 2, 3)), (2, state(2, 3, 2)))
     assert [(v.property, v.phase, v.t, v.nodes, v.leaders) for v in out] == [("sle1", "begin", 2, (1, 2, 3), (3, 3, 2))]
-    assert describe(out[0]) == "normal nodes disagree: 1, 2 follow 3; 3 follows 2"
+    assert describe(out[0]) == "normal nodes disagree: 1, 2 → 3; 3 → 2"
     out = feed(m, (2.5, state(2.5, 3, 3)))
     assert [(v.property, v.phase, v.t, v.duration) for v in out] == [("sle1", "end", 2.5, 0.5)]
     assert describe(out[0]) == "SLE1 over after 0.5 s"
@@ -50,7 +50,7 @@ def test_rule3_split_brain_needs_two_nodes_that_each_lead_and_ends_when_one_cras
     out = feed(m, (0, StartEvent(0, 0, 2), StartEvent(0, 0, 3)), (1, state(1, 3, 3, normal=False)),
                (1.5, state(1.5, 2, 2, normal=False)))
     assert [(v.property, v.phase, v.nodes) for v in out] == [("split_brain", "begin", (2, 3))]
-    assert describe(out[0], name=lambda i: f"n{i}") == "nodes n2, n3 each believe they lead"
+    assert describe(out[0], name=lambda i: f"n{i}") == "nodes n2, n3 each lead"
     out = feed(m, (4, CrashEvent(0, 4, 3)))
     assert [(v.property, v.phase, v.duration) for v in out] == [("split_brain", "end", 2.5)]
 

@@ -1,7 +1,7 @@
-"""The monitor's alert: one line above the status bar, shown once a property has been
-broken. Red while a violation lasts (what, since when, which nodes); afterwards, quieter,
-the last one with how long it lasted. The log has every one. The words are the monitor's
-(monitor.describe), with the nodes' short names."""
+"""The monitor's alert, above the status bar, shown once a property has been broken. Red
+while violations last, a line each (what, since when, which nodes); afterwards, quieter,
+one line for the last one with how long it lasted. The log has every one. The words are
+the monitor's (monitor.describe), with the nodes' short names."""
 
 from __future__ import annotations
 
@@ -36,9 +36,9 @@ class AlertBar(Widget):
             return Content("")
         total = f" ({len(episodes.all)} in all)" if len(episodes.all) > 1 else ""
         if episodes.open:
-            now = " · ".join(f"{PROPERTY_NAMES[e.property]} since t={e.began.t:.2f}s: {describe(e.began, name)}"
-                             for e in episodes.open.values())
-            return Content.assemble((f"⚠ {now}", "b"), total)
+            lines = [Content.styled(f"⚠ {PROPERTY_NAMES[e.property]} since t={e.began.t:.2f}s: {describe(e.began, name)}", "b")
+                     for e in episodes.open.values()]
+            return Content("\n").join([*lines[:-1], Content.assemble(lines[-1], total)])
         last = episodes.all[-1]
         lasted = f", lasted {last.lasted:g}s" if last.lasted is not None else ""
         return Content(f"⚠ last: {PROPERTY_NAMES[last.property]} at t={last.began.t:.2f}s: "

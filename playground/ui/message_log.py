@@ -39,6 +39,7 @@ class MessageLog(ScrollView):
         self.show_detector = False
         self._lines: deque[LogLine] = deque(maxlen=LOG_CAP)  # the model's lines that pass the filters
         self._taken = 0  # model.logged when the last new line was looked at
+        self.following = True  # at the bottom, following new lines (until scrolled back)
         self.border_title = "messages"
 
     # --- filters ------------------------------------------------------------------------
@@ -69,7 +70,7 @@ class MessageLog(ScrollView):
         if not new:
             return
         self._taken = self.model.logged
-        following = self.is_vertical_scroll_end
+        following = self.following
         before = len(self._lines)
         newest = list(islice(reversed(self.model.log), min(new, LOG_CAP)))
         fresh = [line for line in reversed(newest) if self.matches(line)]
@@ -96,7 +97,12 @@ class MessageLog(ScrollView):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        self.following = new >= self.max_scroll_y
         self._title()
+
+    def on_resize(self) -> None:
+        if self.following:  # a taller alert bar must not push the newest lines out of view
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True, x_axis=False)
 
     # --- drawing ----------------------------------------------------------------------------
 
