@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,9 +18,10 @@ from protocol import ALGORITHMS
 
 from .commands import SETTINGS, parse_at, parse_delay, parse_number, read_scenario
 from .compare import FORMATS, SIZES, compare, json_lines, table
-from .config import ClusterConfig, InputError, check_non_negative
-from .session import ID_KINDS, Session, node_ids, run_headless
-from .transcript import open_for_writing
+from .config import COORDINATOR_TIMEOUT, INSTANT, PROBE_INTERVAL, SETTLE, TIMEOUT, ClusterConfig, InputError
+from .session import ID_KINDS, Interrupted, Session, node_ids, run_headless
+from .files import open_to_write
+from .transcript import WriteError
 
 MAX_NODES = 1000
 DEFAULT_UNTIL = 60.0
@@ -97,45 +100,42 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
         _check_compare(args)
     elif args.format is not None:
         raise InputError("--format only applies to --compare")
-    scenario = read_scenario(args.scenario) if args.scenario else None
-    # Where each value came from, so that a bad one from a scenario names its line.
-    origin: dict[str, str] = {}
-    for name in SETTINGS:
-        attr = name.replace("-", "_")
-        if getattr(args, attr) is None:
-            if scenario is not None and name in scenario.settings:
-                value, origin[attr] = scenario.settings[name]
-                setattr(args, attr, value)
-            elif attr in DEFAULTS:
-                setattr(args, attr, DEFAULTS[attr])
+    scenario = read_scenario(args.scenario) if args.scenario is not None else None
 
-    def checked(attr: str, parse):
+    def setting(name: str, parse: Callable[[str, str], Any]) -> Any:
+        """One setting, parsed and checked, from the command line, else the scenario,
+        else the default (None if there is none). A bad value is named as it was given:
+        `--timeout` on the command line, `d.scenario line 3: timeout` in a file."""
+        text, what, where = getattr(args, name.replace("-", "_")), f"--{name}", None
+        if text is None and scenario is not None and name in scenario.settings:
+            (text, where), what = scenario.settings[name], name
+        if text is None:
+            text = DEFAULTS.get(name)
+        if text is None:
+            return None
         try:
-            return parse(getattr(args, attr))
+            return parse(text, what)
         except InputError as e:
-            raise InputError(f"{origin[attr]}: {e}" if attr in origin else str(e)) from None
+            raise InputError(f"{where}: {e}" if where else str(e)) from None
 
-    nodes = checked("nodes", lambda v: _whole_number(v, "--nodes", 1, MAX_NODES))
-    seed = checked("seed", lambda v: _whole_number(v, "--seed", 0))
-    checked("algorithm", _check_algorithm)
-    checked("ids", _check_ids)
+    nodes = setting("nodes", lambda v, what: _whole_number(v, what, 1, MAX_NODES))
+    seed = setting("seed", lambda v, what: _whole_number(v, what, 0))
+    args.algorithm = setting("algorithm", _algorithm)
+    args.ids = setting("ids", _id_kind)
     numbers = {}
-    for attr in ("timeout", "coordinator_timeout", "probe_interval", "settle"):
-        if getattr(args, attr) is not None:
-            numbers[attr] = checked(attr, lambda v, attr=attr: parse_number(v, "--" + attr.replace("_", "-")))
-    if args.delay is not None:
-        numbers["delay_min"], numbers["delay_max"] = checked("delay", parse_delay)
-    try:
-        config = ClusterConfig(**numbers)  # it checks the values itself
-    except InputError as e:
-        # Name the scenario only if it set one of the values the config checks.
-        from_scenario = scenario and origin.keys() & {*numbers, "delay"}
-        raise InputError(f"{scenario.path}: {e}" if from_scenario else str(e)) from None
+    for name, time_range in (("timeout", TIMEOUT), ("coordinator-timeout", COORDINATOR_TIMEOUT),
+                             ("probe-interval", PROBE_INTERVAL), ("settle", SETTLE)):
+        value = setting(name, lambda v, what, r=time_range: r.check(parse_number(v, what), what))
+        if value is not None:
+            numbers[name.replace("-", "_")] = value
+    delay = setting("delay", lambda v, _: parse_delay(v))
+    if delay is not None:
+        numbers["delay_min"], numbers["delay_max"] = delay
+    config = ClusterConfig(**numbers)  # every value is checked by now
     if args.until is not None:
         if not args.headless:
             raise InputError("--until only applies with --headless (the live app runs until you quit)")
-        args.until = parse_number(args.until, "--until")
-        check_non_negative("--until", args.until)
+        args.until = INSTANT.check(parse_number(args.until, "--until"), "--until")
     if args.speed is not None:
         if args.headless:
             raise InputError("--speed only applies to the live app (--headless runs as fast as it can)")
@@ -149,17 +149,20 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
     return args, session
 
 
-def _check_algorithm(name: str) -> None:
+def _algorithm(name: str, what: str) -> str:
     if name not in ALGORITHMS:
-        raise InputError(f"unknown algorithm {name!r} (choose from: {', '.join(ALGORITHMS)})")
+        raise InputError(f"unknown {what.removeprefix('--')} {name!r} (choose from: {', '.join(ALGORITHMS)})")
+    return name
 
 
-def _check_ids(kind: str) -> None:
+def _id_kind(kind: str, what: str) -> str:
     if kind not in ID_KINDS:
-        raise InputError(f"unknown --ids {kind!r} (choose from: {', '.join(ID_KINDS)})")
+        raise InputError(f"unknown {what} {kind!r} (choose from: {', '.join(ID_KINDS)})")
+    return kind
 
 
 def main(argv: list[str] | None = None) -> int:
+    session = None
     try:
         args, session = parse_args(sys.argv[1:] if argv is None else argv)
         for warning in session.config.warnings():
@@ -170,12 +173,18 @@ def main(argv: list[str] | None = None) -> int:
             results = compare(session.config, session.seed, args.sizes or (session.nodes,), args.algorithms)
             print(json_lines(results) if args.format == "json" else table(results, session.config))
             return 0
-        summary = run_headless(session, DEFAULT_UNTIL if args.until is None else args.until)
+        until = DEFAULT_UNTIL if args.until is None else args.until
+        summary = run_headless(session, until, progress=sys.stderr.isatty())
     except InputError as e:
         print(f"bully-tui: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("bully-tui: interrupted", file=sys.stderr)
+    except WriteError as e:
+        print(f"bully-tui: error: {e}", file=sys.stderr)
+        return 1
+    except (Interrupted, KeyboardInterrupt) as e:
+        at = f" at t={e.t:g} s" if isinstance(e, Interrupted) else ""
+        kept = f"; the transcript so far is in {session.transcript}" if session and session.transcript else ""
+        print(f"bully-tui: interrupted{at}{kept}", file=sys.stderr)
         return 130
     print(json.dumps(summary))
     return 0
@@ -185,7 +194,7 @@ def run_live(session: Session, speed: float) -> int:
     from .ui.app import BullyApp  # Textual loads only when the live app is wanted
 
     if session.transcript is not None:
-        open_for_writing(session.transcript, session.overwrite).close()  # fail now, not inside the app
+        open_to_write(session.transcript, "transcript", session.overwrite).close()  # fail now, not inside the app
         session = replace(session, overwrite=True)
     while True:
         app = BullyApp(session, speed=speed)

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
-from .config import InputError, check_non_negative, check_positive
+from .config import INSTANT, TIMEOUT, InputError, check_delay
+from .files import read_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +128,7 @@ def parse_delay(text: str) -> tuple[float, float]:
     low, sep, high = text.partition(":")
     delay_min = parse_number(low, "minimum delay")
     delay_max = parse_number(high, "maximum delay") if sep else delay_min
-    check_non_negative("minimum delay", delay_min)
-    check_non_negative("maximum delay", delay_max)
-    if delay_min > delay_max:
-        raise InputError(f"minimum delay {delay_min:g} is above maximum delay {delay_max:g}")
-    return delay_min, delay_max
+    return check_delay(delay_min, delay_max)
 
 
 def parse_node(text: str, ids: tuple[int, ...]) -> int:
@@ -156,9 +152,7 @@ def parse_command(words: list[str], ids: tuple[int, ...]) -> Command:
     if cls in NODE_COMMANDS:
         return cls(parse_node(args[0], ids))
     if cls is SetTimeout:
-        timeout = parse_number(args[0], "timeout")
-        check_positive("timeout", timeout)
-        return SetTimeout(timeout)
+        return SetTimeout(TIMEOUT.check(parse_number(args[0], "timeout")))
     return SetDelay(*parse_delay(args[0]))
 
 
@@ -170,8 +164,7 @@ def parse_line(line: str, ids: tuple[int, ...], source: str, where: str) -> Sche
     try:
         if len(words) < 2:
             raise InputError("expected TIME COMMAND ARGS")
-        at = parse_number(words[0], "time")
-        check_non_negative("time", at)
+        at = INSTANT.check(parse_number(words[0], "time"))
         return Scheduled(at, parse_command(words[1:], ids), source)
     except InputError as e:
         raise InputError(f"{where}: {e}") from None
@@ -195,12 +188,11 @@ class Scenario:
         return [s for s in parsed if s is not None]
 
 
+SCENARIO_LIMIT = 1_000_000  # bytes: a scenario is a page of commands, not a data set
+
+
 def read_scenario(path: str) -> Scenario:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else "not a UTF-8 text file"
-        raise InputError(f"cannot read scenario {path}: {reason}") from None
+    text = read_text(path, "scenario", SCENARIO_LIMIT)
     settings: dict[str, tuple[str, str]] = {}
     lines = []
     for n, line in enumerate(text.splitlines(), 1):

@@ -25,6 +25,45 @@ class InputError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class TimeRange:
+    """The values one kind of time may take, in seconds: one range per kind, checked the
+    same way for an option, a scenario's setting and a command alike.
+
+    Why bounds at all: virtual time counts whole microseconds, so an interval much
+    shorter than that would round to zero and time would stand still (Stoller's
+    heartbeat runs every T/2); and a huge one overflows the clock, or takes longer than
+    anyone will wait."""
+
+    name: str
+    low: float  # the smallest value but zero
+    high: float
+    zero: bool = False  # whether 0 is allowed (it turns probing off; a delay may be 0)
+
+    def check(self, value: float, what: str | None = None) -> float:
+        """`value`, or an InputError naming `what` (default: this range's name) and the range."""
+        if math.isfinite(value) and (self.low <= value <= self.high or (self.zero and value == 0)):
+            return value
+        raise InputError(f"{what or self.name} must be {self.describe()}, not {value:g}")
+
+    def describe(self) -> str:
+        span = f"from {seconds_text(self.low)} to {seconds_text(self.high)}"
+        return f"0 or {span}" if self.zero and self.low > 0 else span
+
+
+def seconds_text(value: float) -> str:
+    """Seconds for people: "0.001 s", "1,000,000 s" (not "1e+06")."""
+    return f"{int(value):,} s" if value >= 1000 and value == int(value) else f"{value:g} s"
+
+
+TIMEOUT = TimeRange("timeout", 0.001, 1e6)
+COORDINATOR_TIMEOUT = TimeRange("coordinator timeout", 0.001, 1e6)
+PROBE_INTERVAL = TimeRange("probe interval", 0.001, 1e6, zero=True)
+DELAY = TimeRange("delay", 0, 1e6, zero=True)
+SETTLE = TimeRange("settle time", 0.001, 1e9)
+INSTANT = TimeRange("time", 0, 1e12, zero=True)  # a moment of virtual time: --until, a command's TIME
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterConfig:
     """Defaults serve a live demo: an election takes a few watchable seconds, and
     T = 4 >= 2 * 1.5 = 2 * max delay holds with a second to spare."""
@@ -37,16 +76,13 @@ class ClusterConfig:
     settle: float | None = None  # SLE2's c; None: as long as the algorithm says it needs
 
     def __post_init__(self) -> None:
-        check_positive("timeout", self.timeout)
+        TIMEOUT.check(self.timeout)
         if self.coordinator_timeout is not None:
-            check_positive("coordinator timeout", self.coordinator_timeout)
-        check_non_negative("probe interval", self.probe_interval)
+            COORDINATOR_TIMEOUT.check(self.coordinator_timeout)
+        PROBE_INTERVAL.check(self.probe_interval)
         if self.settle is not None:
-            check_positive("settle time", self.settle)
-        check_non_negative("minimum delay", self.delay_min)
-        check_non_negative("maximum delay", self.delay_max)
-        if self.delay_min > self.delay_max:
-            raise InputError(f"minimum delay {self.delay_min:g} is above maximum delay {self.delay_max:g}")
+            SETTLE.check(self.settle)
+        check_delay(self.delay_min, self.delay_max)
 
     @property
     def protocol(self) -> Config:
@@ -80,11 +116,10 @@ class ClusterConfig:
         return replace(self, delay_min=delay_min, delay_max=delay_max)
 
 
-def check_positive(what: str, value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise InputError(f"{what} must be a positive number of seconds, not {value:g}")
-
-
-def check_non_negative(what: str, value: float) -> None:
-    if not (math.isfinite(value) and value >= 0):
-        raise InputError(f"{what} must be zero or more seconds, not {value:g}")
+def check_delay(low: float, high: float) -> tuple[float, float]:
+    """Delay bounds: each in DELAY's range, and the minimum not above the maximum."""
+    DELAY.check(low, "minimum delay")
+    DELAY.check(high, "maximum delay")
+    if low > high:
+        raise InputError(f"minimum delay {low:g} is above maximum delay {high:g}")
+    return low, high

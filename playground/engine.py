@@ -45,7 +45,7 @@ from protocol import Node
 from .agenda import Agenda
 from .commands import ChangeDelay, ChangeTimeout, Command, Elect, Recover, Request, Scheduled, SetDelay, SetTimeout
 from .commands import Crash as CrashCommand
-from .config import US, ClusterConfig, to_seconds, to_us
+from .config import DELAY, TIMEOUT, US, ClusterConfig, to_seconds, to_us
 from .events import CommandEvent, Event, SendEvent
 from .host import Internals, NodeHost
 from .links import Links
@@ -280,11 +280,13 @@ class Engine:
         match request:
             case ChangeTimeout(by):
                 timeout = c.timeout + by
-                return SetTimeout(timeout) if timeout >= abs(by) else None
+                return SetTimeout(timeout) if abs(by) <= timeout <= TIMEOUT.high else None
             case ChangeDelay(by):
                 low = max(0.0, c.delay_min + by)
                 high = max(low, c.delay_max + by)
-                return SetDelay(low, high) if (low, high) != (c.delay_min, c.delay_max) else None
+                if high > DELAY.high or (low, high) == (c.delay_min, c.delay_max):
+                    return None
+                return SetDelay(low, high)
         return request
 
     def _reconfigure(self, config: ClusterConfig) -> None:

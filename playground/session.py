@@ -19,8 +19,9 @@ from .cluster import Cluster
 from .commands import Scheduled
 from .config import ClusterConfig
 from .engine import Engine
+from .progress import RunProgress
 from .summary import Summary
-from .transcript import Header, Recorder, open_for_writing
+from .transcript import Header, Recorder, WriteError
 
 ID_KINDS = ("seq", "uuid")
 
@@ -74,8 +75,7 @@ class Session:
         summary = Summary(self.ids, tuple(m.type for m in algorithm.messages))
         engine.subscribe(summary)
         if self.transcript is not None:
-            out = files.enter_context(open_for_writing(self.transcript, self.overwrite))
-            engine.subscribe(Recorder(out, self.header))
+            engine.subscribe(files.enter_context(Recorder.create(self.transcript, self.header, self.overwrite)))
         engine.schedule(self.commands)
         return engine, summary
 
@@ -96,11 +96,28 @@ def fewer_gc_passes() -> Iterator[None]:
         gc.unfreeze()
 
 
-def run_headless(session: Session, until: float) -> dict[str, object]:
-    """Run in virtual time, as fast as the CPU allows, and return the JSON summary."""
+class Interrupted(Exception):
+    """Ctrl-C stopped a headless run at virtual time `t` (its transcript keeps whole lines)."""
+
+    def __init__(self, t: float):
+        super().__init__(f"interrupted at t={t:g}")
+        self.t = t
+
+
+def run_headless(session: Session, until: float, progress: bool = False) -> dict[str, object]:
+    """Run in virtual time, as fast as the CPU allows, and return the JSON summary.
+    `progress`: show it on stderr (a terminal) if the run lasts more than a second."""
     with ExitStack() as files, fewer_gc_passes():
         engine, summary = session.start(files, lookahead=True)
-        trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
+        if progress:
+            engine.subscribe(files.enter_context(RunProgress(engine, until)))
+        try:
+            trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
+        except BaseException as error:  # trio hands back what stopped it inside exception groups
+            stop = _why_stopped(error, engine)
+            if stop is None:
+                raise
+            raise stop from None
     return {
         "algorithm": session.algorithm,
         "nodes": session.nodes,
@@ -108,3 +125,19 @@ def run_headless(session: Session, until: float) -> dict[str, object]:
         "until": until,
         **summary.report(),
     }
+
+
+def _why_stopped(error: BaseException, engine: Engine) -> Exception | None:
+    """A Ctrl-C (as Interrupted) or a transcript that could not be written, found among
+    what trio raised; None for anything else (a bug, with its traceback)."""
+    leaves = exception_leaves(error)
+    if any(isinstance(e, KeyboardInterrupt) for e in leaves):
+        return Interrupted(engine.now)
+    return next((e for e in leaves if isinstance(e, WriteError)), None)
+
+
+def exception_leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside trio's (nested) exception groups, or the error itself."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for e in error.exceptions for leaf in exception_leaves(e)]
+    return [error]

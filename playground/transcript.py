@@ -19,11 +19,13 @@ problem as one line naming the file, the line and the field.
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import IO, Any, Union
+from typing import Any, BinaryIO, Union
 
 import cattrs
 import orjson
@@ -32,8 +34,10 @@ from cattrs.strategies import configure_tagged_union
 from protocol import ALGORITHMS, Message
 
 from .config import ClusterConfig, InputError
+from .files import open_to_read, open_to_write
 from .events import (
     EVENT_TYPES,
+    CommandEvent,
     DeliverEvent,
     DropEvent,
     Event,
@@ -50,7 +54,9 @@ READABLE_VERSIONS = (1, 2, 3)
 
 AnyEvent = Union[EVENT_TYPES]  # noqa: UP007 - built from a tuple at run time
 EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
-NODE_FIELDS = ("node", "src", "dst")
+NODE_FIELDS = ("node", "src", "dst", "leader", "nodes", "leaders", "expected")  # ids, one or a tuple
+TIME_FIELDS = ("t", "arrives", "fires", "duration", "since")
+NODE_COMMAND_NAMES = ("crash", "recover", "elect")
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,32 +250,64 @@ class LineEncoder:
 # --- writing ------------------------------------------------------------------------
 
 
+class WriteError(Exception):
+    """The transcript could not be written (a full disk, say): the run stops, with one line."""
+
+
 class Recorder:
-    """A trace observer that streams events to a transcript file."""
+    """A trace observer that streams events to a transcript file, whole lines only.
+
+    Each batch of events is written as it comes (a run killed midway leaves what it did
+    on disk). The file is unbuffered and the recorder counts what reached it, so a write
+    that fails (a full disk) or is cut short (Ctrl-C) is taken back to the last whole
+    line, when it happens or at `close`."""
 
     CHUNK = 4096  # lines joined into one write: fewer calls, and a bounded join
 
-    def __init__(self, out: IO[bytes], header: Header):
+    def __init__(self, out: BinaryIO, header: Header, name: str = "transcript"):
         self._out = out
+        self._name = name
+        self._whole = 0  # bytes of whole lines on disk
         self._line = LineEncoder(header.algorithm, wide(header.nodes))
-        out.write(header_line(header))
-        out.flush()
+        self._write(header_line(header))
+
+    @classmethod
+    def create(cls, path: str, header: Header, overwrite: bool = False) -> Recorder:
+        """A recorder writing a new file (an InputError if the path will not do)."""
+        return cls(open_to_write(path, "transcript", overwrite), header, path)
 
     def __call__(self, events: list[Event]) -> None:
-        write, by_kind = self._out.write, self._line.by_kind
+        by_kind = self._line.by_kind
         for start in range(0, len(events), self.CHUNK):
-            write("".join([by_kind[type(e)](e) for e in events[start:start + self.CHUNK]]).encode())
-        self._out.flush()
+            self._write("".join([by_kind[type(e)](e) for e in events[start:start + self.CHUNK]]).encode())
 
+    def _write(self, data: bytes) -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._out.write(view):]  # an unbuffered file may take less than all
+        except OSError as e:
+            self._trim()
+            raise WriteError(f"cannot write transcript {self._name}: {e.strerror or e}") from None
+        self._whole += len(data)
 
-def open_for_writing(path: str, overwrite: bool = False) -> IO[bytes]:
-    """Open a new transcript file. An existing file is someone's work: refuse to clobber it."""
-    try:
-        return open(path, "wb" if overwrite else "xb")
-    except FileExistsError:
-        raise InputError(f"{path} already exists; choose another name, or pass --overwrite") from None
-    except OSError as e:
-        raise InputError(f"cannot write transcript {path}: {e.strerror}") from None
+    def _trim(self) -> None:
+        try:
+            self._out.truncate(self._whole)
+        except OSError:
+            pass  # nothing more can be done: the error being reported says why
+
+    def close(self) -> None:
+        """Take back a write cut short, and close the file."""
+        if self._out.tell() != self._whole:
+            self._trim()
+        self._out.close()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 def dump(transcript: Transcript) -> bytes:
@@ -281,89 +319,146 @@ def dump(transcript: Transcript) -> bytes:
 # --- loading ------------------------------------------------------------------------
 
 
+LINE_LIMIT = 1_000_000  # bytes in one line: a thousand times any event's
+
+
 def load(path: str) -> Transcript:
-    """Read and validate a transcript; any problem raises InputError, one line."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise InputError(f"cannot read transcript {path}: {e.strerror}") from None
-    return parse(data, name=path)
+    """Read and check a whole transcript; any problem raises InputError, one line."""
+    with Reader.open(path) as reader:
+        return Transcript(reader.header, list(reader.events()))
 
 
 def parse(data: bytes, name: str = "transcript") -> Transcript:
-    lines = data.split(b"\n")
-    ends_mid_line = lines[-1] != b""
-    if not ends_mid_line:
-        lines.pop()
-    if not lines:
-        raise InputError(f"{name} is empty: line 1 should be a {FORMAT} header")
+    """The same, from bytes in memory."""
+    reader = Reader(io.BytesIO(data), name)
+    return Transcript(reader.header, list(reader.events()))
 
-    def fail(n: int, problem: str) -> InputError:
-        if n == len(lines) and ends_mid_line:
-            problem += " (the file ends mid-line: was the run killed?)"
-        return InputError(f"{name} line {n}: {problem}")
 
-    loads = json.loads  # for the header, whose ids may be 128-bit (orjson reads those as floats)
+class Reader:
+    """A transcript read and checked line by line, never whole: a big one is gigabytes.
 
-    def json_object(n: int) -> dict[str, Any]:
+    Every line is checked: JSON (no NaN, no Infinity, nested no deeper than the format
+    goes), its event's fields, `seq` one more than the line before, time finite and
+    never going back, and every node (a sender, a leader, a command's argument) one of
+    the header's. The first problem raises InputError: "FILE line N: field 'x': what"."""
+
+    def __init__(self, f: BinaryIO, name: str):
+        self._f = f
+        self.name = name
+        self._n = 0
+        first = self._line()
+        if first is None:
+            raise InputError(f"{name} is empty: line 1 should be a {FORMAT} header")
+        self._loads = _loads_exact  # for the header, whose ids may be 128-bit (orjson reads those as floats)
+        self.header, version = _parse_header(self._json(first), self._fail)
+        if not wide(self.header.nodes):
+            self._loads = orjson.loads
+        self._converter = converter(self.header.algorithm)
+        self._upgrade = _Upgrade(ALGORITHMS[self.header.algorithm]) if version < VERSION else None
+        self._nodes = frozenset(self.header.nodes)
+
+    @classmethod
+    def open(cls, path: str) -> Reader:
+        return cls(open_to_read(path, "transcript"), path)
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._f.close()
+
+    def events(self) -> Iterator[Event]:
+        seq, last_t = 0, 0.0
+        while (line := self._line()) is not None:
+            raw = self._json(line)
+            if self._upgrade is not None:
+                self._upgrade(raw)
+            kind = raw.get("kind")
+            if kind not in EVENT_KINDS:
+                raise self._fail(f"field 'kind': unknown event kind {json.dumps(kind)}")
+            try:
+                event = self._converter.structure(raw, AnyEvent)
+            except Exception as e:  # cattrs reports through several exception types
+                raise self._fail(_describe(e)) from None
+            if event.seq != seq:
+                raise self._fail(f"field 'seq': expected {seq}, got {event.seq}")
+            for name in TIME_FIELDS:
+                value = getattr(event, name, None)
+                if value is not None and not math.isfinite(value):
+                    raise self._fail(f"field '{name}': expected a finite number of seconds, got {value}")
+            if event.t < last_t:
+                raise self._fail(f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
+            self._check_nodes(event)
+            seq, last_t = seq + 1, event.t
+            yield event
+
+    def _check_nodes(self, event: Event) -> None:
+        for name in NODE_FIELDS:
+            value = getattr(event, name, None)
+            if value is None:
+                continue
+            for node in value if isinstance(value, tuple) else (value,):
+                if node is not None and node not in self._nodes:
+                    raise self._fail(f"field '{name}': {node} is not one of the header's nodes")
+        if type(event) is CommandEvent and event.command in NODE_COMMAND_NAMES:
+            if any(arg not in self._nodes for arg in event.args):
+                raise self._fail(f"field 'args': {list(event.args)} names a node that is not one of the header's")
+
+    def _line(self) -> bytes | None:
+        line = self._f.readline(LINE_LIMIT + 1)
+        if not line:
+            return None
+        self._n += 1
+        self._mid_line = not line.endswith(b"\n")
+        if len(line) > LINE_LIMIT and self._mid_line:
+            raise self._fail(f"longer than {LINE_LIMIT:,} bytes: not a transcript line")
+        return line
+
+    def _json(self, line: bytes) -> dict[str, Any]:
         try:
-            value = loads(lines[n - 1])
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            if isinstance(e, UnicodeDecodeError):
-                raise fail(n, "not UTF-8 text") from None
-            raise fail(n, f"not valid JSON ({e.msg} at column {e.colno})") from None
+            value = self._loads(line)
+        except UnicodeDecodeError:
+            raise self._fail("not UTF-8 text") from None
+        except RecursionError:
+            raise self._fail("nested too deeply") from None
+        except (json.JSONDecodeError, orjson.JSONDecodeError, ValueError) as e:
+            why = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
+            raise self._fail(f"not valid JSON ({why})") from None
         if not isinstance(value, dict):
-            raise fail(n, "expected a JSON object")
+            raise self._fail("expected a JSON object")
         return value
 
-    header, version = _parse_header(json_object(1), fail)
-    if not wide(header.nodes):
-        loads = orjson.loads
-    conv = converter(header.algorithm)
-    upgrade = _Upgrade(ALGORITHMS[header.algorithm]) if version < VERSION else None
-    nodes = set(header.nodes)
-    events: list[Event] = []
-    last_t = 0.0
-    for n in range(2, len(lines) + 1):
-        raw = json_object(n)
-        if upgrade is not None:
-            upgrade(raw)
-        kind = raw.get("kind")
-        if kind not in EVENT_KINDS:
-            raise fail(n, f"field 'kind': unknown event kind {json.dumps(kind)}")
-        try:
-            event = conv.structure(raw, AnyEvent)
-        except Exception as e:  # cattrs reports through several exception types
-            raise fail(n, _describe(e)) from None
-        if event.seq != len(events):
-            raise fail(n, f"field 'seq': expected {len(events)}, got {event.seq}")
-        if event.t < last_t:
-            raise fail(n, f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
-        for key in NODE_FIELDS:
-            node = getattr(event, key, None)
-            if node is not None and node not in nodes:
-                raise fail(n, f"field '{key}': {node} is not one of the header's nodes")
-        last_t = event.t
-        events.append(event)
-    return Transcript(header, events)
+    def _fail(self, problem: str) -> InputError:
+        """The problem with the line just read, as one line naming the file and the line."""
+        if self._mid_line:
+            problem += " (the file ends mid-line: was the run killed?)"
+        return InputError(f"{self.name} line {self._n}: {problem}")
 
 
-def _parse_header(raw: dict[str, Any], fail: Any) -> tuple[Header, int]:
+def _loads_exact(line: bytes) -> Any:
+    """json.loads, but NaN and Infinity are not numbers in JSON (json accepts them)."""
+    return json.loads(line, parse_constant=_not_a_number)
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a number in JSON")
+
+
+def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tuple[Header, int]:
     if raw.get("format") != FORMAT:
-        raise fail(1, f"field 'format': expected {json.dumps(FORMAT)}, got {json.dumps(raw.get('format'))}")
+        raise fail(f"field 'format': expected {json.dumps(FORMAT)}, got {json.dumps(raw.get('format'))}")
     if raw.get("version") not in READABLE_VERSIONS:
         readable = ", ".join(map(str, READABLE_VERSIONS[:-1])) + f" and {READABLE_VERSIONS[-1]}"
-        raise fail(1, f"field 'version': this program reads versions {readable}, got {json.dumps(raw.get('version'))}")
+        raise fail(f"field 'version': this program reads versions {readable}, got {json.dumps(raw.get('version'))}")
     algorithm = raw.get("algorithm")
     if algorithm not in ALGORITHMS:
-        raise fail(1, f"field 'algorithm': unknown algorithm {json.dumps(algorithm)}")
+        raise fail(f"field 'algorithm': unknown algorithm {json.dumps(algorithm)}")
     try:
         header = converter(algorithm).structure(raw, Header)
     except Exception as e:
-        raise fail(1, _describe(e)) from None
+        raise fail(_describe(e)) from None
     if not header.nodes or len(set(header.nodes)) != len(header.nodes):
-        raise fail(1, "field 'nodes': expected a non-empty list of distinct ids")
+        raise fail("field 'nodes': expected a non-empty list of distinct ids")
     version = header.version
     return Header(header.algorithm, header.nodes, header.seed, header.config), version
 

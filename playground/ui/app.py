@@ -11,8 +11,10 @@ live run's, and each node's state is what the stream said.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
+import signal
 import shutil
 import tempfile
 import time
@@ -37,8 +39,8 @@ from protocol import ALGORITHMS
 from ..cluster import Cluster
 from ..commands import ChangeDelay, ChangeTimeout, Crash, Elect, Recover
 from ..live import LiveRun
-from ..session import Session
-from ..transcript import Recorder
+from ..session import Session, exception_leaves
+from ..transcript import Recorder, WriteError
 from .alert_bar import AlertBar
 from .compact_grid import CompactGrid
 from .help_screen import HelpScreen
@@ -56,6 +58,7 @@ TEXT_HZ = 8  # the log and the panel: nobody reads text that scrolls faster, and
 T_STEP = 0.5
 DELAY_STEP = 0.25
 NODE_REQUESTS = {"crash": Crash, "recover": Recover, "elect": Elect}
+HANG_UPS = (signal.SIGTERM, signal.SIGHUP)  # quit cleanly on these, as on ctrl+q
 
 
 @dataclass
@@ -143,12 +146,15 @@ class BullyApp(App[None]):
         engine, _ = self.session.start(self._files, lookahead=False)
         self._spool = Path(self.session.transcript) if self.session.transcript else self._open_spool()
         if not self.session.transcript:
-            engine.subscribe(Recorder(self._files.enter_context(self._spool.open("wb")), self.session.header))
+            engine.subscribe(self._files.enter_context(Recorder.create(str(self._spool), self.session.header, overwrite=True)))
         speed, paused = self._start
         self.live = LiveRun(Cluster(engine), speed=speed, paused=paused,
                             on_events=lambda: self.post_message(EventsReady()), on_done=self._run_done)
         self.live.start()
         self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=paused)
+        loop = asyncio.get_running_loop()
+        for signum in HANG_UPS:
+            loop.add_signal_handler(signum, self._hang_up)
         self.redraw()
         # Everything built so far (Textual, its CSS, the widgets) lives as long as the app.
         # Left to the collector, each full collection rescans it all: pauses of 100 ms,
@@ -175,6 +181,9 @@ class BullyApp(App[None]):
         self.exit()
 
     async def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in HANG_UPS:
+            loop.remove_signal_handler(signum)
         if self.live is not None:
             await self.live.stop()
         self._files.close()
@@ -182,11 +191,21 @@ class BullyApp(App[None]):
         gc.set_threshold(*self._gc_threshold)
 
     def _run_done(self, result: outcome.Outcome) -> None:
-        """trio finished: normally because we cancelled it; otherwise show why."""
+        """trio finished: normally because we cancelled it; otherwise show why (one line
+        for a transcript that could not be written, the traceback of a bug)."""
         if isinstance(result, outcome.Error):
             error = result.error
+            written = [e for e in exception_leaves(error) if isinstance(e, WriteError)]
+            if written:
+                self.exit(return_code=1, message=f"bully-tui: error: {written[0]}")
+                return
             text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
             self.exit(return_code=1, message=f"bully-tui: the simulation failed:\n{text}")
+
+    def _hang_up(self) -> None:
+        """SIGTERM or SIGHUP (the terminal closed): quit as ctrl+q does, so the run ends
+        cleanly and a temporary recording is removed."""
+        self.exit()
 
     # --- events in --------------------------------------------------------------------
 

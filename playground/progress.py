@@ -1,0 +1,52 @@
+"""A headless run's progress, on stderr, while it lasts more than a second: virtual time
+against --until, and events per second, with rich's progress display. Only when stderr
+is a terminal: pipes and CI stay clean. A trace observer: it sees each batch go by."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .config import seconds_text
+from .engine import Engine
+from .events import Event
+
+SHOW_AFTER = 1.0  # seconds of wall time before anything is shown
+REFRESH = 0.1  # seconds between redraws
+
+
+class RunProgress:
+    def __init__(self, engine: Engine, until: float, console: Console | None = None):
+        self.engine = engine
+        self.until = until
+        self.events = 0
+        self._console = console or Console(stderr=True)
+        self._start = self._drawn = time.monotonic()
+        self._display: Progress | None = None
+        self._task = None
+
+    def __call__(self, events: list[Event]) -> None:
+        self.events += len(events)
+        now = time.monotonic()
+        if now - self._drawn < REFRESH or now - self._start < SHOW_AFTER:
+            return
+        self._drawn = now
+        if self._display is None:
+            self._display = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                                     console=self._console, transient=True, auto_refresh=False)
+            self._display.start()
+            self._task = self._display.add_task("", total=self.until or 1)
+        t = self.engine.now
+        rate = self.events / (now - self._start)
+        self._display.update(self._task, completed=t,
+                             description=f"t = {t:,.1f} s of {seconds_text(self.until)} · {rate:,.0f} events/s · Ctrl-C stops")
+        self._display.refresh()
+
+    def __enter__(self) -> RunProgress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._display is not None:
+            self._display.stop()

@@ -1,0 +1,307 @@
+"""Every input either runs or gets one clear line, and nothing the user made is lost or
+half-written (issue "Hardening"). Each case the adversarial tries found, and the class
+behind it: one range per time value, files checked before they are read or written,
+whole lines on disk whatever stops the run, and a transcript reader that trusts nothing."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from playground import transcript
+from playground.cli import main
+from playground.config import ClusterConfig, InputError
+from playground.engine import Engine
+from playground.progress import RunProgress
+from protocol import ALGORITHMS
+
+ROOT = Path(__file__).parent.parent
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line(err: str) -> bool:
+    return err.startswith("bully-tui: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+# --- values that passed the checks and then crashed or hung -----------------------------
+
+TOO_BIG_OR_TOO_SMALL = [
+    (["--timeout", "1e302"], "--timeout must be from 0.001 s to 1,000,000 s, not 1e+302"),
+    (["--nodes", "1000", "--timeout", "1e299"], "--timeout must be from 0.001 s to 1,000,000 s"),
+    (["--delay", "0:1e308"], "maximum delay must be from 0 s to 1,000,000 s, not 1e+308"),
+    (["--settle", "1e303"], "--settle must be from 0.001 s to 1,000,000,000 s"),
+    (["--probe-interval", "1e302"], "--probe-interval must be 0 or from 0.001 s to 1,000,000 s"),
+    (["--coordinator-timeout", "1e308"], "--coordinator-timeout must be from 0.001 s to 1,000,000 s"),
+    (["--at", "1e303 crash 1"], "time must be from 0 s to 1,000,000,000,000 s, not 1e+303"),
+    (["--at", "1 timeout 1e308"], "timeout must be from 0.001 s to 1,000,000 s, not 1e+308"),
+    (["--at", "1 delay 1e308"], "minimum delay must be from 0 s to 1,000,000 s, not 1e+308"),
+    (["--algorithm", "stoller", "--timeout", "1e-6"], "--timeout must be from 0.001 s to 1,000,000 s, not 1e-06"),
+    (["--algorithm", "garcia-molina", "--probe-interval", "1e-9"], "--probe-interval must be 0 or from 0.001 s"),
+]
+
+
+@pytest.mark.parametrize("args, expected", [*TOO_BIG_OR_TOO_SMALL, (["--until", "1e303"], "--until must be from 0 s")])
+def test_every_time_value_has_one_range_and_the_error_says_it_headless(capsys, args, expected):
+    code, out, err = run(capsys, "--headless", *args)
+    assert code == 2 and out == "" and one_line(err) and expected in err, err
+
+
+@pytest.mark.parametrize("args, expected", TOO_BIG_OR_TOO_SMALL)
+def test_the_live_app_refuses_them_before_it_starts(capsys, args, expected):
+    code, _, err = run(capsys, *args)
+    assert code == 2 and one_line(err) and expected in err, err
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("set timeout 1e302\n", "line 1: timeout must be from 0.001 s to 1,000,000 s"),
+    ("# big\n1 timeout 1e308\n", "line 2: timeout must be from 0.001 s to 1,000,000 s"),
+    ("1 delay 1e308\n", "line 1: minimum delay must be from 0 s to 1,000,000 s"),
+    ("set probe-interval 1e-9\n", "line 1: probe-interval must be 0 or from 0.001 s to 1,000,000 s"),
+])
+def test_scenario_files_get_the_same_ranges_with_their_line(tmp_path, capsys, text, expected):
+    path = tmp_path / "s.scenario"
+    path.write_text(text)
+    code, _, err = run(capsys, "--headless", "--scenario", str(path))
+    assert code == 2 and one_line(err) and f"{path} {expected}" in err, err
+
+
+def test_the_keys_steps_stay_in_range_too():
+    engine = Engine(ALGORITHMS["classic"], (1, 2), ClusterConfig(timeout=999_999.9, delay_min=999_999.9, delay_max=999_999.9), 1)
+    from playground.commands import ChangeDelay, ChangeTimeout
+
+    assert engine._resolve(ChangeTimeout(0.5)) is None and engine._resolve(ChangeDelay(0.25)) is None
+
+
+def test_an_in_range_value_at_the_extremes_runs():
+    code = main(["--headless", "--nodes", "2", "--timeout", "0.001", "--delay", "0.0001:0.0005", "--until", "0.1"])
+    assert code == 0
+
+
+# --- files ------------------------------------------------------------------------------
+
+
+def test_nothing_is_written_when_the_input_is_bad(tmp_path, capsys):
+    path = tmp_path / "p.jsonl"
+    code, _, _ = run(capsys, "--headless", "--until", "1e303", "--transcript", str(path))
+    assert code == 2 and not path.exists()
+    path.write_text("my work")
+    code, _, _ = run(capsys, "--headless", "--until", "1e303", "--transcript", str(path), "--overwrite")
+    assert code == 2 and path.read_text() == "my work"
+
+
+def test_a_device_as_scenario_is_refused_by_name(capsys):
+    code, _, err = run(capsys, "--headless", "--scenario", "/dev/zero")
+    assert code == 2 and one_line(err) and "cannot read scenario /dev/zero: it is not a regular file" in err
+
+
+def test_a_fifo_with_no_writer_is_refused_at_once(tmp_path, capsys):
+    fifo = tmp_path / "f.scenario"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "--headless", "--scenario", str(fifo))  # would block for ever if opened for reading
+    assert code == 2 and "it is not a regular file" in err
+
+
+def test_a_scenario_is_read_with_a_size_limit(tmp_path, capsys):
+    big = tmp_path / "big.scenario"
+    big.write_text("# padding\n" * 200_000)  # 2 MB
+    code, _, err = run(capsys, "--headless", "--scenario", str(big))
+    assert code == 2 and one_line(err) and "it is over 1,000,000 bytes, too big for a scenario" in err
+
+
+def test_an_empty_scenario_name_is_an_error(capsys):
+    code, _, err = run(capsys, "--headless", "--scenario", "")
+    assert code == 2 and one_line(err) and "the scenario file name is empty" in err
+
+
+def test_a_scenario_saved_with_a_byte_order_mark_is_read(tmp_path, capsys):
+    path = tmp_path / "windows.scenario"
+    path.write_bytes("\ufeffset nodes 3\r\n5 crash 3\r\n".encode())
+    code, out, _ = run(capsys, "--headless", "--scenario", str(path), "--until", "10")
+    assert code == 0 and json.loads(out)["up"] == [1, 2]
+
+
+def test_a_bad_set_line_is_named_and_a_command_line_value_is_not_blamed_on_the_scenario(tmp_path, capsys):
+    path = tmp_path / "d.scenario"
+    path.write_text("set nodes 4\nset timeout 0\n")
+    code, _, err = run(capsys, "--headless", "--scenario", str(path))
+    assert code == 2 and f"{path} line 2: timeout must be from 0.001 s" in err
+    path.write_text("set nodes 4\n")
+    code, _, err = run(capsys, "--headless", "--scenario", str(path), "--timeout", "0")
+    assert code == 2 and err == "bully-tui: error: --timeout must be from 0.001 s to 1,000,000 s, not 0\n"
+
+
+@pytest.mark.parametrize("where, expected", [("dir", "it is a directory"), ("/dev/null", "it is not a regular file")])
+def test_a_transcript_path_that_is_a_directory_or_a_device_is_called_what_it_is(tmp_path, capsys, where, expected):
+    path = str(tmp_path) if where == "dir" else where
+    code, _, err = run(capsys, "--headless", "--transcript", path, "--overwrite")
+    assert code == 2 and one_line(err) and f"cannot write transcript {path}: {expected}" in err
+
+
+class FullDisk(io.BytesIO):
+    """A file with room for `room` bytes, which then fails as a full disk does, having
+    taken part of the write."""
+
+    def __init__(self, room: int):
+        super().__init__()
+        self.room = room
+
+    def write(self, data) -> int:
+        left = self.room - self.tell()
+        if left <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return super().write(bytes(data[:left]))
+
+    def close(self) -> None:
+        self.kept = self.getvalue()
+        super().close()
+
+
+def test_a_write_error_ends_the_run_with_one_line_and_keeps_only_whole_lines(monkeypatch, capsys, tmp_path):
+    disk = FullDisk(room=20_000)
+    monkeypatch.setattr(transcript, "open_to_write", lambda *args: disk)
+    code, out, err = run(capsys, "--headless", "--nodes", "5", "--transcript", str(tmp_path / "t.jsonl"))
+    assert code == 1 and out == "" and one_line(err)
+    assert err == f"bully-tui: error: cannot write transcript {tmp_path / 't.jsonl'}: No space left on device\n"
+    assert 0 < len(disk.kept) <= 20_000 and disk.kept.endswith(b"\n")
+    assert transcript.parse(disk.kept).events  # every line whole, and the lines a valid transcript
+
+
+def test_the_live_apps_temporary_recording_is_removed_on_sigterm_and_sighup(tmp_path):
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        folder = tmp_path / signum.name
+        folder.mkdir()
+        main_fd, child_fd = pty.openpty()
+        env = {**os.environ, "TMPDIR": str(folder), "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
+        app = subprocess.Popen([sys.executable, "-m", "playground.cli", "--nodes", "3"], cwd=ROOT, env=env,
+                               stdin=child_fd, stdout=child_fd, stderr=child_fd, close_fds=True)
+        os.close(child_fd)
+        try:
+            assert wait_until(lambda: list(folder.glob("bully-*.jsonl")), main_fd), "the app never started recording"
+            app.send_signal(signum)
+            assert wait_until(lambda: app.poll() is not None, main_fd), "the app did not quit"
+        finally:
+            if app.poll() is None:
+                app.kill()
+            os.close(main_fd)
+        assert list(folder.glob("bully-*.jsonl")) == [], signum.name
+
+
+def wait_until(condition, fd: int, limit: float = 30.0):
+    """Wait for `condition`, reading (and dropping) what the app draws meanwhile."""
+    deadline = time.monotonic() + limit
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            return result
+        ready, _, _ = select.select([fd], [], [], 0.05)
+        if ready:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                pass
+    return result
+
+
+# --- the transcript reader ------------------------------------------------------------------------
+
+HEADER = json.dumps({"format": "bully-transcript", "version": 3, "algorithm": "classic", "nodes": [1, 2, 3],
+                     "seed": 1, "config": {"timeout": 4, "delay_min": 1, "delay_max": 1, "probe_interval": 0}})
+STATE = '{"seq": 0, "t": 0.0, "kind": "state", "node": 3, "status": "normal", "leader": 3, "role": "normal", "epoch": 1}'
+
+
+@pytest.mark.parametrize("lines, expected", [
+    ([HEADER.replace('"seed": 1', '"seed": ' + "[" * 100_000 + "]" * 100_000)], "line 1: nested too deeply"),
+    ([HEADER, STATE.replace('"t": 0.0', '"t": NaN')], "line 2: not valid JSON"),
+    ([HEADER, STATE.replace('"t": 0.0', '"t": 1e999')], "line 2: "),
+    ([HEADER.replace('"timeout": 4', '"timeout": NaN')], "line 1: not valid JSON (NaN is not a number in JSON)"),
+    ([HEADER, STATE.replace('"leader": 3', '"leader": 99')], "line 2: field 'leader': 99 is not one of the header's nodes"),
+    ([HEADER, '{"seq": 0, "t": 1.0, "kind": "agreement", "leader": 7}'], "field 'leader': 7 is not one of the header's"),
+    ([HEADER, '{"seq": 0, "t": 1.0, "kind": "command", "command": "crash", "args": [9], "source": "user"}'],
+     "field 'args': [9] names a node that is not one of the header's"),
+    ([HEADER, "x" * 1_100_000], "line 2: longer than 1,000,000 bytes"),
+])
+def test_the_reader_rejects_with_one_line(lines, expected):
+    with pytest.raises(InputError) as info:
+        transcript.parse(("\n".join(lines) + "\n").encode(), name="t.jsonl")
+    assert expected in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+def test_an_infinite_time_is_refused_even_where_json_reads_it():
+    wide = HEADER.replace("[1, 2, 3]", f"[1, 2, {2**100}]")  # 128-bit ids: read by the json module
+    with pytest.raises(InputError, match="line 2: field 't': expected a finite number of seconds, got inf"):
+        transcript.parse(f"{wide}\n{STATE.replace('0.0', '1e999', 1)}\n".encode())
+
+
+class CountingFile(io.BytesIO):
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self.read_so_far = 0
+
+    def readline(self, limit: int = -1) -> bytes:
+        line = super().readline(limit)
+        self.read_so_far += len(line)
+        return line
+
+
+def test_the_reader_reads_a_line_at_a_time_never_the_whole_file():
+    events = "".join(STATE.replace('"seq": 0', f'"seq": {i}') + "\n" for i in range(10_000))
+    data = f"{HEADER}\n{events}".encode()
+    f = CountingFile(data)
+    reader = transcript.Reader(f, "big.jsonl")
+    first = next(reader.events())
+    assert first.seq == 0 and f.read_so_far < 1000 < len(data)
+
+
+# --- signals and long runs --------------------------------------------------------------
+
+
+def test_ctrl_c_prints_one_line_exits_130_and_leaves_whole_lines(tmp_path):
+    path = tmp_path / "long.jsonl"
+    run_ = subprocess.Popen([sys.executable, "-m", "playground.cli", "--headless", "--nodes", "50", "--until", "1e12",
+                             "--transcript", str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert wait_until(lambda: path.exists() and path.stat().st_size > 100_000, run_.stderr.fileno())
+        run_.send_signal(signal.SIGINT)
+        out, err = run_.communicate(timeout=30)
+    finally:
+        if run_.poll() is None:
+            run_.kill()
+    assert run_.returncode == 130 and out == b""
+    text = err.decode()
+    assert text.startswith("bully-tui: interrupted at t=") and text.endswith(f"; the transcript so far is in {path}\n")
+    assert text.count("\n") == 1
+    data = path.read_bytes()
+    assert data.endswith(b"\n") and transcript.parse(data).events  # whole lines, and valid
+
+
+def test_progress_shows_after_a_second_on_a_terminal_only(monkeypatch):
+    clock = iter([0.0, 0.5, 1.5, 1.7])
+    monkeypatch.setattr("playground.progress.time.monotonic", lambda: next(clock))
+    out = io.StringIO()
+    engine = Engine(ALGORITHMS["classic"], (1, 2), ClusterConfig(), 1)
+    with RunProgress(engine, 1e12, Console(file=out, force_terminal=True, width=100)) as progress:
+        progress([])  # at 0.5 s: nothing yet
+        assert out.getvalue() == ""
+        progress([])  # at 1.5 s
+        assert "of 1,000,000,000,000 s" in out.getvalue() and "events/s" in out.getvalue()
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(capsys):
+    code, _, err = run(capsys, "--headless", "--nodes", "30", "--until", "200")
+    assert code == 0 and err == ""
