@@ -23,9 +23,10 @@ import io
 import json
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
-from typing import Any, BinaryIO, Union
+from types import UnionType
+from typing import Any, BinaryIO, Union, get_args, get_origin, get_type_hints
 
 import cattrs
 import orjson
@@ -334,6 +335,118 @@ def parse(data: bytes, name: str = "transcript") -> Transcript:
     return Transcript(reader.header, list(reader.events()))
 
 
+class EventDecoder:
+    """A transcript line's JSON object -> its event, every field checked (its type, a
+    time finite, a node one of `nodes`), for one algorithm's messages: the mirror of
+    LineEncoder.
+
+    A replay reads a million lines, so each kind gets a decoding function of its own,
+    generated once from its dataclass's fields (what cattrs does, without the tagged
+    union's detour), and a message is structured (by cattrs, checked) once per distinct
+    message: a broadcast's copies are alike. JSON scalars are taken as they are: "3" is
+    not an int, true is not a number. A problem raises ValueError("field 'x': ...")."""
+
+    def __init__(self, algorithm: str, nodes: frozenset[int]):
+        self._converter = converter(algorithm)
+        self._messages: dict[tuple, Message] = {}
+        self.by_kind = {cls.kind: _generate_decoder(cls, self._message, nodes) for cls in EVENT_TYPES}  # kind -> decoder
+
+    def __call__(self, raw: dict[str, Any]) -> Event:
+        decode = self.by_kind.get(raw.get("kind"))
+        if decode is None:
+            raise ValueError(f"field 'kind': unknown event kind {json.dumps(raw.get('kind'))}")
+        return decode(raw)
+
+    def _message(self, value: Any) -> Message:
+        if type(value) is not dict:
+            raise ValueError(f"field 'msg': expected an object, got {json.dumps(value)}")
+        try:
+            key = tuple(value.items())
+            msg = self._messages.get(key)
+        except TypeError:  # a field that is a list or an object: not worth a cache slot
+            key, msg = None, None
+        if msg is None:
+            try:
+                msg = self._converter.structure(value, Message)
+            except cattrs.BaseValidationError as e:
+                raise ValueError(_describe(e).replace("field '", "field 'msg.", 1)) from None
+            except Exception as e:  # cattrs reports through several exception types
+                raise ValueError(f"field 'msg': {e}") from None
+            if key is not None:
+                if len(self._messages) > 65_536:
+                    self._messages.clear()
+                self._messages[key] = msg
+        return msg
+
+
+# JSON types each Python field type accepts, for the generated decoders. bool is not an
+# int here, though Python says it is; an int is a number.
+_JSON_TYPES = {int: ("int", "int"), float: ("number", "int, float"), str: ("string", "str"), bool: ("true or false", "bool")}
+
+
+def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: frozenset[int]) -> Callable[[dict[str, Any]], Event]:
+    """One straight-line function that checks and builds a `cls` from its JSON object,
+    generated from the class's fields: per field, its JSON type, and if it holds a time
+    or nodes, that the time is finite and the nodes are `nodes`."""
+    hints = get_type_hints(cls)
+    names, lines = [], []
+    for f in fields(cls):
+        var, hint = f"v_{f.name}", hints[f.name]
+        names.append(var)
+        if f.default is MISSING:
+            lines.append(f"    if {f.name!r} not in raw: fail({f.name!r}, 'required field missing')")
+            lines.append(f"    {var} = raw[{f.name!r}]")
+        else:
+            lines.append(f"    {var} = raw.get({f.name!r}, {f.default!r})")
+        optional = get_origin(hint) in (Union, UnionType) and type(None) in get_args(hint)
+        base = [a for a in get_args(hint) if a is not type(None)][0] if optional else hint
+        none_ok = f"{var} is not None and " if optional else ""
+        if base is Message:
+            lines.append(f"    {var} = message({var})")
+        elif base in _JSON_TYPES:
+            name, types = _JSON_TYPES[base]
+            lines.append(f"    if {none_ok}type({var}) not in ({types},): wrong({f.name!r}, {name!r}, {var})")
+            if f.name in TIME_FIELDS:
+                lines.append(f"    if {none_ok}not isfinite({var}): infinite({f.name!r}, {var})")
+            if f.name in NODE_FIELDS:
+                lines.append(f"    if {none_ok}{var} not in nodes: stranger({f.name!r}, {var})")
+        elif get_origin(base) is tuple:  # tuple[X, ...], written as a JSON list
+            item = get_args(base)[0]
+            item_optional = get_origin(item) in (Union, UnionType) and type(None) in get_args(item)
+            item_base = [a for a in get_args(item) if a is not type(None)][0] if item_optional else item
+            name, types = _JSON_TYPES[float if item_base == int | float else item_base]  # a number
+            item_none = "x is not None and " if item_optional else ""
+            lines.append(f"    if type({var}) is not list: wrong({f.name!r}, 'a list', {var})")
+            lines.append(f"    for x in {var}:")
+            lines.append(f"        if {item_none}type(x) not in ({types},): wrong({f.name!r}, {name!r}, x)")
+            if f.name in NODE_FIELDS:
+                lines.append(f"        if {item_none}x not in nodes: stranger({f.name!r}, x)")
+            lines.append(f"    {var} = tuple({var})")
+        else:  # a field type this decoder does not know: say so when the class is new, not later
+            raise TypeError(f"no decoder for field {f.name!r} of {cls.__name__}: {hint!r}")
+    source = "def decode(raw):\n" + "\n".join(lines) + f"\n    return cls({', '.join(names)})\n"
+    scope = {"cls": cls, "message": message, "nodes": nodes, "isfinite": math.isfinite, "fail": _field_problem,
+             "wrong": _wrong_type, "infinite": _not_finite, "stranger": _not_a_node}
+    exec(source, scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
+    return scope["decode"]
+
+
+def _field_problem(name: str, problem: str) -> None:
+    raise ValueError(f"field '{name}': {problem}")
+
+
+def _wrong_type(name: str, expected: str, value: Any) -> None:
+    raise ValueError(f"field '{name}': expected {expected}, got {json.dumps(value)}")
+
+
+def _not_finite(name: str, value: float) -> None:
+    raise ValueError(f"field '{name}': expected a finite number of seconds, got {value}")
+
+
+def _not_a_node(name: str, value: int) -> None:
+    raise ValueError(f"field '{name}': {value} is not one of the header's nodes")
+
+
 class Reader:
     """A transcript read and checked line by line, never whole: a big one is gigabytes.
 
@@ -346,6 +459,7 @@ class Reader:
         self._f = f
         self.name = name
         self._n = 0
+        self._mid_line = False
         first = self._line()
         if first is None:
             raise InputError(f"{name} is empty: line 1 should be a {FORMAT} header")
@@ -353,9 +467,9 @@ class Reader:
         self.header, version = _parse_header(self._json(first), self._fail)
         if not wide(self.header.nodes):
             self._loads = orjson.loads
-        self._converter = converter(self.header.algorithm)
-        self._upgrade = _Upgrade(ALGORITHMS[self.header.algorithm]) if version < VERSION else None
         self._nodes = frozenset(self.header.nodes)
+        self._decode = EventDecoder(self.header.algorithm, self._nodes)
+        self._upgrade = _Upgrade(ALGORITHMS[self.header.algorithm]) if version < VERSION else None
 
     @classmethod
     def open(cls, path: str) -> Reader:
@@ -368,41 +482,39 @@ class Reader:
         self._f.close()
 
     def events(self) -> Iterator[Event]:
+        # One loop with the per-line work inlined: a replay reads a million lines.
+        readline, loads, by_kind = self._f.readline, self._loads, self._decode.by_kind
         seq, last_t = 0, 0.0
-        while (line := self._line()) is not None:
-            raw = self._json(line)
+        while line := readline(LINE_LIMIT + 1):
+            self._n += 1
+            if not line.endswith(b"\n"):
+                self._mid_line = True
+                if len(line) > LINE_LIMIT:
+                    raise self._fail(f"longer than {LINE_LIMIT:,} bytes: not a transcript line")
+            try:
+                raw = loads(line)
+            except Exception:  # noqa: BLE001 - a bad line: _json says exactly what is wrong
+                raw = self._json(line)
+            if type(raw) is not dict:
+                raise self._fail("expected a JSON object")
             if self._upgrade is not None:
                 self._upgrade(raw)
-            kind = raw.get("kind")
-            if kind not in EVENT_KINDS:
-                raise self._fail(f"field 'kind': unknown event kind {json.dumps(kind)}")
+            decode = by_kind.get(raw.get("kind"))
             try:
-                event = self._converter.structure(raw, AnyEvent)
-            except Exception as e:  # cattrs reports through several exception types
-                raise self._fail(_describe(e)) from None
+                if decode is None:
+                    raise ValueError(f"field 'kind': unknown event kind {json.dumps(raw.get('kind'))}")
+                event = decode(raw)
+            except ValueError as e:
+                raise self._fail(str(e)) from None
             if event.seq != seq:
                 raise self._fail(f"field 'seq': expected {seq}, got {event.seq}")
-            for name in TIME_FIELDS:
-                value = getattr(event, name, None)
-                if value is not None and not math.isfinite(value):
-                    raise self._fail(f"field '{name}': expected a finite number of seconds, got {value}")
             if event.t < last_t:
                 raise self._fail(f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
-            self._check_nodes(event)
+            if type(event) is CommandEvent and event.command in NODE_COMMAND_NAMES:
+                if any(arg not in self._nodes for arg in event.args):
+                    raise self._fail(f"field 'args': {list(event.args)} names a node that is not one of the header's")
             seq, last_t = seq + 1, event.t
             yield event
-
-    def _check_nodes(self, event: Event) -> None:
-        for name in NODE_FIELDS:
-            value = getattr(event, name, None)
-            if value is None:
-                continue
-            for node in value if isinstance(value, tuple) else (value,):
-                if node is not None and node not in self._nodes:
-                    raise self._fail(f"field '{name}': {node} is not one of the header's nodes")
-        if type(event) is CommandEvent and event.command in NODE_COMMAND_NAMES:
-            if any(arg not in self._nodes for arg in event.args):
-                raise self._fail(f"field 'args': {list(event.args)} names a node that is not one of the header's")
 
     def _line(self) -> bytes | None:
         line = self._f.readline(LINE_LIMIT + 1)

@@ -139,6 +139,9 @@ class BullyApp(App[None]):
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in HANG_UPS:  # before the temporary recording exists, so it never outlives us
+            loop.add_signal_handler(signum, self._hang_up)
         for theme in themes.THEMES:
             self.register_theme(theme)
         self.theme = themes.DARK.name
@@ -152,9 +155,6 @@ class BullyApp(App[None]):
                             on_events=lambda: self.post_message(EventsReady()), on_done=self._run_done)
         self.live.start()
         self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=paused)
-        loop = asyncio.get_running_loop()
-        for signum in HANG_UPS:
-            loop.add_signal_handler(signum, self._hang_up)
         self.redraw()
         # Everything built so far (Textual, its CSS, the widgets) lives as long as the app.
         # Left to the collector, each full collection rescans it all: pauses of 100 ms,
