@@ -22,6 +22,7 @@ from .config import COORDINATOR_TIMEOUT, INSTANT, PROBE_INTERVAL, SETTLE, TIMEOU
 from .session import ID_KINDS, Interrupted, Session, node_ids, run_headless
 from .files import open_to_write
 from .transcript import WriteError
+from .verify import Different, verify
 
 MAX_NODES = 1000
 DEFAULT_UNTIL = 60.0
@@ -161,10 +162,18 @@ def _id_kind(kind: str, what: str) -> str:
     return kind
 
 
+SUBCOMMANDS = {
+    "verify": "bully-tui verify FILE: re-create a transcript from its header and commands, and compare every event",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:
+        return _subcommand(argv[0], argv[1:])
     session = None
     try:
-        args, session = parse_args(sys.argv[1:] if argv is None else argv)
+        args, session = parse_args(argv)
         for warning in session.config.warnings():
             print(f"bully-tui: warning: {warning}", file=sys.stderr)
         if not args.headless:
@@ -187,6 +196,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bully-tui: interrupted{at}{kept}", file=sys.stderr)
         return 130
     print(json.dumps(summary))
+    return 0
+
+
+def _subcommand(name: str, rest: list[str]) -> int:
+    if len(rest) != 1 or rest[0].startswith("-"):
+        print(f"bully-tui: error: usage: {SUBCOMMANDS[name]}", file=sys.stderr)
+        return 2
+    path = rest[0]
+    try:
+        count = verify(path)
+    except InputError as e:
+        print(f"bully-tui: error: {e}", file=sys.stderr)
+        return 2
+    except Different as e:
+        print(f"bully-tui: different: {e}", file=sys.stderr)
+        return 1
+    print(f"{path}: identical, {count:,} events")
     return 0
 
 

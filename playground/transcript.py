@@ -464,12 +464,12 @@ class Reader:
         if first is None:
             raise InputError(f"{name} is empty: line 1 should be a {FORMAT} header")
         self._loads = _loads_exact  # for the header, whose ids may be 128-bit (orjson reads those as floats)
-        self.header, version = _parse_header(self._json(first), self._fail)
+        self.header, self.version = _parse_header(self._json(first), self._fail)
         if not wide(self.header.nodes):
             self._loads = orjson.loads
         self._nodes = frozenset(self.header.nodes)
         self._decode = EventDecoder(self.header.algorithm, self._nodes)
-        self._upgrade = _Upgrade(ALGORITHMS[self.header.algorithm]) if version < VERSION else None
+        self._upgrade = _Upgrade(ALGORITHMS[self.header.algorithm]) if self.version < VERSION else None
 
     @classmethod
     def open(cls, path: str) -> Reader:

@@ -349,3 +349,23 @@ async def test_uuid_ids_are_shown_short_and_digits_select_by_rank(tmp_path):
         await pilot.press("2")
         assert app.selected == ids[1]
         assert f"node {labels[ids[1]]}" == app.panel.border_title
+
+
+@on_asyncio
+async def test_a_live_sessions_transcript_is_re_created_exactly(tmp_path, capsys):
+    """Keys pressed at odd moments (mid-election, while paused, between instants) are
+    commands at times a re-run can replay: `verify` finds every event the same."""
+    from playground.cli import main
+
+    path = tmp_path / "live.jsonl"
+    app = make_app(tmp_path, transcript=str(path), config=ClusterConfig(delay_min=0.3, delay_max=1.2))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 1.37)
+        await pilot.press("x", "plus", "3", "e")
+        await advance(pilot, app, 9.5)
+        await pilot.press("full_stop", "full_stop", "7", "r", "minus", "right_square_bracket")
+        await advance(pilot, app, 20)
+        await pilot.press("ctrl+q")
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 0
+    assert capsys.readouterr().out.startswith(f"{path}: identical, ")

@@ -1,0 +1,114 @@
+"""`bully-tui verify FILE`: re-create a transcript from its recipe and compare.
+
+A run is deterministic, so a transcript's header (algorithm, nodes, seed, settings) and
+its command events (each at its time, in its order) re-create every event it holds. This
+re-runs them (the engine, driven without trio) and compares line by line, byte for byte:
+the text is the same encoder's. The transcript may stop anywhere (a live session ends
+when its user quits): it must be the re-run's beginning.
+
+  identical                 exit 0, "FILE: identical, N events"
+  different                 exit 1, "FILE line N: field 'x': the transcript has A, the re-run has B"
+  unreadable or malformed   exit 2, one line (the reader's)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from protocol import ALGORITHMS
+
+from .commands import Scheduled, from_words
+from .config import InputError
+from .engine import Engine, run_sync
+from .events import CommandEvent, Event
+from .transcript import VERSION, LineEncoder, Reader, wide
+
+
+class Different(Exception):
+    """The transcript and its re-run part: one line saying where and how."""
+
+
+class _Stop(Exception):
+    """The transcript has ended and its every line matched: nothing more to compare."""
+
+
+def verify(path: str) -> int:
+    """Compare; return the number of events (raise Different or InputError)."""
+    with Reader.open(path) as reader:
+        if reader.version != VERSION:
+            raise InputError(f"{path} is a version {reader.version} transcript: verify re-creates runs of this program "
+                             f"(version {VERSION}); older ones were made by other rules")
+        commands, last_t = _recipe(reader)
+    engine = Engine(ALGORITHMS[reader.header.algorithm], reader.header.nodes, reader.header.config, reader.header.seed)
+    engine.schedule(commands)
+    compare = _Comparer(path, reader.header.algorithm, wide(reader.header.nodes))
+    engine.subscribe(compare)
+    try:
+        run_sync(engine, last_t)
+    except _Stop:
+        pass
+    compare.finish()
+    return compare.count
+
+
+def _recipe(reader: Reader) -> tuple[list[Scheduled], float]:
+    """The transcript's commands, at their times and in their order, and its last time.
+    Reading every event checks the whole file first: a malformed one is malformed, not
+    different."""
+    commands: list[Scheduled] = []
+    last_t = 0.0
+    for event in reader.events():
+        if type(event) is CommandEvent:
+            commands.append(Scheduled(event.t, from_words(event.command, event.args), event.source))
+        last_t = event.t
+    return commands, last_t
+
+
+class _Comparer:
+    """A trace observer: each re-run event against the transcript's next line."""
+
+    def __init__(self, path: str, algorithm: str, wide_ids: bool):
+        self._path = path
+        self._encode = LineEncoder(algorithm, wide_ids)
+        self._lines = _event_lines(path)
+        self.count = 0
+
+    def __call__(self, events: list[Event]) -> None:
+        for event in events:
+            line = next(self._lines, None)
+            if line is None:
+                raise _Stop
+            self.count += 1
+            ours = self._encode(event).encode()[:-1]  # (the newline)
+            if ours != line:
+                raise Different(self._difference(self.count + 1, line, ours))
+
+    def finish(self) -> None:
+        """Every re-run event matched; the transcript must not go on past the re-run."""
+        if next(self._lines, None) is not None:
+            raise Different(f"{self._path} line {self.count + 2}: the re-run ends at line {self.count + 1}, "
+                            f"the transcript goes on")
+
+    def _difference(self, n: int, theirs: bytes, ours: bytes) -> str:
+        mine, other = json.loads(ours), json.loads(theirs)
+        for key in [*mine, *(k for k in other if k not in mine)]:
+            if mine.get(key, _ABSENT) != other.get(key, _ABSENT):
+                return (f"{self._path} line {n}: field '{key}': the transcript has {_show(other.get(key, _ABSENT))}, "
+                        f"the re-run has {_show(mine.get(key, _ABSENT))}")
+        return f"{self._path} line {n}: the same fields, written differently"
+
+
+_ABSENT = object()
+
+
+def _show(value: object) -> str:
+    return "nothing" if value is _ABSENT else json.dumps(value)
+
+
+def _event_lines(path: str) -> Iterator[bytes]:
+    """The event lines of a file the reader has checked: bytes, newline dropped."""
+    with open(path, "rb") as f:
+        f.readline()  # the header
+        for line in f:
+            yield line.rstrip(b"\n")
