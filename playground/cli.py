@@ -21,7 +21,7 @@ from .compare import FORMATS, SIZES, compare, json_lines, table
 from .config import COORDINATOR_TIMEOUT, INSTANT, PROBE_INTERVAL, SETTLE, TIMEOUT, ClusterConfig, InputError
 from .session import ID_KINDS, Interrupted, Session, node_ids, run_headless
 from .files import open_to_write
-from .transcript import WriteError
+from .transcript import Reader, WriteError
 from .verify import Different, verify
 
 MAX_NODES = 1000
@@ -164,6 +164,7 @@ def _id_kind(kind: str, what: str) -> str:
 
 SUBCOMMANDS = {
     "verify": "bully-tui verify FILE: re-create a transcript from its header and commands, and compare every event",
+    "replay": "bully-tui replay FILE: open a transcript in the app, at its end; go back in time, and branch",
 }
 
 
@@ -205,6 +206,8 @@ def _subcommand(name: str, rest: list[str]) -> int:
         return 2
     path = rest[0]
     try:
+        if name == "replay":
+            return run_replay(path)
         count = verify(path)
     except InputError as e:
         print(f"bully-tui: error: {e}", file=sys.stderr)
@@ -214,6 +217,23 @@ def _subcommand(name: str, rest: list[str]) -> int:
         return 1
     print(f"{path}: identical, {count:,} events")
     return 0
+
+
+def run_replay(path: str) -> int:
+    """The app on a saved transcript, at its end (its history is read first: a problem
+    with the file is one line, before any screen)."""
+    from .ui.app import BullyApp
+    from .ui.history import History
+    from .ui.model import ClusterModel
+
+    with Reader.open(path) as reader:
+        session = Session.of(reader.header, (), path)
+    history = History.read(path, ClusterModel(session.ids, session.worst_case_messages, session.config))
+    if not history.instants:
+        raise InputError(f"{path} has a header but no events: nothing to replay")
+    app = BullyApp(session, paused=True, history=history)
+    app.run()
+    return app.return_code or 0
 
 
 def run_live(session: Session, speed: float) -> int:

@@ -57,6 +57,9 @@ class Cluster:
         # Awaited before each step: the live run holds the cluster here while the UI
         # catches up (live.py). None: never held.
         self.gate: Callable[[], Awaitable[None]] | None = None
+        # Called with the engine after each step that ends an instant, when it may be
+        # copied (the app keeps copies for looking back). None: nobody asks.
+        self.between_instants: Callable[[Engine], None] | None = None
 
     def submit(self, request: Request, source: str = "user") -> None:
         """A command from the live UI, to run now. Call from trio's thread."""
@@ -87,7 +90,7 @@ class Cluster:
                     send, receive = trio.open_memory_channel[tuple[list, int]](math.inf)
                     self._inboxes[host.id] = send
                     nursery.start_soon(self._serve, host, receive)
-                self._t0 = trio.current_time()
+                self._t0 = trio.current_time() - self.engine.now  # an engine may start mid-run (a branch)
                 await self._loop(until_us)
                 nursery.cancel_scope.cancel()
         finally:
@@ -116,6 +119,8 @@ class Cluster:
             if window is not None:
                 await self._dispatch(window)
                 engine.finish(window)
+            if self.between_instants is not None and engine.between_instants:
+                self.between_instants(engine)
 
     async def _dispatch(self, window: Window) -> None:
         self._barrier.expect(len(window.work))

@@ -35,6 +35,7 @@ Rules:
 from __future__ import annotations
 
 import bisect
+import copy
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
@@ -109,6 +110,14 @@ class Engine:
         for s in commands:
             self._insert(to_us(s.at), s.command, s.source)
 
+    def replace_commands_until(self, until: float, commands: Iterable[Scheduled]) -> None:
+        """The commands due up to `until` are these (what a history says ran), and not
+        those this engine had then: a copy taken before a live command was given has not
+        heard of it. Commands due later stay."""
+        until_us = to_us(until)
+        self._commands = [c for c in self._commands if c[0] > until_us]
+        self.schedule(commands)
+
     def submit(self, request: Request, source: str, clock_us: int) -> None:
         """A live command, asked for when the clock says `clock_us` (rule 2)."""
         due = self.due()
@@ -123,6 +132,23 @@ class Engine:
 
     def internals(self, node: int) -> Internals:
         return self.hosts[node].internals()
+
+    @property
+    def between_instants(self) -> bool:
+        """No instant is half run: the engine may be copied."""
+        return self._crowd is None and self.trace.open is None
+
+    def copy(self) -> Engine:
+        """The run as it stands, to run on separately (looking back, a branch): every
+        node, message in flight, timer, command, the delays' RNG, the monitor, the trace's
+        numbering; but no observers. Only between instants, never mid-slice."""
+        if self._crowd is not None:
+            raise RuntimeError("an engine is copied between instants, not in the middle of one")
+        observers, self.trace._observers = self.trace._observers, []
+        try:
+            return copy.deepcopy(self)
+        finally:
+            self.trace._observers = observers
 
     @property
     def now(self) -> float:
@@ -327,6 +353,13 @@ class Engine:
 
 def run_sync(engine: Engine, until: float) -> None:
     """Drive the engine without trio, each host called in turn, up to `until` (inclusive)."""
+    for _ in steps(engine, until):
+        pass
+
+
+def steps(engine: Engine, until: float) -> Iterator[None]:
+    """run_sync a step at a time: it yields after each, so a caller can do other work
+    between them (the app re-creates a replayed run in the background)."""
     until_us = to_us(until)
     while (due := engine.due()) is not None and due <= until_us:
         window = engine.step(until_us)
@@ -334,3 +367,4 @@ def run_sync(engine: Engine, until: float) -> None:
             for node, entries in window.work.items():
                 engine.hosts[node].run(entries, window.end)
             engine.finish(window)
+        yield

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .config import to_us
 from .events import UNSET, AgreementEvent, CrashEvent, Event, RecoverEvent, StartEvent, StateEvent, ViolationEvent
@@ -194,15 +195,24 @@ class Episode:
         return self.began.property
 
 
+@dataclass
 class Episodes:
     """Pairs the monitor's begin and end events into episodes, for whoever lists them
     (the summary, the UI's alert). The one place begins and ends are paired."""
 
-    lasting = (SLE1, SPLIT_BRAIN)  # the properties whose episodes have a duration
+    lasting: ClassVar[tuple[str, ...]] = (SLE1, SPLIT_BRAIN)  # the properties whose episodes have a duration
+    all: list[Episode] = field(default_factory=list)  # in the order they began
+    open: dict[str, Episode] = field(default_factory=dict)  # property -> the episode still going on
 
-    def __init__(self):
-        self.all: list[Episode] = []  # in the order they began
-        self.open: dict[str, Episode] = {}  # property -> the episode still going on
+    def copy(self) -> Episodes:
+        """An independent copy (episodes still open get their end later, separately)."""
+        twin = Episodes()
+        for episode in self.all:
+            mine = Episode(episode.began, episode.lasted)
+            twin.all.append(mine)
+            if self.open.get(episode.property) is episode:
+                twin.open[episode.property] = mine
+        return twin
 
     def add(self, v: ViolationEvent) -> None:
         if v.phase == "end":

@@ -53,11 +53,12 @@ class Session:
     transcript: str | None = None
     overwrite: bool = False
     id_kind: str = "seq"
+    given_ids: tuple[int, ...] = ()  # ids read from a transcript (replay), instead of made
 
     @property
     def ids(self) -> tuple[int, ...]:
         """The node ids, lowest first: rank k (how people name a node) is ids[k - 1]."""
-        return node_ids(self.id_kind, self.nodes, self.seed)
+        return self.given_ids or node_ids(self.id_kind, self.nodes, self.seed)
 
     @property
     def worst_case_messages(self) -> int | None:
@@ -67,17 +68,26 @@ class Session:
     def header(self) -> Header:
         return Header(self.algorithm, list(self.ids), self.seed, self.config)
 
-    def start(self, files: ExitStack, *, lookahead: bool) -> tuple[Engine, Summary]:
-        """An engine ready to run, with its summary and (if asked) its transcript attached.
-        The transcript file is opened here, before anything runs, so a bad path fails first."""
+    @classmethod
+    def of(cls, header: Header, commands: tuple[Scheduled, ...], transcript: str) -> Session:
+        """The session a transcript records: its settings and commands (the recipe)."""
+        return cls(header.algorithm, len(header.nodes), header.seed, header.config, commands, transcript,
+                   given_ids=tuple(sorted(header.nodes)))
+
+    def start(self, files: ExitStack, *, lookahead: bool) -> tuple[Engine, Summary, Recorder | None]:
+        """An engine ready to run, with its summary and (if asked) its transcript's
+        recorder attached. The transcript file is opened here, before anything runs, so
+        a bad path fails first."""
         algorithm = ALGORITHMS[self.algorithm]
         engine = Engine(algorithm, self.ids, self.config, self.seed, lookahead=lookahead)
         summary = Summary(self.ids, tuple(m.type for m in algorithm.messages))
         engine.subscribe(summary)
+        recorder = None
         if self.transcript is not None:
-            engine.subscribe(files.enter_context(Recorder.create(self.transcript, self.header, self.overwrite)))
+            recorder = files.enter_context(Recorder.create(self.transcript, self.header, self.overwrite))
+            engine.subscribe(recorder)
         engine.schedule(self.commands)
-        return engine, summary
+        return engine, summary, recorder
 
 
 @contextmanager
@@ -108,7 +118,7 @@ def run_headless(session: Session, until: float, progress: bool = False) -> dict
     """Run in virtual time, as fast as the CPU allows, and return the JSON summary.
     `progress`: show it on stderr (a terminal) if the run lasts more than a second."""
     with ExitStack() as files, fewer_gc_passes():
-        engine, summary = session.start(files, lookahead=True)
+        engine, summary, _ = session.start(files, lookahead=True)
         if progress:
             engine.subscribe(files.enter_context(RunProgress(engine, until)))
         try:

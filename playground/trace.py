@@ -21,6 +21,11 @@ class Trace:
         self._observers: list[Observer] = []
         self._seq = 0
 
+    @property
+    def count(self) -> int:
+        """Events published so far (the next one's seq)."""
+        return self._seq
+
     def subscribe(self, observer: Observer) -> None:
         """`observer(events)` is called with each batch of new events, in order."""
         self._observers.append(observer)

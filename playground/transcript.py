@@ -22,7 +22,9 @@ from __future__ import annotations
 import io
 import json
 import math
+from array import array
 from collections.abc import Callable, Iterator
+from itertools import accumulate
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
 from types import UnionType
@@ -61,11 +63,20 @@ NODE_COMMAND_NAMES = ("crash", "recover", "elect")
 
 
 @dataclass(frozen=True, slots=True)
+class Parent:
+    """A branch's parent transcript (a file beside it) and the last event they share."""
+
+    file: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class Header:
     algorithm: str
     nodes: list[int]
     seed: int
     config: ClusterConfig
+    parent: Parent | None = None  # a branch's: where it left its parent
     format: str = FORMAT
     version: int = VERSION
 
@@ -164,7 +175,7 @@ def _json_line(value: object) -> bytes:
 
 def header_line(header: Header) -> bytes:
     d = converter(header.algorithm).unstructure(header)
-    keys = ("format", "version", "algorithm", "nodes", "seed", "config")
+    keys = ("format", "version", "algorithm", "nodes", "seed", "config", *(("parent",) if header.parent else ()))
     return _json_line({key: d[key] for key in keys})
 
 
@@ -270,6 +281,7 @@ class Recorder:
         self._name = name
         self._whole = 0  # bytes of whole lines on disk
         self._line = LineEncoder(header.algorithm, wide(header.nodes))
+        self.index: array | None = None  # where every INDEX_BLOCKth event's line starts, if wanted
         self._write(header_line(header))
 
     @classmethod
@@ -277,10 +289,35 @@ class Recorder:
         """A recorder writing a new file (an InputError if the path will not do)."""
         return cls(open_to_write(path, "transcript", overwrite), header, path)
 
+    @classmethod
+    def resume(cls, out: BinaryIO, header: Header, name: str) -> Recorder:
+        """A recorder going on with a file that already holds a header and whole lines
+        (a branch, its parent's beginning copied in)."""
+        recorder = cls.__new__(cls)
+        recorder._out, recorder._name, recorder.index = out, name, None
+        recorder._whole = out.seek(0, io.SEEK_END)
+        recorder._line = LineEncoder(header.algorithm, wide(header.nodes))
+        return recorder
+
     def __call__(self, events: list[Event]) -> None:
         by_kind = self._line.by_kind
         for start in range(0, len(events), self.CHUNK):
-            self._write("".join([by_kind[type(e)](e) for e in events[start:start + self.CHUNK]]).encode())
+            chunk = events[start:start + self.CHUNK]
+            lines = [by_kind[type(e)](e) for e in chunk]
+            text = "".join(lines)
+            if self.index is not None:
+                self._note(chunk, lines, text.isascii())
+            self._write(text.encode())
+
+    def _note(self, chunk: list[Event], lines: list[str], ascii_only: bool) -> None:
+        """Note where the lines of every INDEX_BLOCKth event will start."""
+        first = -chunk[0].seq % INDEX_BLOCK
+        if first >= len(chunk):
+            return
+        sizes = accumulate((len(line) if ascii_only else len(line.encode()) for line in lines), initial=self._whole)
+        for i, offset in enumerate(sizes):
+            if i >= first and (i - first) % INDEX_BLOCK == 0 and i < len(chunk):
+                self.index.append(offset)
 
     def _write(self, data: bytes) -> None:
         try:
@@ -321,6 +358,7 @@ def dump(transcript: Transcript) -> bytes:
 
 
 LINE_LIMIT = 1_000_000  # bytes in one line: a thousand times any event's
+INDEX_BLOCK = 512  # a recorder with an index notes where every 512th event's line starts
 
 
 def load(path: str) -> Transcript:
@@ -460,7 +498,9 @@ class Reader:
         self.name = name
         self._n = 0
         self._mid_line = False
+        self.offset = 0
         first = self._line()
+        self._events_start = len(first) if first else 0
         if first is None:
             raise InputError(f"{name} is empty: line 1 should be a {FORMAT} header")
         self._loads = _loads_exact  # for the header, whose ids may be 128-bit (orjson reads those as floats)
@@ -482,11 +522,21 @@ class Reader:
         self._f.close()
 
     def events(self) -> Iterator[Event]:
+        """Every event, in order, each checked."""
+        return self.events_from(self._events_start, 0)
+
+    def events_from(self, offset: int, seq: int) -> Iterator[Event]:
+        """The events from the line at byte `offset` on, the first of them `seq`. While
+        it runs, `offset` is where the line of the event just given starts."""
         # One loop with the per-line work inlined: a replay reads a million lines.
+        self._f.seek(offset)
+        self._n = seq + 1
         readline, loads, by_kind = self._f.readline, self._loads, self._decode.by_kind
-        seq, last_t = 0, 0.0
+        last_t = 0.0
+        next_offset = offset
         while line := readline(LINE_LIMIT + 1):
             self._n += 1
+            self.offset, next_offset = next_offset, next_offset + len(line)
             if not line.endswith(b"\n"):
                 self._mid_line = True
                 if len(line) > LINE_LIMIT:
@@ -571,8 +621,7 @@ def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tup
         raise fail(_describe(e)) from None
     if not header.nodes or len(set(header.nodes)) != len(header.nodes):
         raise fail("field 'nodes': expected a non-empty list of distinct ids")
-    version = header.version
-    return Header(header.algorithm, header.nodes, header.seed, header.config), version
+    return Header(header.algorithm, header.nodes, header.seed, header.config, header.parent), header.version
 
 
 class _Upgrade:

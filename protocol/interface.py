@@ -79,6 +79,9 @@ class Message:
         if "label" not in cls.__dict__:
             cls.label = cls.__name__
 
+    def __deepcopy__(self, memo: dict) -> Message:
+        return self  # immutable: a copy of a run shares its messages
+
 
 # --- inputs -----------------------------------------------------------------------
 

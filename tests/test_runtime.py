@@ -246,3 +246,17 @@ def test_the_trio_cluster_and_the_plain_driver_give_the_same_trace(lookahead):
 def test_worst_case_counts_do_not_depend_on_batching():
     _, events = run(10, 60, commands=at("20 crash 10", "20 elect 1"), lookahead=False)
     assert sends(events, after=20) == {"election": 45, "answer": 36, "coordinator": 9}
+
+
+def test_a_copy_of_an_engine_runs_on_exactly_as_the_original():
+    engine, events = make_engine(8, JITTER, at(*FAULTS), seed=5)
+    run_sync(engine, 45)
+    twin = engine.copy()
+    theirs: list = []
+    twin.subscribe(theirs.extend)
+    cut = len(events)
+    run_sync(engine, 150)
+    run_sync(twin, 150)
+    mine = [astuple(e) for e in events[cut:]]
+    assert mine and [astuple(e) for e in theirs] == mine
+    assert twin.hosts[1].machine is not engine.hosts[1].machine  # nothing shared but immutable messages

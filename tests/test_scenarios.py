@@ -19,7 +19,7 @@ def play(name: str, until: float):
     _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / name)])
     events = []
     with ExitStack() as files:
-        engine, summary = session.start(files, lookahead=True)
+        engine, summary, _ = session.start(files, lookahead=True)
         engine.subscribe(events.extend)
         trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
     return session, engine, summary.report(), events

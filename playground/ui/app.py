@@ -1,12 +1,21 @@
-"""bully-tui's live app: the cluster's trace stream drawn, and keys sent back as requests.
+"""bully-tui's app: a cluster's trace stream drawn, keys sent back as requests, and its
+past shown again on request.
 
-The cluster runs in trio guest mode (live.py), which also owns the pace (the clock's
-rate). Its events wait in the live run's buffer; one `EventsReady` message per burst
-tells the app to take them, and the model folds them in. The widgets redraw on a 20 Hz
-tick, which stops while paused, so a paused app uses no CPU. Keys go the other way, as
-requests to the cluster, which records the commands they become in the trace. The app
-keeps no copy of what the cluster owns: the settings are the engine's, the pace the
-live run's, and each node's state is what the stream said.
+Live, the cluster runs in trio guest mode (live.py), which also owns the pace (the
+clock's rate). Its events wait in the live run's buffer; one `EventsReady` message per
+burst tells the app to take them, and the model folds them in. The widgets redraw on a
+20 Hz tick, which stops while paused, so a paused app uses no CPU. Keys go the other
+way, as requests to the cluster, which records the commands they become in the trace.
+The app keeps no copy of what the cluster owns: the pace is the live run's, and each
+node's state, T and the delays are what the stream said.
+
+Time travel. Every session has a history (ui/history.py): its transcript indexed as it
+is written, with checkpoints, and copies of the engine. `,` `.` `{` `}` home and end show
+another instant (the model is loaded with its state then; going back pauses a live run).
+A command given while looking at the past branches the session there, after asking: the
+engine then is re-created, and the session goes on from it in a new transcript beside
+the first, which stays as it is. A replay (`bully-tui replay FILE`) is a session that
+starts in the past, at its transcript's end, and runs live only once it branches.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import tempfile
 import time
 import traceback
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -37,18 +46,23 @@ import themes
 from protocol import ALGORITHMS
 
 from ..cluster import Cluster
-from ..commands import ChangeDelay, ChangeTimeout, Crash, Elect, Recover
+from ..commands import ChangeDelay, ChangeTimeout, Crash, Elect, Recover, Request
+from ..engine import Engine, steps
+from ..host import Internals
 from ..live import LiveRun
 from ..session import Session, exception_leaves
 from ..transcript import Recorder, WriteError
 from .alert_bar import AlertBar
+from .branch_screen import BranchScreen
 from .compact_grid import CompactGrid
 from .help_screen import HelpScreen
+from .history import History
 from .message_log import MessageLog
 from .model import ClusterModel
 from .node_grid import NodeGrid
 from .node_panel import NodePanel
 from .status_bar import Status, StatusBar
+from .timeline import Timeline
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 REDRAW_HZ = 20
@@ -78,7 +92,14 @@ class BullyApp(App[None]):
         Binding("space", "toggle_pause", "pause", tooltip="pause or resume"),
         Binding("s", "save", "save", tooltip="save the transcript so far to a new file"),
         Binding("question_mark", "help", "help", tooltip="this screen"),
-        Binding("full_stop", "step", "step", show=False, tooltip="pause, and run the next instant"),
+        Binding("comma", "back", "back", show=False, tooltip="back one instant (a live session pauses)"),
+        Binding("full_stop", "forward", "step", show=False,
+                tooltip="forward one instant (at the present: pause, and run the next instant)"),
+        Binding("left_curly_bracket", "marker(-1)", show=False,
+                tooltip="back to the last crash, recovery, command, election or violation"),
+        Binding("right_curly_bracket", "marker(1)", show=False, tooltip="on to the next one"),
+        Binding("home", "first", show=False, tooltip="the first instant"),
+        Binding("end", "latest", show=False, tooltip="the latest instant (a live session: the present)"),
         Binding("plus,equals_sign", "timeout(1)", "T+", show=False, tooltip=f"raise T by {T_STEP:g}s"),
         Binding("minus", "timeout(-1)", "T-", show=False, tooltip=f"lower T by {T_STEP:g}s"),
         Binding("left_square_bracket", "delay(-1)", "delay-", show=False, tooltip=f"lower the link delay by {DELAY_STEP:g}s"),
@@ -100,11 +121,16 @@ class BullyApp(App[None]):
         Binding("ctrl+q", "quit", "quit", show=False, tooltip="quit"),  # the App shows its own
     ]
 
-    def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = "."):
+    def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = ".",
+                 history: History | None = None):
+        """A live session; or, given the `history` of its transcript, a replay of it."""
         super().__init__()
         self.session = session
         self.save_dir = Path(save_dir)
-        self.model = ClusterModel(session.ids, session.worst_case_messages)
+        self.model = self._fresh_model()
+        self.history = history
+        self.position: int | None = None  # the instant shown; None: the present of a live run
+        self._then: tuple[int, Engine | None] | None = None  # (instant, the engine at its end), for the panel
         self.selected = session.ids[-1]
         self.saved: Path | None = None
         self._start = (speed, paused)
@@ -116,9 +142,10 @@ class BullyApp(App[None]):
         self.log_view = MessageLog(self.model)
         self.panel = NodePanel()
         self.alert_bar = AlertBar(self.model)
+        self.timeline: Timeline | None = None
         self.status_bar = StatusBar()
         self.live: LiveRun | None = None
-        self._spool: Path | None = None
+        self._spool: Path | None = None  # the transcript `s` copies: the session's, or a temporary one
         # Set when the user picks another algorithm: the app exits, and run_live starts
         # a new one with it (cli.py), since every widget is built for one cluster.
         self.restart_with: str | None = None
@@ -126,6 +153,9 @@ class BullyApp(App[None]):
     @property
     def speed(self) -> float:
         return self.live.speed if self.live is not None else self._start[0]
+
+    def _fresh_model(self) -> ClusterModel:
+        return ClusterModel(self.session.ids, self.session.worst_case_messages, self.session.config)
 
     # --- start and stop ---------------------------------------------------------------
 
@@ -135,6 +165,11 @@ class BullyApp(App[None]):
             yield self.log_view
             yield self.panel
         yield self.alert_bar
+        if self.history is not None:  # a replay: the timeline exists from the start
+            self.timeline = Timeline(self.history)
+        else:
+            self.timeline = Timeline(History("", self.session.header, self._fresh_model()))  # replaced on mount
+        yield self.timeline
         yield self.status_bar
         yield Footer(compact=True)
 
@@ -146,15 +181,14 @@ class BullyApp(App[None]):
             self.register_theme(theme)
         self.theme = themes.DARK.name
         self.sub_title = ALGORITHMS[self.session.algorithm].title
-        engine, _ = self.session.start(self._files, lookahead=False)
-        self._spool = Path(self.session.transcript) if self.session.transcript else self._open_spool()
-        if not self.session.transcript:
-            engine.subscribe(self._files.enter_context(Recorder.create(str(self._spool), self.session.header, overwrite=True)))
-        speed, paused = self._start
-        self.live = LiveRun(Cluster(engine), speed=speed, paused=paused,
-                            on_events=lambda: self.post_message(EventsReady()), on_done=self._run_done)
-        self.live.start()
-        self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=paused)
+        if self.history is None:
+            self._start_live()
+        else:
+            self._spool = Path(self.history.path)
+            self._show(self.history.instants - 1)
+            if self.history.re_creates:  # engines at past moments: for the panel, and to branch
+                self.run_worker(self._re_create(self.history), exclusive=True)
+        self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=self._start[1] or self.live is None)
         self.redraw()
         # Everything built so far (Textual, its CSS, the widgets) lives as long as the app.
         # Left to the collector, each full collection rescans it all: pauses of 100 ms,
@@ -164,6 +198,38 @@ class BullyApp(App[None]):
         gc.freeze()
         young, middle, _ = self._gc_threshold
         gc.set_threshold(young, middle, 100)
+
+    def _start_live(self) -> None:
+        """Record the session (to its transcript, or a temporary file `s` copies), with
+        its history fed as it happens, and start the cluster."""
+        if not self.session.transcript:
+            self.session = replace(self.session, transcript=str(self._open_spool()), overwrite=True)
+        self._spool = Path(self.session.transcript)
+        engine, _, recorder = self.session.start(self._files, lookahead=False)
+        history = History(self.session.transcript, self.session.header, self._fresh_model())
+        recorder.index = history.offsets
+        engine.subscribe(history.add)
+        self._run(engine, history, paused=self._start[1])
+
+    def _run(self, engine: Engine, history: History, paused: bool) -> None:
+        """Run `engine` live from here, its events going into `history`."""
+        self.history = self.timeline.history = history
+        cluster = Cluster(engine)
+        cluster.between_instants = history.keep_engine
+        self.live = LiveRun(cluster, speed=self.speed, paused=paused,
+                            on_events=lambda: self.post_message(EventsReady()), on_done=self._run_done)
+        self.live.start()
+
+    async def _re_create(self, history: History) -> None:
+        """A replay: run its recipe again in the background, a step at a time, keeping
+        engine copies, so that the panel can show variables and a branch can start."""
+        engine = history.recipe()
+        for n, _ in enumerate(steps(engine, history.times[-1] if history.instants else 0)):
+            if engine.between_instants:
+                history.keep_engine(engine)
+            if n % 64 == 0:
+                await asyncio.sleep(0)
+        self.redraw(text=True)
 
     def on_resize(self, event: Resize) -> None:
         self.panel.display = event.size.width >= PANEL_NEEDS  # a narrow screen keeps the log readable
@@ -211,6 +277,8 @@ class BullyApp(App[None]):
 
     def on_events_ready(self, _: EventsReady) -> None:
         events = self.live.take()
+        if self.position is not None:
+            return  # looking at the past: the history has them, and the present will show them
         self.model.apply(events)
         if any(e.kind == "command" and e.source == "user" for e in events):
             self.redraw()  # someone is watching for this: show it now, not next tick
@@ -228,33 +296,168 @@ class BullyApp(App[None]):
         self.redraw(text=True)
 
     def now(self) -> float:
+        """The time shown: the live clock at the present, else the instant's time."""
+        if self.position is not None:
+            return self.history.times[self.position]
         return self.live.now() if self.live is not None else 0.0
 
     def redraw(self, text: bool | None = None) -> None:
         """Draw the model. Cards and status every time; the log and the panel at most
         TEXT_HZ times a second unless `text` says otherwise."""
-        if self.live is None:
+        if self.history is None:
             return
         now = self.now()
         self.grid.show(now, self.selected)
         self.alert_bar.show()
+        self.timeline.show(self.position)
         wall = time.monotonic()
         if text is None:
             text = wall - self._text_drawn >= 1 / TEXT_HZ
         if text:
             self._text_drawn = wall
             self.log_view.show()
-            engine = self.live.cluster.engine
-            self.panel.show(self.model.nodes[self.selected], engine.internals(self.selected), now, self.model.label)
+            self.panel.show(self.model.nodes[self.selected], self._internals(), now, self.model.label)
         m, live = self.model, self.live
-        self.status_bar.show(Status(now, live.speed, live.paused, live.behind, live.cluster.engine.config,
-                                    m.elections, m.in_election, m.election_messages, m.worst_case))
+        self.status_bar.show(Status(
+            now, self.speed, live is None or live.paused, live.behind if live and self.position is None else 0.0,
+            m.config, m.elections, m.in_election, m.election_messages, m.worst_case, self._where()))
+
+    def _internals(self) -> Internals | None:
+        """The selected node's variables and storage at the moment shown (None: not known
+        yet, the re-run of a replay has not got there)."""
+        if self.position is None:
+            return self.live.cluster.engine.internals(self.selected)
+        if self._then is None or self._then[0] != self.position or self._then[1] is None:
+            self._then = (self.position, self.history.engine_at(self.position))
+        engine = self._then[1]
+        return None if engine is None else engine.internals(self.selected)
+
+    def _where(self) -> str:
+        """Where in time the screen is, for the status bar ("" at the present)."""
+        if self.position is None:
+            return ""
+        h = self.history
+        then = "replay" if self.live is None else f"now t={h.times[-1]:.2f}s"
+        return f"⏪ instant {self.position + 1:,} of {h.instants:,} · {then}"
+
+    # --- time travel -------------------------------------------------------------------
+
+    def _show(self, instant: int) -> None:
+        """Show the end of `instant` (the latest of a live run: the present)."""
+        h = self.history
+        instant = max(0, min(instant, h.instants - 1))
+        if self.live is not None and instant >= h.instants - 1 and self.position is not None:
+            self.action_latest()
+            return
+        if self.live is not None and not self.live.paused:
+            self.live.pause()  # the past stands still
+            self._ticker.pause()
+        h.model_at(instant, self.model)
+        self.position = instant
+        self.redraw(text=True)
+
+    def action_back(self) -> None:
+        if self.history is None or not self.history.instants:
+            return
+        here = self.history.instants - 1 if self.position is None else self.position
+        if here == 0:
+            self.notify("This is the first instant.")
+            return
+        self._show(here - 1)
+
+    def action_forward(self) -> None:
+        if self.position is None:
+            self.action_step()
+        elif self.position + 1 < self.history.instants:
+            self._show(self.position + 1)
+        elif self.live is None:
+            self.notify("This is the transcript's last instant.")
+
+    def action_marker(self, direction: int) -> None:
+        if self.history is None or not self.history.instants:
+            return
+        here = self.history.instants - 1 if self.position is None else self.position
+        found = self.history.marker_near(here, direction)
+        if found is None:
+            self.notify("No marker " + ("before" if direction < 0 else "after") + " this instant.")
+            return
+        self._show(found)
+
+    def action_first(self) -> None:
+        if self.history is not None and self.history.instants:
+            self._show(0)
+
+    def action_latest(self) -> None:
+        """The latest instant; in a live session, the present: following the run again
+        (still paused: space resumes)."""
+        if self.history is None or not self.history.instants:
+            return
+        if self.live is None:
+            self._show(self.history.instants - 1)
+            return
+        self.history.model_at(self.history.instants - 1, self.model)
+        self.live.take()  # already in the history, and so in the model just loaded
+        self.position = None
+        self.redraw(text=True)
 
     # --- requests out -----------------------------------------------------------------
 
-    def action_command(self, name: str, node: int | None = None) -> None:
+    def _request(self, request: Request, text: str) -> None:
+        """A request to the cluster: now, at the present; from the past, a branch."""
+        if self.position is None and self.live is not None:
+            self.live.submit(request)
+            return
+        h = self.history
+        if not h.re_creates:
+            self.notify("This transcript was written by an older version of bully-tui: its run cannot be "
+                        "re-created here, so it cannot branch.", severity="warning")
+            return
+        engine = h.engine_at(self.position)
+        if engine is None:
+            self.notify(f"Not yet: the replay is being re-run (at t={h.reach:.1f}s). Try again in a moment.",
+                        severity="warning")
+            return
+        path = self._branch_path()
+        self.push_screen(BranchScreen(text, h.times[self.position], path.name),
+                         lambda yes: self._branch(request, engine, path) if yes else None)
+
+    def _branch_path(self) -> Path:
+        """`t.jsonl` -> `t.branch-1.jsonl` (or -2, ...), beside the session's transcript."""
+        here = Path(self.history.path)
+        stem = here.stem.split(".branch-")[0]
+        for k in range(1, 10_000):
+            candidate = here.with_name(f"{stem}.branch-{k}{here.suffix}")
+            if not candidate.exists():
+                return candidate
+        raise RuntimeError(f"no free branch name beside {here}")
+
+    def _branch(self, request: Request, engine: Engine, path: Path) -> None:
+        self.run_worker(self._branch_to(request, engine, path), exclusive=True, group="branch")
+
+    async def _branch_to(self, request: Request, engine: Engine, path: Path) -> None:
+        """The session goes on from the instant shown, in a new transcript at `path`."""
         if self.live is not None:
-            self.live.submit(NODE_REQUESTS[name](self.selected if node is None else node))
+            await self.live.stop()
+        temporary = self.session.transcript == str(self._spool) and self._spool.name.startswith("bully-") and \
+            str(self._spool.parent) == tempfile.gettempdir()
+        history, header = self.history.branch(self.position, str(path))
+        if temporary:
+            self._files.callback(os.unlink, str(path))
+        recorder = self._files.enter_context(Recorder.resume(open(path, "r+b", buffering=0), header, str(path)))
+        recorder.index = history.offsets
+        engine.subscribe(recorder)
+        engine.subscribe(history.add)
+        self.session = replace(self.session, transcript=str(path))
+        self._spool = path
+        self.position = None
+        self._run(engine, history, paused=True)
+        self.live.submit(request)
+        self.notify(f"A new future: recorded in {path}")
+        self.redraw(text=True)
+
+    def action_command(self, name: str, node: int | None = None) -> None:
+        node = self.selected if node is None else node
+        self._request(NODE_REQUESTS[name](node), f"{name} {self.model.label[node]}")
 
     def action_crash_leader(self) -> None:
         leaders = self.model.leaders()
@@ -264,22 +467,21 @@ class BullyApp(App[None]):
         self.action_command("crash", max(leaders))  # in a split brain, the highest
 
     def action_timeout(self, direction: int) -> None:
-        if self.live is None:
-            return
-        if direction < 0 and self.live.cluster.engine.config.timeout - T_STEP < T_STEP:
+        if direction < 0 and self.model.config.timeout - T_STEP < T_STEP:
             self.notify(f"T cannot go below {T_STEP:g}s.", severity="warning")
-        self.live.submit(ChangeTimeout(direction * T_STEP))  # the engine refuses what it must
+        self._request(ChangeTimeout(direction * T_STEP), f"T {'+' if direction > 0 else '-'}{T_STEP:g}s")
 
     def action_delay(self, direction: int) -> None:
-        if self.live is None:
-            return
-        if direction < 0 and self.live.cluster.engine.config.delay_max == 0:
+        if direction < 0 and self.model.config.delay_max == 0:
             self.notify("The delay cannot go below 0.", severity="warning")
-        self.live.submit(ChangeDelay(direction * DELAY_STEP))
+        self._request(ChangeDelay(direction * DELAY_STEP), f"delay {'+' if direction > 0 else '-'}{DELAY_STEP:g}s")
 
     def action_toggle_pause(self) -> None:
         if self.live is None:
+            self.notify("A replay: give a command (crash, recover, T...) to branch a new future from here.")
             return
+        if self.position is not None:
+            self.action_latest()  # back to the present first
         if self.live.paused:
             self.live.resume()
             self._ticker.resume()
@@ -289,7 +491,7 @@ class BullyApp(App[None]):
         self.redraw(text=True)
 
     def action_step(self) -> None:
-        if self.live is not None:
+        if self.live is not None and self.position is None:
             self.live.step()
             self._ticker.pause()
             self.redraw(text=True)
@@ -346,7 +548,8 @@ class BullyApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_save(self) -> None:
-        """Copy the session's transcript so far to a new file, and say where."""
+        """Copy the session's transcript so far (a branch's, after a branch) to a new file,
+        and say where."""
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         base = f"bully-{self.session.algorithm}-n{self.session.nodes}-seed{self.session.seed}-{stamp}"
         for n in range(100):

@@ -26,7 +26,7 @@ from .model import DETECTOR, LOG_CAP, ClusterModel, LogLine
 TIME_WIDTH = 9  # "1234.567 "
 
 
-class MessageLog(ScrollView):
+class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and end move through time
     DEFAULT_CSS = """
     MessageLog { overflow-x: hidden; overflow-y: scroll; }
     """
@@ -39,6 +39,7 @@ class MessageLog(ScrollView):
         self.show_detector = False
         self._lines: deque[LogLine] = deque(maxlen=LOG_CAP)  # the model's lines that pass the filters
         self._taken = 0  # model.logged when the last new line was looked at
+        self._loads = 0  # model.loads then: a model loaded with another moment is filtered afresh
         self.following = True  # at the bottom, following new lines (until scrolled back)
         self.border_title = "messages"
 
@@ -65,7 +66,12 @@ class MessageLog(ScrollView):
     # --- new lines ------------------------------------------------------------------------
 
     def show(self) -> None:
-        """Take the lines logged since the last call."""
+        """Take the lines logged since the last call (all of them, if the model has become
+        another moment)."""
+        if self._loads != self.model.loads:
+            self._loads = self.model.loads
+            self._refilter()
+            return
         new = self.model.logged - self._taken
         if not new:
             return

@@ -13,8 +13,10 @@ algorithm declares, statuses by their role, violations in the monitor's words.
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..config import ClusterConfig
 from ..events import (
     AgreementEvent,
     CommandEvent,
@@ -56,6 +58,15 @@ class NodeView:
     def leads(self) -> bool:
         return self.up and self.leader == self.id
 
+    def copy(self) -> NodeView:
+        return NodeView(self.id, self.up, self.status, self.role, self.leader, self.epoch, dict(self.timers),
+                        Counter(self.sent), Counter(self.received))
+
+    def become(self, other: NodeView) -> None:
+        """Take `other`'s state, keeping this object (widgets hold it)."""
+        self.up, self.status, self.role, self.leader, self.epoch = other.up, other.status, other.role, other.leader, other.epoch
+        self.timers, self.sent, self.received = dict(other.timers), Counter(other.sent), Counter(other.received)
+
 
 @dataclass(frozen=True, slots=True)
 class LogLine:
@@ -67,22 +78,44 @@ class LogLine:
     text: str
 
 
+@dataclass(slots=True)
+class ModelState:
+    """A ClusterModel's state at one moment, apart from its log (copies, not shared):
+    what the history keeps to show that moment again."""
+
+    nodes: dict[int, NodeView]
+    episodes: Episodes
+    config: ClusterConfig
+    topics: dict[str, str]
+    elections: int
+    agreed: int | None
+    election_messages: int
+    in_flight: dict[int, tuple[str, str]]
+
+
 class ClusterModel:
-    def __init__(self, ids: tuple[int, ...], worst_case: int | None):
+    def __init__(self, ids: tuple[int, ...], worst_case: int | None, config: ClusterConfig):
         self.ids = ids
         self.label = node_labels(ids)
         self.nodes = {i: NodeView(i) for i in ids}
         self.episodes = Episodes()
         self.worst_case = worst_case
+        self.config = config  # T and the delays, as the trace's commands have set them
         self.log: deque[LogLine] = deque(maxlen=LOG_CAP)
         self.logged = 0  # every line ever logged, kept or not
+        self.loads = 0  # times it became another moment (its log with it)
         self.topics: dict[str, str] = {}  # message labels seen -> their role, in order of appearance
-        self.elections = 0  # election rounds: from a first election_start to the monitor's agreement
-        self.in_election = False
+        # Election rounds, as the monitor sees them: from losing agreement (every up node
+        # normal under the highest) to having it again; the start-up is the first.
+        self.elections = 0
+        self.agreed: int | None = None  # the leader of the agreement, while there is one
         self.election_messages = 0  # sent in the current (or last) round, failure detection apart
         self._in_flight: dict[int, tuple[str, str]] = {}  # message id -> (label, role)
 
-    def apply(self, events: list[Event]) -> None:
+    def apply(self, events: list[Event], log: bool = True) -> None:
+        """Fold events in; `log=False` keeps the state only (the history's checkpoints
+        need no log lines, and making them is most of the cost)."""
+        line = self._log if log else None
         for e in events:
             kind = type(e)
             if kind is SendEvent:
@@ -93,46 +126,65 @@ class ClusterModel:
                     self.election_messages += 1
                 if label not in self.topics:
                     self.topics[label] = role
-                self._log(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id}")
+                if line:
+                    line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id}")
             elif kind is DeliverEvent:
                 label, role = self._in_flight.pop(e.id, ("?", None))
                 self.nodes[e.dst].received[label] += 1
-                self._log(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} delivered")
+                if line:
+                    line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} delivered")
             elif kind is DropEvent:
                 label, role = self._in_flight.pop(e.id, ("?", None))
-                self._log(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} dropped: {e.reason}")
+                if line:
+                    line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} dropped: {e.reason}")
             elif kind is StateEvent:
-                self._state(e)
+                node = self.nodes[e.node]
+                node.status, node.role, node.leader, node.epoch = e.status, e.role, e.leader, e.epoch
+                if line:
+                    leader = "none" if e.leader is None else self.label[e.leader]
+                    line(e, "state", None, (e.node,), f"node {self.label[e.node]} {e.status}, leader {leader}")
             elif kind is TimerSetEvent:
                 self.nodes[e.node].timers[e.name] = (e.t, e.fires)
             elif kind is TimerEvent or kind is TimerCancelEvent:
                 self.nodes[e.node].timers.pop(e.name, None)
             elif kind is ElectionStartEvent:
-                if not self.in_election:
-                    self.in_election = True
+                if self.elections == 0:
+                    self.elections = 1  # the start-up's
+            elif kind is AgreementEvent:
+                if e.leader is None and self.agreed is not None:
                     self.elections += 1
                     self.election_messages = 0
-            elif kind is AgreementEvent:
-                if e.leader is not None:
-                    self.in_election = False
-                    self._log(e, "agreement", None, (e.leader,), f"agreement: every up node follows {self.label[e.leader]}")
+                self.agreed = e.leader
+                if line:
+                    text = "agreement lost" if e.leader is None else f"agreement: every up node follows {self.label[e.leader]}"
+                    line(e, "agreement", None, () if e.leader is None else (e.leader,), text)
             elif kind is CrashEvent:
                 node = self.nodes[e.node]
                 node.up = False
                 node.timers.clear()
-                self._log(e, "crash", None, (e.node,), f"node {self.label[e.node]} crashed")
+                if line:
+                    line(e, "crash", None, (e.node,), f"node {self.label[e.node]} crashed")
             elif kind is RecoverEvent or kind is StartEvent:
                 self.nodes[e.node].up = True
-                verb = "recovered" if kind is RecoverEvent else "started"
-                self._log(e, e.kind, None, (e.node,), f"node {self.label[e.node]} {verb}")
+                if line:
+                    verb = "recovered" if kind is RecoverEvent else "started"
+                    line(e, e.kind, None, (e.node,), f"node {self.label[e.node]} {verb}")
             elif kind is CommandEvent:
-                self._log(e, "command", None, (), f"{e.source}: {self.command_text(e)}")
+                if e.command == "timeout":
+                    self.config = self.config.with_timeout(*e.args)
+                elif e.command == "delay":
+                    self.config = self.config.with_delay(*e.args)
+                if line:
+                    line(e, "command", None, (), f"{e.source}: {self.command_text(e)}")
             elif kind is ViolationEvent:
                 self.episodes.add(e)
-                text = describe(e, self.label.__getitem__)
-                if e.phase == "begin":
-                    text = f"⚠ {PROPERTY_NAMES[e.property]}: {text}"
-                self._log(e, "violation", None, e.nodes, text)
+                if line:
+                    text = describe(e, self.label.__getitem__)
+                    line(e, "violation", None, e.nodes, f"⚠ {PROPERTY_NAMES[e.property]}: {text}" if e.phase == "begin" else text)
+
+    @property
+    def in_election(self) -> bool:
+        return self.agreed is None and self.elections > 0
 
     def command_text(self, e: CommandEvent) -> str:
         args = (self.label[a] if e.command in NODE_ARGS else f"{a:g}" for a in e.args)
@@ -141,12 +193,6 @@ class ClusterModel:
     def _link(self, e: SendEvent | DeliverEvent | DropEvent) -> str:
         return f"{self.label[e.src]}→{self.label[e.dst]}"
 
-    def _state(self, e: StateEvent) -> None:
-        node = self.nodes[e.node]
-        node.status, node.role, node.leader, node.epoch = e.status, e.role, e.leader, e.epoch
-        leader = "none" if e.leader is None else self.label[e.leader]
-        self._log(e, "state", None, (e.node,), f"node {self.label[e.node]} {e.status}, leader {leader}")
-
     def _log(self, e: Event, topic: str, role: str | None, nodes: tuple[int, ...], text: str) -> None:
         self.logged += 1
         self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text))
@@ -154,3 +200,23 @@ class ClusterModel:
     def leaders(self) -> list[int]:
         """Up nodes that believe they lead (more than one is split brain)."""
         return [n.id for n in self.nodes.values() if n.leads]
+
+    # --- keeping and showing again --------------------------------------------------------
+
+    def state(self) -> ModelState:
+        return ModelState(
+            {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.config, dict(self.topics),
+            self.elections, self.agreed, self.election_messages, dict(self._in_flight))
+
+    def load(self, state: ModelState, log: Iterable[LogLine] = ()) -> None:
+        """Become `state` (with these log lines), in place: widgets hold this model and
+        its node views, so they show the new state without being told."""
+        for i, view in state.nodes.items():
+            self.nodes[i].become(view)
+        self.episodes = state.episodes.copy()
+        self.config, self.topics = state.config, dict(state.topics)
+        self.elections, self.agreed, self.election_messages = state.elections, state.agreed, state.election_messages
+        self._in_flight = dict(state.in_flight)
+        self.log.clear()
+        self.log.extend(log)
+        self.loads += 1

@@ -19,7 +19,8 @@ class NodePanel(Widget):
         super().__init__()
         self._drawn = Content("")
 
-    def show(self, node: NodeView, internals: Internals, now: float, labels: dict[int, str]) -> None:
+    def show(self, node: NodeView, internals: Internals | None, now: float, labels: dict[int, str]) -> None:
+        """`internals` None: not known at this moment (a replay's re-run has not got there)."""
         glyph, colour = role_look(node.role)
         self.border_title = f"node {labels[node.id]}"
         if node.leads:
@@ -35,14 +36,17 @@ class NodePanel(Widget):
         if not node.timers:
             lines.append("  [$text-muted]none running[/]")
         lines.append("[b]variables[/]")
-        for name, value in internals.variables.items():
-            lines.append(f"  {escape(name)} = {_show(value, labels)}")
-        if not internals.up:
-            lines.append("  [$text-muted](lost in the crash)[/]")
-        elif not internals.variables:
-            lines.append("  [$text-muted]none of its own[/]")
-        lines.append("[b]safe storage[/]")
-        lines += [f"  {escape(name)} = {_show(value, labels)}" for name, value in internals.storage.items()]
+        if internals is None:
+            lines.append("  [$text-muted]being worked out (the replay is re-run in the background)[/]")
+        else:
+            for name, value in internals.variables.items():
+                lines.append(f"  {escape(name)} = {_show(value, labels)}")
+            if not internals.up:
+                lines.append("  [$text-muted](lost in the crash)[/]")
+            elif not internals.variables:
+                lines.append("  [$text-muted]none of its own[/]")
+            lines.append("[b]safe storage[/]")
+            lines += [f"  {escape(name)} = {_show(value, labels)}" for name, value in internals.storage.items()]
         lines.append("[b]messages[/]  sent / received")
         for label in sorted(set(node.sent) | set(node.received)):
             lines.append(f"  {escape(label):<14} {node.sent[label]:>5} / {node.received[label]:<5}")

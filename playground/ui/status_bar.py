@@ -1,6 +1,6 @@
-"""One line: virtual time and pace (and how far behind its clock the run is), T and the
-delay bounds (red when T < 2 x max delay), and the elections so far with the current
-one's message count beside its worst case."""
+"""One line: virtual time and pace (and how far behind its clock the run is), or where in
+the past the screen is; T and the delay bounds (red when T < 2 x max delay), and the
+elections so far with the current one's message count beside its worst case."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class Status:
     in_election: bool
     election_messages: int
     worst_case: int | None
+    where: str = ""  # looking at the past: which instant ("" at the present)
 
 
 class StatusBar(Widget):
@@ -41,9 +42,12 @@ class StatusBar(Widget):
         s = self._status
         if s is None:
             return Content("")
-        pace = "[b $warning]❚❚ paused[/]" if s.paused else f"▶ ×{s.speed:g}"
-        if s.behind >= BEHIND_SHOWN and not s.paused:
-            pace += f" [b $warning]{s.behind:.1f}s behind[/]"
+        if s.where:
+            pace = f"[b $accent]{s.where}[/]"
+        else:
+            pace = "[b $warning]❚❚ paused[/]" if s.paused else f"▶ ×{s.speed:g}"
+            if s.behind >= BEHIND_SHOWN and not s.paused:
+                pace += f" [b $warning]{s.behind:.1f}s behind[/]"
         c = s.config
         sync = (f"T={c.timeout:g} ≥ 2×{c.delay_max:g}" if c.synchronous
                 else f"[b $error]T={c.timeout:g} < 2×{c.delay_max:g}: synchrony broken[/]")

@@ -1,0 +1,256 @@
+"""A session's past, to show any moment of it again: an index of its transcript file and
+checkpoints of what the screen showed.
+
+A moment is an instant: every event with one time. The history knows, without holding a
+million events in memory:
+  - where each instant starts (its first event's seq and its time, in arrays);
+  - the markers people jump between: crashes, recoveries, commands, the start of an
+    election round, the beginning of a violation;
+  - where every BLOCKth event's line starts in the file (offsets, in an array);
+  - every CHECKPOINT events, the UI model's state (no log), and, where the caller has
+    them, copies of the engine (to show a node's variables then, or to branch).
+To show instant i it loads the checkpoint before it and folds in the events from there,
+read back from the file: a few thousand lines, whatever the session's length.
+
+It is fed the session's events as they happen (a live session: `add`, with the
+recorder noting offsets) or reads a whole file (a replay: `read`). It also keeps the
+session's recipe (its header and every command): the engine at any instant can always
+be re-created, from the nearest kept copy or from the start.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from protocol import ALGORITHMS
+
+from ..commands import Scheduled, from_words
+from ..engine import Engine, run_sync
+from ..events import (
+    AgreementEvent,
+    CommandEvent,
+    CrashEvent,
+    ElectionStartEvent,
+    Event,
+    RecoverEvent,
+    ViolationEvent,
+)
+from ..transcript import INDEX_BLOCK as BLOCK
+from ..transcript import VERSION, Header, Parent, Reader, header_line
+from .model import LOG_CAP, ClusterModel, ModelState
+
+CHECKPOINT = 8192  # events between two checkpoints of the model
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A moment worth jumping to."""
+
+    seq: int
+    t: float
+    kind: str  # crash, recover, command, election (a round's first), violation
+    nodes: tuple[int, ...]
+
+
+class History:
+    def __init__(self, path: str, header: Header, model: ClusterModel, version: int = VERSION):
+        """`model`: a fresh model of this session (ids, labels, settings), which the
+        history keeps folding, without a log, for its checkpoints."""
+        self.path = path
+        self.header = header
+        self.version = version  # of the transcript: only this program's own runs re-create
+        self.commands: list[tuple[int, Scheduled]] = []  # (seq, command): the recipe, with the header
+        self.offsets = array("q")  # offsets[k]: where the line of seq k * BLOCK starts
+        self.starts = array("q")  # the first seq of each instant
+        self.times = array("d")  # the time of each instant
+        self.markers: list[Marker] = []
+        self.count = 0  # events seen
+        self._model = model
+        self._fresh = model.state()
+        self._checkpoints: list[tuple[int, ModelState]] = [(0, self._fresh)]  # (events folded, state)
+        self._engines: list[tuple[int, Engine]] = []  # (events run, a copy of the engine then)
+        self.reach = -1.0  # the virtual time of the latest engine seen (a replay's re-run: how far it has got)
+        self._round_marked = False  # the current round of disagreement has its election marker
+        self._losses = array("q")  # where agreement was lost: each a new round
+
+    # --- in -------------------------------------------------------------------------------
+
+    def add(self, events: list[Event]) -> None:
+        """The session's next events, in order."""
+        start = 0
+        while start < len(events):
+            room = CHECKPOINT - self.count % CHECKPOINT
+            chunk = events[start:start + room]
+            self._index(chunk)
+            self._model.apply(chunk, log=False)
+            self.count += len(chunk)
+            start += len(chunk)
+            if self.count % CHECKPOINT == 0:
+                self._checkpoints.append((self.count, self._model.state()))
+
+    def _index(self, events: list[Event]) -> None:
+        starts, times, markers = self.starts, self.times, self.markers
+        last_t = times[-1] if times else None
+        seq = self.count
+        for e in events:
+            if e.t != last_t:
+                starts.append(seq)
+                times.append(e.t)
+                last_t = e.t
+            kind = type(e)
+            if kind is CrashEvent or kind is RecoverEvent:
+                markers.append(Marker(seq, e.t, e.kind, (e.node,)))
+            elif kind is CommandEvent:
+                markers.append(Marker(seq, e.t, "command", ()))
+                self.commands.append((seq, Scheduled(e.t, from_words(e.command, e.args), e.source)))
+            elif kind is ElectionStartEvent:
+                if not self._round_marked:  # the first election of a round of disagreement
+                    self._round_marked = True
+                    markers.append(Marker(seq, e.t, "election", (e.node,)))
+            elif kind is AgreementEvent:
+                self._round_marked = e.leader is not None  # (a leader re-announcing is no new round)
+                if e.leader is None:
+                    self._losses.append(seq)
+            elif kind is ViolationEvent and e.phase == "begin":
+                markers.append(Marker(seq, e.t, "violation", e.nodes))
+            seq += 1
+
+    def keep_engine(self, engine: Engine) -> None:
+        """A copy of the engine as it stands (call between instants): showing a node's
+        variables at a moment near it, or branching there, then re-runs from it."""
+        count = engine.trace.count
+        self.reach = engine.now
+        if not self._engines or count - self._engines[-1][0] >= CHECKPOINT:
+            self._engines.append((count, engine.copy()))
+
+    @classmethod
+    def read(cls, path: str, model: ClusterModel) -> History:
+        """The history of a whole transcript file, read once."""
+        with Reader.open(path) as reader:
+            history = cls(path, reader.header, model, reader.version)
+            batch: list[Event] = []
+            for event in reader.events():
+                if event.seq % BLOCK == 0:
+                    history.offsets.append(reader.offset)
+                batch.append(event)
+                if len(batch) == BLOCK:
+                    history.add(batch)
+                    batch = []
+            history.add(batch)
+        return history
+
+    # --- out --------------------------------------------------------------------------------
+
+    @property
+    def instants(self) -> int:
+        return len(self.starts)
+
+    def end_of(self, instant: int) -> int:
+        """The seq of the last event of an instant."""
+        return (self.starts[instant + 1] if instant + 1 < len(self.starts) else self.count) - 1
+
+    def instant_of(self, seq: int) -> int:
+        return bisect.bisect_right(self.starts, seq) - 1
+
+    def marker_near(self, instant: int, direction: int) -> int | None:
+        """The instant of the nearest marker before (-1) or after (+1) this instant."""
+        if direction < 0:
+            seqs = [m.seq for m in self.markers if m.seq < self.starts[instant]]
+            return self.instant_of(seqs[-1]) if seqs else None
+        end = self.end_of(instant)
+        later = next((m.seq for m in self.markers if m.seq > end), None)
+        return None if later is None else self.instant_of(later)
+
+    def model_at(self, instant: int, model: ClusterModel) -> None:
+        """Make `model` show the end of `instant`: its state then, and its last log lines."""
+        end = self.end_of(instant)
+        # From a checkpoint far enough back that the log fills, or from the start.
+        folded, state = self._checkpoints[0]
+        for seq, checkpoint in self._checkpoints:
+            if seq <= max(0, end + 1 - LOG_CAP):
+                folded, state = seq, checkpoint
+        model.load(state)
+        model.apply(list(self.events(folded, end + 1)))
+
+    def events(self, first: int, stop: int) -> Iterator[Event]:
+        """Events first..stop-1, read back from the file."""
+        if first >= stop:
+            return
+        block = first // BLOCK
+        with Reader.open(self.path) as reader:
+            for event in reader.events_from(self.offsets[block], block * BLOCK):
+                if event.seq >= stop:
+                    return
+                if event.seq >= first:
+                    yield event
+
+    @property
+    def re_creates(self) -> bool:
+        """Whether an engine re-created from the recipe runs as this transcript did: this
+        program's own format (an older one was made by other rules)."""
+        return self.version == VERSION
+
+    def recipe(self) -> Engine:
+        """A fresh engine that runs this session again: its header and every command."""
+        h = self.header
+        engine = Engine(ALGORITHMS[h.algorithm], h.nodes, h.config, h.seed)
+        engine.schedule(command for _, command in self.commands)
+        return engine
+
+    def engine_at(self, instant: int) -> Engine | None:
+        """A fresh engine at the end of `instant`, re-run from the nearest copy kept before
+        it; None if there is none yet (a replay whose re-run has not got there)."""
+        end = self.end_of(instant)
+        earlier = [(seq, engine) for seq, engine in self._engines if seq <= end + 1]
+        if not earlier:
+            return None
+        since, kept = earlier[-1]
+        engine = kept.copy()
+        engine.replace_commands_until(self.times[instant], (c for seq, c in self.commands if since <= seq <= end))
+        run_sync(engine, self.times[instant])
+        return engine
+
+
+
+    # --- a branch ----------------------------------------------------------------------------
+
+    def branch(self, instant: int, path: str) -> tuple[History, Header]:
+        """A new transcript at `path` that begins as this one does, to the end of
+        `instant` (its lines copied in, under a header naming this one as its parent),
+        and its history so far. The caller goes on writing it."""
+        end = self.end_of(instant)
+        header = Header(self.header.algorithm, self.header.nodes, self.header.seed, self.header.config,
+                        Parent(self.path.rsplit("/", 1)[-1], end))
+        first = header_line(header)
+        with open(self.path, "rb") as old, open(path, "xb") as new:
+            own_first = len(old.readline())
+            new.write(first)
+            new.write(old.read(self._offset_of(end + 1) - own_first))
+        twin = History(path, header, ClusterModel(self._model.ids, self._model.worst_case, self._fresh.config))
+        shift = len(first) - own_first
+        twin.offsets = array("q", (o + shift for o in self.offsets[:end // BLOCK + 1]))
+        twin.starts, twin.times = self.starts[:instant + 1], self.times[:instant + 1]
+        twin.markers = [m for m in self.markers if m.seq <= end]
+        twin.commands = [c for c in self.commands if c[0] <= end]
+        twin.count = end + 1
+        twin._checkpoints = [c for c in self._checkpoints if c[0] <= end + 1]
+        twin._engines = [e for e in self._engines if e[0] <= end + 1]
+        self.model_at(instant, twin._model)  # the model its checkpoints go on from
+        twin._losses = array("q", (seq for seq in self._losses if seq <= end))
+        last_loss = twin._losses[-1] if twin._losses else -1
+        twin._round_marked = twin._model.agreed is not None or any(
+            m.kind == "election" and m.seq > last_loss for m in twin.markers)
+        return twin, header
+
+    def _offset_of(self, seq: int) -> int:
+        """Where the line of event `seq` starts (the file's end, past the last event)."""
+        block = min(seq // BLOCK, len(self.offsets) - 1)
+        with open(self.path, "rb") as f:
+            f.seek(self.offsets[block])
+            for _ in range(seq - block * BLOCK):
+                if not f.readline():
+                    break
+            return f.tell()

@@ -1,0 +1,72 @@
+"""The history (playground/ui/history.py): any instant of a session, shown again exactly,
+from an index of its transcript and checkpoints, whatever the session's length."""
+
+from contextlib import ExitStack
+
+import pytest
+
+from playground.config import ClusterConfig
+from playground.engine import run_sync
+from playground.session import Session
+from playground.transcript import Reader
+from playground.ui import history as history_module
+from playground.ui.history import History
+from playground.ui.model import ClusterModel
+from tests.support import at
+
+CONFIG = ClusterConfig(timeout=4, probe_interval=2, delay_min=0.2, delay_max=1.5)
+FAULTS = at("20 crash 6", "21 elect 2", "30 recover 6", "31 timeout 3", "40 crash 3", "55 recover 3")
+
+
+def fresh_model(session: Session) -> ClusterModel:
+    return ClusterModel(session.ids, None, session.config)
+
+
+def recorded(tmp_path, until=90.0) -> tuple[Session, History]:
+    """A session run with its history fed live, as the app does."""
+    session = Session(nodes=6, config=CONFIG, commands=tuple(FAULTS), transcript=str(tmp_path / "t.jsonl"))
+    with ExitStack() as files:
+        engine, _, recorder = session.start(files, lookahead=False)
+        history = History(session.transcript, session.header, fresh_model(session))
+        recorder.index = history.offsets
+        engine.subscribe(history.add)
+        run_sync(engine, until)
+    return session, history
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch):
+    """Checkpoints every 300 events, so that a short run has several."""
+    monkeypatch.setattr(history_module, "CHECKPOINT", 300)
+
+
+def test_the_index_made_while_recording_is_the_one_read_back(tmp_path):
+    session, live = recorded(tmp_path)
+    read = History.read(session.transcript, fresh_model(session))
+    assert (list(live.offsets), list(live.starts), list(live.times), live.markers, live.count) == \
+           (list(read.offsets), list(read.starts), list(read.times), read.markers, read.count)
+    assert {"crash", "recover", "command", "election"} <= {m.kind for m in live.markers}
+
+
+@pytest.mark.parametrize("where", [0, 0.3, 0.5, 0.77, 1.0])
+def test_any_instant_shown_again_is_what_a_fold_from_the_start_gives(tmp_path, where):
+    session, history = recorded(tmp_path)
+    instant = min(history.instants - 1, int(where * history.instants))
+    end = history.end_of(instant)
+    expected = fresh_model(session)
+    with Reader.open(session.transcript) as reader:
+        expected.apply([e for e in reader.events() if e.seq <= end])
+    shown = fresh_model(session)
+    history.model_at(instant, shown)
+    assert shown.state() == expected.state()
+    assert list(shown.log) == list(expected.log)
+
+
+def test_markers_lead_from_instant_to_instant(tmp_path):
+    _, history = recorded(tmp_path)
+    before = max(i for i in range(history.instants) if history.times[i] < 20)
+    crash = history.marker_near(before, +1)
+    assert history.times[crash] == 20.0  # the command and the crash at t=20
+    assert history.marker_near(crash, -1) <= before and history.times[history.marker_near(crash, -1)] < 20
+    kinds = [m.kind for m in history.markers if m.t == 20.0]
+    assert kinds == ["command", "crash"]

@@ -1,0 +1,170 @@
+"""Time travel in the app: going back and forth by instants and markers, branching a new
+future from the past, and replaying a saved transcript (issue "Time travel")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from playground.cli import main
+from playground.config import ClusterConfig
+from playground.session import Session, run_headless
+from playground.transcript import Reader
+from playground.ui.app import BullyApp
+from playground.ui.branch_screen import BranchScreen
+from playground.ui.history import History
+from playground.ui.model import ClusterModel
+from tests.support import at
+from tests.test_app import advance, make_app, on_asyncio, wait_for
+
+JITTER = ClusterConfig(delay_min=0.3, delay_max=1.2)
+
+
+def folded_to(app: BullyApp, instant: int) -> ClusterModel:
+    """What a fold of the transcript from its start to the end of `instant` gives."""
+    model = ClusterModel(app.session.ids, app.session.worst_case_messages, app.session.config)
+    end = app.history.end_of(instant)
+    with Reader.open(app.history.path) as reader:
+        model.apply([e for e in reader.events() if e.seq <= end])
+    return model
+
+
+def shows(app: BullyApp, instant: int) -> bool:
+    return app.position == instant and app.model.state() == folded_to(app, instant).state()
+
+
+@on_asyncio
+async def test_back_and_forth_by_instants_and_markers(tmp_path):
+    app = make_app(tmp_path, nodes=5, config=JITTER, commands=tuple(at("20 crash 5", "30 recover 5")))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await advance(pilot, app, 45)
+        latest = app.history.instants - 1
+        await pilot.press("comma")
+        assert app.live.paused and shows(app, latest - 1)
+        assert "⏪ instant" in str(app.status_bar.render())
+        await pilot.press("comma", "comma")
+        assert shows(app, latest - 3)
+        await pilot.press("full_stop")
+        assert shows(app, latest - 2)
+        await pilot.press("left_curly_bracket")  # back to the last marker: the recovery's command at 30
+        assert app.history.times[app.position] == 30 and shows(app, app.position)
+        await pilot.press("left_curly_bracket")  # the election after the crash at 20
+        election = app.history.times[app.position]
+        assert 20 < election < 30 and [m.kind for m in app.history.markers if m.t == election] == ["election"]
+        await pilot.press("right_curly_bracket")
+        assert app.history.times[app.position] == 30
+        await pilot.press("home")
+        assert shows(app, 0) and app.model.nodes[5].up
+        await pilot.press("end")
+        assert app.position is None and app.model.state() == folded_to(app, latest).state()
+        await pilot.press("space")  # the present, running again
+        assert not app.live.paused
+
+
+@on_asyncio
+async def test_the_panel_shows_a_nodes_variables_at_the_moment_shown(tmp_path):
+    app = make_app(tmp_path, nodes=5, algorithm="ring", config=JITTER, commands=tuple(at("20 crash 5")))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await advance(pilot, app, 40)
+        await pilot.press("1")
+        now = str(app.panel.render())
+        while app.history.times[app.position if app.position is not None else -1] > 20.5:
+            await pilot.press("comma")
+        then = app._then[1]
+        assert then is not None and then.now == app.history.times[app.position]
+        assert then.internals(1) == app.history.engine_at(app.position).internals(1)
+        assert str(app.panel.render()) != now  # the ring's variables were others then
+
+
+@on_asyncio
+async def test_a_command_in_the_past_asks_then_branches_a_new_transcript(tmp_path):
+    path = tmp_path / "t.jsonl"
+    app = make_app(tmp_path, nodes=5, config=JITTER, transcript=str(path), commands=tuple(at("20 crash 5")))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await advance(pilot, app, 35)
+        await pilot.press("left_curly_bracket")  # the crash
+        while app.history.times[app.position] != 20:
+            await pilot.press("left_curly_bracket")
+        instant, end = app.position, app.history.end_of(app.position)
+        branched_at = app.history.times[instant]
+        await pilot.press("5", "r")
+        assert isinstance(app.screen, BranchScreen)
+        await pilot.press("escape")  # stay: nothing happens
+        assert not isinstance(app.screen, BranchScreen) and not (tmp_path / "t.branch-1.jsonl").exists()
+        await pilot.press("r", "y")
+        await wait_for(pilot, lambda: app.position is None and app.live is not None and app.live.running, "the branch")
+        parent = path.read_bytes()
+        await advance(pilot, app, 15)
+        assert app.model.nodes[5].up and app.model.leaders() == [5]
+        await pilot.press("ctrl+q")
+    branch = tmp_path / "t.branch-1.jsonl"
+    assert path.read_bytes() == parent  # the parent is never changed
+    head, *events = branch.read_text().splitlines()
+    assert json.loads(head)["parent"] == {"file": "t.jsonl", "seq": end}
+    assert events[:end + 1] == parent.decode().splitlines()[1:end + 2]  # identical up to the branch
+    recovered = [json.loads(e) for e in events[end + 1:] if '"kind":"command"' in e]
+    assert [(c["command"], c["args"]) for c in recovered] == [("recover", [5])]
+    assert recovered[0]["t"] == round(branched_at + 1e-6, 6)  # just after the instant shown (the engine's rule 2)
+    assert main(["verify", str(branch)]) == 0  # the branch re-creates too
+
+
+def saved(tmp_path, **session) -> Path:
+    path = tmp_path / "saved.jsonl"
+    run_headless(Session(nodes=5, config=JITTER, commands=tuple(at("20 crash 5", "30 recover 5")),
+                         transcript=str(path), **session), 45)
+    return path
+
+
+def replay_app(path: Path) -> BullyApp:
+    with Reader.open(str(path)) as reader:
+        session = Session.of(reader.header, (), str(path))
+    history = History.read(str(path), ClusterModel(session.ids, session.worst_case_messages, session.config))
+    return BullyApp(session, paused=True, history=history, save_dir=str(path.parent))
+
+
+@on_asyncio
+async def test_a_replay_opens_at_the_end_and_branches_once_re_run(tmp_path):
+    app = replay_app(saved(tmp_path))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        last = app.history.instants - 1
+        assert app.live is None and shows(app, last)
+        await pilot.press("full_stop")  # the end: nothing after it
+        assert app.position == last
+        await pilot.press("comma", "home")
+        assert shows(app, 0)
+        await wait_for(pilot, lambda: app.history.reach >= app.history.times[-1], "the background re-run")
+        await pilot.press("end", "comma", "e", "enter")
+        await wait_for(pilot, lambda: app.live is not None and app.live.running, "the branch to run")
+        assert (tmp_path / "saved.branch-1.jsonl").exists()
+        await pilot.press("ctrl+q")
+
+
+@on_asyncio
+async def test_an_older_transcript_replays_but_does_not_branch(tmp_path):
+    path = saved(tmp_path)
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    old = tmp_path / "old.jsonl"  # the same run, as version 2 wrote it: a normal flag, no roles
+    converted = [json.dumps({**header, "version": 2})]
+    for line in lines[1:]:
+        event = json.loads(line)
+        if event["kind"] == "state":
+            event["normal"] = event.pop("role") == "normal"
+        if event["kind"] not in ("agreement", "violation"):
+            converted.append(json.dumps({**event, "seq": len(converted) - 1}))
+    old.write_text("\n".join(converted) + "\n")
+    app = replay_app(old)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        assert app.model.leaders() == [5]
+        await pilot.press("c")
+        assert not isinstance(app.screen, BranchScreen) and not list(tmp_path.glob("old.branch-*"))
+
+
+def test_replay_refuses_a_bad_file_with_one_line(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(saved(tmp_path).read_text().splitlines()[0] + "\n")
+    assert main(["replay", str(empty)]) == 2 and "has a header but no events" in capsys.readouterr().err
+    assert main(["replay", str(tmp_path / "none.jsonl")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
