@@ -16,7 +16,7 @@ from pathlib import Path
 
 from protocol import ALGORITHMS
 
-from .commands import SETTINGS, parse_at, parse_delay, parse_number, read_scenario
+from .commands import parse_at, parse_delay, parse_number, read_scenario
 from .compare import FORMATS, SIZES, compare, json_lines, table
 from .config import COORDINATOR_TIMEOUT, INSTANT, PROBE_INTERVAL, SETTLE, TIMEOUT, ClusterConfig, InputError
 from .session import ID_KINDS, Interrupted, Session, node_ids, run_headless

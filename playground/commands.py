@@ -2,6 +2,7 @@
 
 Syntax, one per line: `TIME COMMAND ARGS`; `#` starts a comment; blank lines are skipped.
   crash K | recover K | elect K | timeout T | delay MIN[:MAX]
+  hold K L | release K L | partition K,L,... | heal
 K names a node by rank: 1 is the lowest id, N the highest. With the default ids 1..N
 rank and id are the same number; with `--ids uuid` the rank is how to name a node. The
 parser turns ranks into ids, so a command holds ids from then on (and so does the trace).
@@ -77,6 +78,51 @@ class SetDelay:
 
 
 @dataclass(frozen=True, slots=True)
+class Hold:
+    """Messages from `src` to `dst` wait at the link's end, in order, until released."""
+
+    name: ClassVar[str] = "hold"
+    src: int
+    dst: int
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.src, self.dst)
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """The link from `src` to `dst` delivers again: what waited arrives now, in order."""
+
+    name: ClassVar[str] = "release"
+    src: int
+    dst: int
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.src, self.dst)
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """Cut `group` off from every other node, both ways: each link across the cut held."""
+
+    name: ClassVar[str] = "partition"
+    group: tuple[int, ...]
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, self.group
+
+
+@dataclass(frozen=True, slots=True)
+class Heal:
+    """Release every held link."""
+
+    name: ClassVar[str] = "heal"
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, ()
+
+
+@dataclass(frozen=True, slots=True)
 class ChangeTimeout:
     """T + by, never below |by| (a key's step); recorded as the SetTimeout it becomes."""
 
@@ -91,17 +137,35 @@ class ChangeDelay:
 
 
 NodeCommand = Crash | Recover | Elect
-Command = Crash | Recover | Elect | SetTimeout | SetDelay
+LinkCommand = Hold | Release | Partition | Heal
+Command = Crash | Recover | Elect | SetTimeout | SetDelay | Hold | Release | Partition | Heal
 Request = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
 NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect)
-COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay)}
-USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]"}
+COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
+                                                         Hold, Release, Partition, Heal)}
+USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]",
+         "hold": "hold K L", "release": "release K L", "partition": "partition K,L,...", "heal": "heal"}
+ARITY = {"hold": 2, "release": 2, "heal": 0}  # arguments each takes (the others: one)
+NODE_ARGUMENTS = ("crash", "recover", "elect", "hold", "release", "partition")  # whose arguments are nodes
+
+
+def held_after(held: frozenset[tuple[int, int]], name: str, args: tuple, ids: tuple[int, ...]) -> frozenset[tuple[int, int]]:
+    """The links held once the link command `name` with `args` (ids) has run: for whoever
+    follows them from the trace (the engine holds the links themselves)."""
+    if name == "hold":
+        return held | {tuple(args)}
+    if name == "release":
+        return held - {tuple(args)}
+    if name == "partition":
+        inside, outside = set(args), set(ids) - set(args)
+        return held | {(a, b) for a in inside for b in outside} | {(b, a) for a in inside for b in outside}
+    return frozenset()  # heal
 
 
 def from_words(name: str, args: tuple) -> Command:
     """A command from the name and arguments the trace recorded (ids, not ranks)."""
     cls = COMMANDS[name]
-    return cls(*args)
+    return Partition(tuple(args)) if cls is Partition else cls(*args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +210,28 @@ def parse_command(words: list[str], ids: tuple[int, ...]) -> Command:
     name, args = words[0].lower(), words[1:]
     if name not in COMMANDS:
         raise InputError(f"unknown command {words[0]!r} (expected one of: {', '.join(COMMANDS)})")
-    if len(args) != 1:
-        raise InputError(f"{name} takes one argument: {USAGE[name]}")
+    arity = ARITY.get(name, 1)
+    if len(args) != arity:
+        count = {0: "no arguments", 1: "one argument", 2: "two arguments"}[arity]
+        raise InputError(f"{name} takes {count}: {USAGE[name]}")
     cls = COMMANDS[name]
     if cls in NODE_COMMANDS:
         return cls(parse_node(args[0], ids))
     if cls is SetTimeout:
         return SetTimeout(TIMEOUT.check(parse_number(args[0], "timeout")))
-    return SetDelay(*parse_delay(args[0]))
+    if cls is SetDelay:
+        return SetDelay(*parse_delay(args[0]))
+    if cls in (Hold, Release):
+        src, dst = parse_node(args[0], ids), parse_node(args[1], ids)
+        if src == dst:
+            raise InputError(f"{name} needs two different nodes: {USAGE[name]}")
+        return cls(src, dst)
+    if cls is Partition:
+        group = tuple(sorted({parse_node(k, ids) for k in args[0].split(",") if k}))
+        if not group or len(group) == len(ids):
+            raise InputError(f"partition cuts some nodes off from the others: {USAGE[name]} (not none, not all)")
+        return Partition(group)
+    return Heal()
 
 
 def parse_line(line: str, ids: tuple[int, ...], source: str, where: str) -> Scheduled | None:

@@ -44,7 +44,22 @@ from operator import attrgetter, itemgetter
 from protocol import Node
 
 from .agenda import Agenda
-from .commands import ChangeDelay, ChangeTimeout, Command, Elect, Recover, Request, Scheduled, SetDelay, SetTimeout
+from .commands import (
+    ChangeDelay,
+    ChangeTimeout,
+    Command,
+    Elect,
+    Heal,
+    Hold,
+    Partition,
+    Recover,
+    Release,
+    Request,
+    Scheduled,
+    SetDelay,
+    SetTimeout,
+    held_after,
+)
 from .commands import Crash as CrashCommand
 from .config import DELAY, TIMEOUT, US, ClusterConfig, to_seconds, to_us
 from .events import CommandEvent, Event, SendEvent
@@ -295,6 +310,13 @@ class Engine:
                 self._reconfigure(self.config.with_timeout(seconds))
             case SetDelay(low, high):
                 self._reconfigure(self.config.with_delay(low, high))
+            case Hold() | Release() | Partition() | Heal():
+                held = frozenset(self.links.held)
+                after = held_after(held, name, args, self.ids)
+                for src, dst in sorted(held - after):
+                    self.links.release(src, dst, self.now_us)
+                for src, dst in sorted(after - held):
+                    self.links.hold(src, dst)
             case _:
                 t = self.now_us
                 return Window(t, t + 1, {command.node: [(t, COMMAND, 0, _NODE_WORK[type(command)])]})

@@ -55,6 +55,17 @@ class DropEvent(Event):
 
 
 @dataclass(slots=True)
+class HeldEvent(Event):
+    """A message reached the end of a held link: it waits there, in order, until the
+    link is released, and is delivered (or dropped) then."""
+
+    kind: ClassVar[str] = "held"
+    id: int
+    src: int
+    dst: int
+
+
+@dataclass(slots=True)
 class StateEvent(Event):
     """A node's status or leader changed. `role` is what its algorithm declares the
     status to mean (protocol.StatusRole: down, electing, waiting, normal)."""
@@ -170,6 +181,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     SendEvent,
     DeliverEvent,
     DropEvent,
+    HeldEvent,
     StateEvent,
     StartEvent,
     CrashEvent,

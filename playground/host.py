@@ -4,7 +4,8 @@ its own, and the test harness (harness.py) steps hosts by hand; both get the mod
 rules from here.
 
 Rules of the model, for one node (links.py has those of the links):
-  1. A message arrives when the links hand it over, in their FIFO order.
+  1. A message arrives when the links hand it over, in their FIFO order; one that
+     reaches the end of a held link is only noted (it waits there).
   2. A message that reaches a down node is dropped, with the reason "receiver down".
   3. A timer fires only if it is still the one set under its name (its generation): a
      timer set again, cancelled or lost in a crash never fires.
@@ -37,6 +38,7 @@ from .events import (
     DropEvent,
     ElectionStartEvent,
     Event,
+    HeldEvent,
     RecoverEvent,
     SendEvent,
     StartEvent,
@@ -45,7 +47,7 @@ from .events import (
     TimerEvent,
     TimerSetEvent,
 )
-from .work import TIMER, Boot, Crash, Deliver, Fire, Recover, Suspect, Work
+from .work import TIMER, Boot, Crash, Deliver, Fire, Held, Recover, Suspect, Work
 
 DROPPED_RECEIVER_DOWN = "receiver down"
 DOWN_STATUS = "down"  # the status a crashed node reports
@@ -160,6 +162,8 @@ class NodeHost:
                 return
             record(DeliverEvent(UNSET, self._t, item.msg_id, item.src, self.id))
             self._apply(self.machine.step(Receive(item.src, item.msg)))
+        elif kind is Held:  # rule 1
+            record(HeldEvent(UNSET, self._t, item.msg_id, item.src, self.id))
         elif kind is Fire:
             running = self.timers.get(item.name)
             if running is not None and running[1] == item.generation:  # rule 3 (a crash cleared them all)

@@ -9,6 +9,10 @@ arrives at, in the order sent. Its rules are the model's:
      when it arrives, and whoever drives the run takes a link's messages in send order:
      the engine by time (`take`, or one crowded instant node by node with `take_instant`),
      a test harness by picking a link (`take_head`).
+  3. A held link (`hold`) keeps what reaches its end: each such message waits there, in
+     order, and is handed over as `Held` instead of `Deliver`. `release` hands them all
+     over at that instant, first on their link, so FIFO holds across the wait. Nothing
+     is lost.
 
 Memory: a big run has over a million messages in flight, so each is one small tuple in
 its instant's list for its receiver, and a link's latest arrival is kept only while the
@@ -22,7 +26,7 @@ from collections.abc import Iterator
 
 from protocol import Message
 
-from .work import Deliver
+from .work import Deliver, Held
 
 Arrivals = dict[int, list[tuple[int, int, Message]]]  # receiver -> [(src, id, message)], in send order
 
@@ -34,6 +38,8 @@ class Links:
         self._times: list[int] = []  # heap of the keys of _instants
         self._tail: dict[tuple[int, int], int] = {}  # a busy link's latest arrival
         self._count = 0
+        self.held: set[tuple[int, int]] = set()  # links whose arrivals wait (rule 3)
+        self._waiting: dict[tuple[int, int], list[tuple[int, Message]]] = {}  # at a held link's end, in order
 
     def send(self, src: int, dst: int, msg_id: int, msg: Message, earliest: int) -> int:
         """Put a message on src->dst; return when it arrives: `earliest`, or when the
@@ -80,14 +86,46 @@ class Links:
         self._count -= self._sizes.pop(time)
         return self._instants.pop(time)
 
-    def deliveries(self, time: int, dst: int, queue: list[tuple[int, int, Message]]) -> Iterator[Deliver]:
-        """A receiver's arrivals at `time`, as deliveries, in the order sent."""
-        tails = self._tail
+    def deliveries(self, time: int, dst: int, queue: list[tuple[int, int, Message]]) -> Iterator[Deliver | Held]:
+        """A receiver's arrivals at `time`, as deliveries, in the order sent (on a held
+        link: kept, and handed over as Held, rule 3)."""
+        tails, held = self._tail, self.held
         for src, msg_id, msg in queue:
             link = (src, dst)
             if tails.get(link) == time:  # the link's last message in flight: idle now
                 del tails[link]
-            yield Deliver(src, msg_id, msg)
+            if held and link in held:
+                self._waiting.setdefault(link, []).append((msg_id, msg))
+                yield Held(src, msg_id)
+            else:
+                yield Deliver(src, msg_id, msg)
+
+    # --- held links (rule 3) -----------------------------------------------------------------
+
+    def hold(self, src: int, dst: int) -> None:
+        self.held.add((src, dst))
+
+    def release(self, src: int, dst: int, now: int) -> None:
+        """The link delivers again: what waited at its end arrives `now`, in order, before
+        anything else due then on that link."""
+        link = (src, dst)
+        self.held.discard(link)
+        waiting = self._waiting.pop(link, [])
+        if not waiting:
+            return
+        instant = self._instants.get(now)
+        if instant is None:
+            instant = self._instants[now] = {}
+            self._sizes[now] = 0
+            heapq.heappush(self._times, now)
+        instant[dst] = [(src, msg_id, msg) for msg_id, msg in waiting] + instant.get(dst, [])
+        self._sizes[now] += len(waiting)
+        self._count += len(waiting)
+        self._tail[link] = max(self._tail.get(link, now), now)
+
+    def waiting_at(self) -> dict[tuple[int, int], int]:
+        """How many messages wait at each held link's end."""
+        return {link: len(queue) for link, queue in self._waiting.items()}
 
     def take_head(self, src: int, dst: int) -> Deliver:
         """Remove the oldest message in flight on src->dst (a harness picks the link)."""

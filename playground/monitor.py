@@ -21,6 +21,8 @@ Rules:
   6. SLE2: c seconds after the last crash or recovery (start-up counts as one), there
      is agreement. Checked once per quiet period, at that instant's end. The monitor
      says when that is (`deadline`), so a cluster with nothing else to do still checks.
+     A change of the links (held, released, partitioned, healed) is a fault too: the
+     cluster needs its time after it as after a crash.
 """
 
 from __future__ import annotations
@@ -31,9 +33,20 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .config import to_us
-from .events import UNSET, AgreementEvent, CrashEvent, Event, RecoverEvent, StartEvent, StateEvent, ViolationEvent
+from .events import (
+    UNSET,
+    AgreementEvent,
+    CommandEvent,
+    CrashEvent,
+    Event,
+    RecoverEvent,
+    StartEvent,
+    StateEvent,
+    ViolationEvent,
+)
 
 SLE1, SPLIT_BRAIN, SLE2 = "sle1", "split_brain", "sle2"
+LINK_COMMANDS = ("hold", "release", "partition", "heal")
 PROPERTY_NAMES = {SLE1: "SLE1", SPLIT_BRAIN: "split brain", SLE2: "SLE2"}
 
 
@@ -72,6 +85,10 @@ class Monitor:
             self.up.add(event.node)
             self._count(event.node)
             self._fault(event.t)
+        elif kind is CommandEvent:
+            if event.command in LINK_COMMANDS:
+                self._fault(event.t)
+            return
         else:
             return
         self._changed = True

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .events import CrashEvent, Event, RecoverEvent, StartEvent, StateEvent
+from .events import CommandEvent, CrashEvent, Event, RecoverEvent, StartEvent, StateEvent
 from .monitor import Monitor
 
 Observer = Callable[[list[Event]], None]
-_MONITORED = (StateEvent, CrashEvent, StartEvent, RecoverEvent)
+_MONITORED = (StateEvent, CrashEvent, StartEvent, RecoverEvent, CommandEvent)
 
 
 class Trace:

@@ -37,6 +37,7 @@ from cattrs.strategies import configure_tagged_union
 from protocol import ALGORITHMS, Message
 
 from .config import ClusterConfig, InputError
+from .commands import NODE_ARGUMENTS
 from .files import open_to_read, open_to_write
 from .events import (
     EVENT_TYPES,
@@ -59,7 +60,7 @@ AnyEvent = Union[EVENT_TYPES]  # noqa: UP007 - built from a tuple at run time
 EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
 NODE_FIELDS = ("node", "src", "dst", "leader", "nodes", "leaders", "expected")  # ids, one or a tuple
 TIME_FIELDS = ("t", "arrives", "fires", "duration", "since")
-NODE_COMMAND_NAMES = ("crash", "recover", "elect")
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -560,7 +561,7 @@ class Reader:
                 raise self._fail(f"field 'seq': expected {seq}, got {event.seq}")
             if event.t < last_t:
                 raise self._fail(f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
-            if type(event) is CommandEvent and event.command in NODE_COMMAND_NAMES:
+            if type(event) is CommandEvent and event.command in NODE_ARGUMENTS:
                 if any(arg not in self._nodes for arg in event.args):
                     raise self._fail(f"field 'args': {list(event.args)} names a node that is not one of the header's")
             seq, last_t = seq + 1, event.t

@@ -45,6 +45,14 @@ class Deliver:
 
 
 @dataclass(frozen=True, slots=True)
+class Held:
+    """Message `msg_id` from `src` reached the end of a held link: it waits (links.py)."""
+
+    src: int
+    msg_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class Fire:
     """The timer `name` fires, if it is still the one set as `generation`."""
 
@@ -52,5 +60,5 @@ class Fire:
     generation: int
 
 
-Work = Boot | Crash | Recover | Suspect | Deliver | Fire
+Work = Boot | Crash | Recover | Suspect | Deliver | Held | Fire
 Entry = tuple[int, int, int, Work]  # (time, rank, order, item): how a host is handed its work

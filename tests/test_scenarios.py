@@ -77,12 +77,53 @@ def check_ring_3n_minus_1():
     assert set(leaders(report).values()) == {8}
 
 
+def partition_episode(events):
+    """(when the split brain began, its duration, whom the two sides' leaders were)."""
+    [began] = violations(events, "split_brain")
+    [ended] = [e for e in events if e.kind == "violation" and e.property == "split_brain" and e.phase == "end"] or [None]
+    return began.t, ended and ended.duration, began.nodes
+
+
+def agreements(events) -> list[tuple[float, int | None]]:
+    return [(e.t, e.leader) for e in events if e.kind == "agreement"]
+
+
+def check_partition_classic():
+    _, _, report, events = play("partition-classic.scenario", 200)
+    assert partition_episode(events) == (29, 52, (3, 6))
+    assert agreements(events)[-1] == (81, 6) and set(leaders(report).values()) == {6}
+    assert any(e.kind == "held" for e in events)
+
+
+def check_partition_garcia_molina():
+    _, _, report, events = play("partition-garcia-molina.scenario", 200)
+    assert partition_episode(events) == (34, None, (3, 6))  # never over
+    assert [(e.t, e.nodes) for e in violations(events, "sle2")] == [(154, (1, 2, 3))]
+    assert leaders(report) == {"1": 3, "2": 3, "3": 3, "4": 6, "5": 6, "6": 6}
+
+
+def check_partition_stoller():
+    _, _, report, events = play("partition-stoller.scenario", 200)
+    assert partition_episode(events) == (28, 53, (3, 6))
+    assert agreements(events)[-1] == (83, 6) and set(leaders(report).values()) == {6}
+
+
+def check_partition_ring():
+    _, _, report, events = play("partition-ring.scenario", 200)
+    assert partition_episode(events) == (40, 40, (3, 6))
+    assert agreements(events)[-1] == (91, 6) and set(leaders(report).values()) == {6}
+
+
 CLAIMS = {
     "classic-worst-case.scenario": check_classic_worst_case,
     "classic-best-case.scenario": check_classic_best_case,
     "recovery-bully.scenario": check_recovery_bully,
     "split-brain-short-timeout.scenario": check_split_brain_short_timeout,
     "ring-3n-minus-1.scenario": check_ring_3n_minus_1,
+    "partition-classic.scenario": check_partition_classic,
+    "partition-garcia-molina.scenario": check_partition_garcia_molina,
+    "partition-stoller.scenario": check_partition_stoller,
+    "partition-ring.scenario": check_partition_ring,
 }
 
 

@@ -46,7 +46,7 @@ import themes
 from protocol import ALGORITHMS
 
 from ..cluster import Cluster
-from ..commands import ChangeDelay, ChangeTimeout, Crash, Elect, Recover, Request
+from ..commands import ChangeDelay, ChangeTimeout, Crash, Elect, Heal, Hold, Partition, Recover, Release, Request
 from ..engine import Engine, steps
 from ..host import Internals
 from ..live import LiveRun
@@ -89,6 +89,9 @@ class BullyApp(App[None]):
         Binding("r", "command('recover')", "recover", tooltip="recover the selected node"),
         Binding("x", "crash_leader", "kill leader", tooltip="crash the current leader"),
         Binding("e", "command('elect')", "elect", tooltip="the selected node starts an election"),
+        Binding("p", "cut_off", "cut off", show=False,
+                tooltip="partition: cut the selected node off from the others (its links held, both ways)"),
+        Binding("P", "heal", "heal", show=False, tooltip="heal: release every held link"),
         Binding("space", "toggle_pause", "pause", tooltip="pause or resume"),
         Binding("s", "save", "save", tooltip="save the transcript so far to a new file"),
         Binding("question_mark", "help", "help", tooltip="this screen"),
@@ -320,7 +323,7 @@ class BullyApp(App[None]):
         m, live = self.model, self.live
         self.status_bar.show(Status(
             now, self.speed, live is None or live.paused, live.behind if live and self.position is None else 0.0,
-            m.config, m.elections, m.in_election, m.election_messages, m.worst_case, self._where()))
+            m.config, m.elections, m.in_election, m.election_messages, m.worst_case, self._where(), len(m.held_links)))
 
     def _internals(self) -> Internals | None:
         """The selected node's variables and storage at the moment shown (None: not known
@@ -459,6 +462,20 @@ class BullyApp(App[None]):
         node = self.selected if node is None else node
         self._request(NODE_REQUESTS[name](node), f"{name} {self.model.label[node]}")
 
+    def action_cut_off(self, node: int | None = None) -> None:
+        node = self.selected if node is None else node
+        self._request(Partition((node,)), f"partition {self.model.label[node]}")
+
+    def action_heal(self) -> None:
+        if not self.model.held_links:
+            self.notify("No link is held.")
+            return
+        self._request(Heal(), "heal")
+
+    def _link(self, name: str, src: int, dst: int) -> None:
+        label = self.model.label
+        self._request((Hold if name == "hold" else Release)(src, dst), f"{name} {label[src]} {label[dst]}")
+
     def action_crash_leader(self) -> None:
         leaders = self.model.leaders()
         if not leaders:
@@ -587,6 +604,20 @@ class BullyApp(App[None]):
             yield SystemCommand(f"Select node {k}", "show it in the node panel", lambda i=i: self.action_select(i))
             yield SystemCommand(f"Log: only node {k}", "filter the message log",
                                 lambda i=i: self.log_view.set_filters(i, self.log_view.topic_filter))
+            yield SystemCommand(f"Cut node {k} off", "partition: its links to and from every other node held",
+                                lambda i=i: self.action_cut_off(i))
+            if i != self.selected:
+                here = self.model.label[self.selected]
+                yield SystemCommand(f"Hold link {here}→{k}", f"messages from {here} to {k} wait at the link's end",
+                                    lambda i=i: self._link("hold", self.selected, i))
+                yield SystemCommand(f"Release link {here}→{k}", "what waited there arrives now, in order",
+                                    lambda i=i: self._link("release", self.selected, i))
+        ids = self.session.ids
+        for rank in range(1, len(ids)):
+            low, high = self.model.label[ids[rank - 1]], self.model.label[ids[rank]]
+            yield SystemCommand(f"Split the cluster: ..{low} | {high}..", "partition: the lower ids cut off from the higher",
+                                lambda rank=rank, low=low: self._request(Partition(ids[:rank]), f"partition ..{low}"))
+        yield SystemCommand("Heal every link", "release every held link", self.action_heal)
         for topic in self.model.topics:
             yield SystemCommand(f"Log: only {topic}", "filter the message log",
                                 lambda t=topic: self.log_view.set_filters(self.log_view.node_filter, t))

@@ -16,6 +16,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..commands import NODE_ARGUMENTS, held_after
 from ..config import ClusterConfig
 from ..events import (
     AgreementEvent,
@@ -25,6 +26,7 @@ from ..events import (
     DropEvent,
     ElectionStartEvent,
     Event,
+    HeldEvent,
     RecoverEvent,
     SendEvent,
     StartEvent,
@@ -34,12 +36,11 @@ from ..events import (
     TimerSetEvent,
     ViolationEvent,
 )
-from ..monitor import PROPERTY_NAMES, Episodes, describe
+from ..monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, describe
 from .labels import node_labels
 
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
 DETECTOR = "detector"  # the message role of failure-detector traffic, which the log can hide
-NODE_ARGS = ("crash", "recover", "elect")  # commands whose argument is a node
 
 
 @dataclass(slots=True)
@@ -53,6 +54,7 @@ class NodeView:
     timers: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (set at, fires)
     sent: Counter[str] = field(default_factory=Counter)  # by message label
     received: Counter[str] = field(default_factory=Counter)
+    waiting: int = 0  # messages to this node waiting at the end of a held link
 
     @property
     def leads(self) -> bool:
@@ -60,12 +62,13 @@ class NodeView:
 
     def copy(self) -> NodeView:
         return NodeView(self.id, self.up, self.status, self.role, self.leader, self.epoch, dict(self.timers),
-                        Counter(self.sent), Counter(self.received))
+                        Counter(self.sent), Counter(self.received), self.waiting)
 
     def become(self, other: NodeView) -> None:
         """Take `other`'s state, keeping this object (widgets hold it)."""
         self.up, self.status, self.role, self.leader, self.epoch = other.up, other.status, other.role, other.leader, other.epoch
         self.timers, self.sent, self.received = dict(other.timers), Counter(other.sent), Counter(other.received)
+        self.waiting = other.waiting
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,8 @@ class ModelState:
     agreed: int | None
     election_messages: int
     in_flight: dict[int, tuple[str, str]]
+    held_links: frozenset[tuple[int, int]]
+    held: dict[int, int]
 
 
 class ClusterModel:
@@ -111,6 +116,8 @@ class ClusterModel:
         self.agreed: int | None = None  # the leader of the agreement, while there is one
         self.election_messages = 0  # sent in the current (or last) round, failure detection apart
         self._in_flight: dict[int, tuple[str, str]] = {}  # message id -> (label, role)
+        self.held_links: frozenset[tuple[int, int]] = frozenset()  # as the trace's link commands left them
+        self._held: dict[int, int] = {}  # message id -> its receiver, while it waits at a held link's end
 
     def apply(self, events: list[Event], log: bool = True) -> None:
         """Fold events in; `log=False` keeps the state only (the history's checkpoints
@@ -131,10 +138,14 @@ class ClusterModel:
             elif kind is DeliverEvent:
                 label, role = self._in_flight.pop(e.id, ("?", None))
                 self.nodes[e.dst].received[label] += 1
+                if self._held and e.id in self._held:
+                    self.nodes[self._held.pop(e.id)].waiting -= 1
                 if line:
                     line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} delivered")
             elif kind is DropEvent:
                 label, role = self._in_flight.pop(e.id, ("?", None))
+                if self._held and e.id in self._held:
+                    self.nodes[self._held.pop(e.id)].waiting -= 1
                 if line:
                     line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} dropped: {e.reason}")
             elif kind is StateEvent:
@@ -169,11 +180,19 @@ class ClusterModel:
                 if line:
                     verb = "recovered" if kind is RecoverEvent else "started"
                     line(e, e.kind, None, (e.node,), f"node {self.label[e.node]} {verb}")
+            elif kind is HeldEvent:
+                self._held[e.id] = e.dst
+                self.nodes[e.dst].waiting += 1
+                if line:
+                    label, role = self._in_flight.get(e.id, ("?", None))
+                    line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} waits: the link is held")
             elif kind is CommandEvent:
                 if e.command == "timeout":
                     self.config = self.config.with_timeout(*e.args)
                 elif e.command == "delay":
                     self.config = self.config.with_delay(*e.args)
+                elif e.command in LINK_COMMANDS:
+                    self.held_links = held_after(self.held_links, e.command, e.args, self.ids)
                 if line:
                     line(e, "command", None, (), f"{e.source}: {self.command_text(e)}")
             elif kind is ViolationEvent:
@@ -187,7 +206,7 @@ class ClusterModel:
         return self.agreed is None and self.elections > 0
 
     def command_text(self, e: CommandEvent) -> str:
-        args = (self.label[a] if e.command in NODE_ARGS else f"{a:g}" for a in e.args)
+        args = (self.label[a] if e.command in NODE_ARGUMENTS else f"{a:g}" for a in e.args)
         return " ".join([e.command, *args])
 
     def _link(self, e: SendEvent | DeliverEvent | DropEvent) -> str:
@@ -196,6 +215,11 @@ class ClusterModel:
     def _log(self, e: Event, topic: str, role: str | None, nodes: tuple[int, ...], text: str) -> None:
         self.logged += 1
         self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text))
+
+    @property
+    def synchronous(self) -> bool:
+        """The synchrony bound holds: T >= 2 x max delay, and no link is held."""
+        return self.config.synchronous and not self.held_links
 
     def leaders(self) -> list[int]:
         """Up nodes that believe they lead (more than one is split brain)."""
@@ -206,7 +230,7 @@ class ClusterModel:
     def state(self) -> ModelState:
         return ModelState(
             {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.config, dict(self.topics),
-            self.elections, self.agreed, self.election_messages, dict(self._in_flight))
+            self.elections, self.agreed, self.election_messages, dict(self._in_flight), self.held_links, dict(self._held))
 
     def load(self, state: ModelState, log: Iterable[LogLine] = ()) -> None:
         """Become `state` (with these log lines), in place: widgets hold this model and
@@ -217,6 +241,7 @@ class ClusterModel:
         self.config, self.topics = state.config, dict(state.topics)
         self.elections, self.agreed, self.election_messages = state.elections, state.agreed, state.election_messages
         self._in_flight = dict(state.in_flight)
+        self.held_links, self._held = state.held_links, dict(state.held)
         self.log.clear()
         self.log.extend(log)
         self.loads += 1

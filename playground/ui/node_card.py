@@ -29,7 +29,8 @@ def card_key(n: NodeView, now: float, compact: bool) -> tuple:
     if compact:
         return (n.up, n.status, n.role, n.leader, name, bar)
     left = round(max(0.0, timer[1][1] - now), 1) if timer else 0.0
-    return (n.up, n.status, n.role, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()), n.epoch)
+    return (n.up, n.status, n.role, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()), n.epoch,
+            n.waiting)
 
 
 def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str], digits: int = 2) -> Content:
@@ -44,11 +45,12 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
     if compact:
         ident = (f"{labels[n.id]:>{digits}}", "b" if n.up else "$text-disabled")
         return Content.assemble(ident, " ", (glyph, colour), *leader, " ", (bar, "$text-muted"))
-    left, sent, received, epoch = key[6:]
+    left, sent, received, epoch, waiting = key[6:]
     status = ("down", f"{colour} strike") if not n.up else (short_status(n.status), colour)
     first = Content.assemble((labels[n.id], "b"), " ", (f"{glyph} ", colour), status, *leader)
     second = Content.assemble(f"{timer_label(name):<6} ", (bar, "$primary"), f"{left:4.1f}s") if name else Content("")
-    third = Content.assemble((f"↑{sent} ↓{received} e{epoch}", "$text-muted"))
+    third = Content.assemble((f"↑{sent} ↓{received} e{epoch}", "$text-muted"),
+                             *(((f" ⏸{waiting}", "b $warning"),) if waiting else ()))
     return Content("\n").join([first, second, third])
 
 

@@ -30,6 +30,8 @@ class NodePanel(Widget):
         else:
             leader = ""
         lines = [f"[{colour}]{glyph} {escape(node.status)}[/]{leader}"]
+        if node.waiting:
+            lines.append(f"[b $warning]⏸ {node.waiting} message{'s' if node.waiting > 1 else ''} to it wait on held links[/]")
         lines.append("[b]timers[/]")
         for name, (_, fires) in sorted(node.timers.items()):
             lines.append(f"  {escape(name)}  [$primary]{max(0.0, fires - now):.2f}s[/] left")

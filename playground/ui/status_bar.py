@@ -1,6 +1,7 @@
 """One line: virtual time and pace (and how far behind its clock the run is), or where in
-the past the screen is; T and the delay bounds (red when T < 2 x max delay), and the
-elections so far with the current one's message count beside its worst case."""
+the past the screen is; T and the delay bounds (red when the synchrony bound is broken:
+T < 2 x max delay, or links held), and the elections so far with the current one's
+message count beside its worst case."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ class Status:
     election_messages: int
     worst_case: int | None
     where: str = ""  # looking at the past: which instant ("" at the present)
+    held_links: int = 0  # links held (a partition): synchrony is broken
 
 
 class StatusBar(Widget):
@@ -49,8 +51,13 @@ class StatusBar(Widget):
             if s.behind >= BEHIND_SHOWN and not s.paused:
                 pace += f" [b $warning]{s.behind:.1f}s behind[/]"
         c = s.config
-        sync = (f"T={c.timeout:g} ≥ 2×{c.delay_max:g}" if c.synchronous
-                else f"[b $error]T={c.timeout:g} < 2×{c.delay_max:g}: synchrony broken[/]")
+        if s.held_links:
+            sync = (f"T={c.timeout:g} [b $error]· {s.held_links} link{'s' if s.held_links > 1 else ''} held: "
+                    f"synchrony broken[/]")
+        elif c.synchronous:
+            sync = f"T={c.timeout:g} ≥ 2×{c.delay_max:g}"
+        else:
+            sync = f"[b $error]T={c.timeout:g} < 2×{c.delay_max:g}: synchrony broken[/]"
         delay = f"δ {c.delay_min:g}–{c.delay_max:g}"
         worst = f" (worst {s.worst_case})" if s.worst_case is not None else ""
         if not s.elections:
