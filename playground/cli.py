@@ -220,20 +220,37 @@ def _subcommand(name: str, rest: list[str]) -> int:
 
 
 def run_replay(path: str) -> int:
-    """The app on a saved transcript, at its end (its history is read first: a problem
-    with the file is one line, before any screen)."""
+    app = replay_app(path)
+    app.run()
+    return finished(app)
+
+
+def finished(app) -> int:
+    """An app's exit status, saying why when it failed (one line, for bad input)."""
+    if app.failure:
+        print(app.failure, file=sys.stderr)
+    return app.return_code or 0
+
+
+def replay_app(path: str, save_dir: str = "."):  # -> BullyApp (Textual loads only when wanted)
+    """The app on a saved transcript, at its end. The file's first block is read first
+    (an empty or bad file is one line, before any screen); the app reads the rest, showing
+    its latest instant as it goes, and ends with one line if a later line is bad."""
     from .ui.app import BullyApp
-    from .ui.history import History
+    from .ui.history import Loading
     from .ui.model import ClusterModel
 
     with Reader.open(path) as reader:
         session = Session.of(reader.header, (), path)
-    history = History.read(path, ClusterModel(session.ids, session.worst_case_messages, session.config))
-    if not history.instants:
-        raise InputError(f"{path} has a header but no events: nothing to replay")
-    app = BullyApp(session, paused=True, history=history)
-    app.run()
-    return app.return_code or 0
+    loading = Loading(path, ClusterModel(session.ids, session.worst_case_messages, session.config))
+    try:
+        loading.take(loading.read(1))
+        if not loading.history.instants:
+            raise InputError(f"{path} has a header but no events: nothing to replay")
+    except BaseException:
+        loading.close()
+        raise
+    return BullyApp(session, paused=True, save_dir=save_dir, loading=loading)
 
 
 def run_live(session: Session, speed: float) -> int:
@@ -246,7 +263,7 @@ def run_live(session: Session, speed: float) -> int:
         app = BullyApp(session, speed=speed)
         app.run()
         if app.restart_with is None:
-            return app.return_code or 0
+            return finished(app)
         # The palette picked another algorithm: the same run again with it. A transcript
         # goes to a new file beside the first, which stays as it was.
         transcript = session.transcript and free_path(session.transcript, app.restart_with)

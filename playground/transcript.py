@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 from array import array
 from collections.abc import Callable, Iterator
 from itertools import accumulate
@@ -432,19 +433,20 @@ def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: froze
     for f in fields(cls):
         var, hint = f"v_{f.name}", hints[f.name]
         names.append(var)
-        if f.default is MISSING:
-            lines.append(f"    if {f.name!r} not in raw: fail({f.name!r}, 'required field missing')")
-            lines.append(f"    {var} = raw[{f.name!r}]")
+        if f.default is MISSING:  # a missing field fails its type check, which says it is missing
+            lines.append(f"    {var} = raw.get({f.name!r}, missing)")
         else:
             lines.append(f"    {var} = raw.get({f.name!r}, {f.default!r})")
         optional = get_origin(hint) in (Union, UnionType) and type(None) in get_args(hint)
         base = [a for a in get_args(hint) if a is not type(None)][0] if optional else hint
         none_ok = f"{var} is not None and " if optional else ""
         if base is Message:
+            lines.append(f"    if {var} is missing: fail({f.name!r}, 'required field missing')")
             lines.append(f"    {var} = message({var})")
         elif base in _JSON_TYPES:
             name, types = _JSON_TYPES[base]
-            lines.append(f"    if {none_ok}type({var}) not in ({types},): wrong({f.name!r}, {name!r}, {var})")
+            test = f"type({var}) is not {types}" if "," not in types else f"type({var}) not in ({types})"
+            lines.append(f"    if {none_ok}{test}: wrong({f.name!r}, {name!r}, {var})")
             if f.name in TIME_FIELDS:
                 lines.append(f"    if {none_ok}not isfinite({var}): infinite({f.name!r}, {var})")
             if f.name in NODE_FIELDS:
@@ -464,7 +466,7 @@ def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: froze
         else:  # a field type this decoder does not know: say so when the class is new, not later
             raise TypeError(f"no decoder for field {f.name!r} of {cls.__name__}: {hint!r}")
     source = "def decode(raw):\n" + "\n".join(lines) + f"\n    return cls({', '.join(names)})\n"
-    scope = {"cls": cls, "message": message, "nodes": nodes, "isfinite": math.isfinite, "fail": _field_problem,
+    scope = {"cls": cls, "message": message, "nodes": nodes, "isfinite": math.isfinite, "fail": _field_problem, "missing": _MISSING,
              "wrong": _wrong_type, "infinite": _not_finite, "stranger": _not_a_node}
     exec(source, scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
     return scope["decode"]
@@ -474,7 +476,12 @@ def _field_problem(name: str, problem: str) -> None:
     raise ValueError(f"field '{name}': {problem}")
 
 
+_MISSING = object()  # a required field's value when the line has none
+
+
 def _wrong_type(name: str, expected: str, value: Any) -> None:
+    if value is _MISSING:
+        _field_problem(name, "required field missing")
     raise ValueError(f"field '{name}': expected {expected}, got {json.dumps(value)}")
 
 
@@ -498,7 +505,7 @@ class Reader:
         self._f = f
         self.name = name
         self._n = 0
-        self._mid_line = False
+        self._cut = 0  # the number of a line with no end (the file's last, cut short), if any
         self.offset = 0
         first = self._line()
         self._events_start = len(first) if first else 0
@@ -522,59 +529,100 @@ class Reader:
     def __exit__(self, *_: object) -> None:
         self._f.close()
 
+    def close(self) -> None:
+        self._f.close()
+
+    @property
+    def size(self) -> int:
+        """The file's length in bytes (what a progress display measures against)."""
+        return os.fstat(self._f.fileno()).st_size
+
     def events(self) -> Iterator[Event]:
         """Every event, in order, each checked."""
         return self.events_from(self._events_start, 0)
 
     def events_from(self, offset: int, seq: int) -> Iterator[Event]:
-        """The events from the line at byte `offset` on, the first of them `seq`. While
-        it runs, `offset` is where the line of the event just given starts."""
-        # One loop with the per-line work inlined: a replay reads a million lines.
+        """The events from the line at byte `offset` on, the first of them `seq`."""
+        for _, events in self.blocks_from(offset, seq):
+            yield from events
+
+    def blocks(self) -> Iterator[tuple[int, list[Event]]]:
+        """Every event, in blocks of INDEX_BLOCK: (where the block's first line starts, its events)."""
+        return self.blocks_from(self._events_start, 0)
+
+    def blocks_from(self, offset: int, seq: int) -> Iterator[tuple[int, list[Event]]]:
+        """The events from the line at byte `offset` on, the first of them `seq`, in
+        blocks of INDEX_BLOCK lines, each with the offset of its first line."""
+        # A replay reads a million lines: a block's lines are parsed as one JSON array
+        # (a line that spoils it is then parsed alone, to say what is wrong with it),
+        # and the checks run in one loop with everything local.
         self._f.seek(offset)
-        self._n = seq + 1
-        readline, loads, by_kind = self._f.readline, self._loads, self._decode.by_kind
+        readline, loads, by_kind, nodes, upgrade = self._f.readline, self._loads, self._decode.by_kind, self._nodes, self._upgrade
         last_t = 0.0
-        next_offset = offset
-        while line := readline(LINE_LIMIT + 1):
-            self._n += 1
-            self.offset, next_offset = next_offset, next_offset + len(line)
-            if not line.endswith(b"\n"):
-                self._mid_line = True
-                if len(line) > LINE_LIMIT:
-                    raise self._fail(f"longer than {LINE_LIMIT:,} bytes: not a transcript line")
+        while True:
+            lines, start = [], offset
+            for _ in range(INDEX_BLOCK):
+                line = readline(LINE_LIMIT + 1)
+                if not line:
+                    break
+                if line[-1] != 10:  # b"\n": the file's last line, or one past the limit
+                    self._n = seq + len(lines) + 2
+                    if len(line) > LINE_LIMIT:
+                        raise self._fail(f"longer than {LINE_LIMIT:,} bytes: not a transcript line")
+                    self._cut = self._n
+                lines.append(line)
+                offset += len(line)
+            if not lines:
+                return
             try:
-                raw = loads(line)
-            except Exception:  # noqa: BLE001 - a bad line: _json says exactly what is wrong
-                raw = self._json(line)
-            if type(raw) is not dict:
-                raise self._fail("expected a JSON object")
-            if self._upgrade is not None:
-                self._upgrade(raw)
-            decode = by_kind.get(raw.get("kind"))
-            try:
-                if decode is None:
-                    raise ValueError(f"field 'kind': unknown event kind {json.dumps(raw.get('kind'))}")
-                event = decode(raw)
-            except ValueError as e:
-                raise self._fail(str(e)) from None
-            if event.seq != seq:
-                raise self._fail(f"field 'seq': expected {seq}, got {event.seq}")
-            if event.t < last_t:
-                raise self._fail(f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
-            if type(event) is CommandEvent and event.command in NODE_ARGUMENTS:
-                if any(arg not in self._nodes for arg in event.args):
-                    raise self._fail(f"field 'args': {list(event.args)} names a node that is not one of the header's")
-            seq, last_t = seq + 1, event.t
-            yield event
+                raws = loads(b"[" + b",".join(lines) + b"]")
+                if len(raws) != len(lines):  # a line held more than one value
+                    raise ValueError
+            except Exception:  # noqa: BLE001 - a bad line: each is parsed alone, in turn, to name it
+                raws = None
+            events = []
+            append = events.append
+            for k in range(len(lines)):
+                raw = raws[k] if raws is not None else self._raw(lines[k], seq)
+                try:
+                    if type(raw) is not dict:
+                        raise ValueError("expected a JSON object")
+                    if upgrade is not None:
+                        upgrade(raw)
+                    decode = by_kind.get(raw.get("kind"))
+                    if decode is None:
+                        raise ValueError(f"field 'kind': unknown event kind {json.dumps(raw.get('kind'))}")
+                    event = decode(raw)
+                    if event.seq != seq:
+                        raise ValueError(f"field 'seq': expected {seq}, got {event.seq}")
+                    if event.t < last_t:
+                        raise ValueError(f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
+                    if type(event) is CommandEvent and event.command in NODE_ARGUMENTS:
+                        if any(arg not in nodes for arg in event.args):
+                            raise ValueError(f"field 'args': {list(event.args)} names a node that is not one of the header's")
+                except ValueError as e:
+                    self._n = seq + 2  # the line's number: the header is line 1
+                    raise self._fail(str(e)) from None
+                seq, last_t = seq + 1, event.t
+                append(event)
+            yield start, events
+
+    def _raw(self, line: bytes, seq: int) -> Any:
+        self._n = seq + 2
+        try:
+            return self._loads(line)
+        except Exception:  # noqa: BLE001 - _json says exactly what is wrong
+            return self._json(line)
 
     def _line(self) -> bytes | None:
         line = self._f.readline(LINE_LIMIT + 1)
         if not line:
             return None
         self._n += 1
-        self._mid_line = not line.endswith(b"\n")
-        if len(line) > LINE_LIMIT and self._mid_line:
-            raise self._fail(f"longer than {LINE_LIMIT:,} bytes: not a transcript line")
+        if not line.endswith(b"\n"):
+            if len(line) > LINE_LIMIT:
+                raise self._fail(f"longer than {LINE_LIMIT:,} bytes: not a transcript line")
+            self._cut = self._n
         return line
 
     def _json(self, line: bytes) -> dict[str, Any]:
@@ -593,7 +641,7 @@ class Reader:
 
     def _fail(self, problem: str) -> InputError:
         """The problem with the line just read, as one line naming the file and the line."""
-        if self._mid_line:
+        if self._cut == self._n:
             problem += " (the file ends mid-line: was the run killed?)"
         return InputError(f"{self.name} line {self._n}: {problem}")
 

@@ -161,7 +161,7 @@ async def test_an_error_in_trio_surfaces_in_the_app(tmp_path, monkeypatch):
         await wait_for(pilot, lambda: app.live.outcome is not None, "the run to fail")
         assert isinstance(app.live.outcome, outcome.Error)
         assert app.return_code == 1  # checked here: leaving run_test exits once more, with 0
-        assert "bug in a handler" in str(app._exit_renderables)
+        assert "bug in a handler" in app.failure
 
 
 @on_asyncio

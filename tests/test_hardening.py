@@ -235,11 +235,17 @@ STATE = '{"seq": 0, "t": 0.0, "kind": "state", "node": 3, "status": "normal", "l
     ([HEADER, '{"seq": 0, "t": 1.0, "kind": "command", "command": "crash", "args": [9], "source": "user"}'],
      "field 'args': [9] names a node that is not one of the header's"),
     ([HEADER, "x" * 1_100_000], "line 2: longer than 1,000,000 bytes"),
+    # Lines are parsed a block at a time: a line that spoils the block is still named alone.
+    ([HEADER, STATE, f"{STATE.replace('0', '1', 1)},{STATE}"], "line 3: not valid JSON"),
+    ([HEADER, STATE, "", STATE], "line 3: not valid JSON"),
+    ([HEADER, STATE, STATE.replace('"seq": 0', '"seq": 1').replace('3', '9', 1) + "\n" + STATE[:20]],
+     "line 3: field 'node': 9 is not one of the header's nodes"),  # not blamed on the cut last line
 ])
 def test_the_reader_rejects_with_one_line(lines, expected):
     with pytest.raises(InputError) as info:
         transcript.parse(("\n".join(lines) + "\n").encode(), name="t.jsonl")
     assert expected in str(info.value) and "\n" not in str(info.value), str(info.value)
+    assert ("mid-line" in str(info.value)) == ("mid-line" in expected)
 
 
 def test_an_infinite_time_is_refused_even_where_json_reads_it():
@@ -259,13 +265,14 @@ class CountingFile(io.BytesIO):
         return line
 
 
-def test_the_reader_reads_a_line_at_a_time_never_the_whole_file():
+def test_the_reader_reads_a_block_of_lines_at_a_time_never_the_whole_file():
     events = "".join(STATE.replace('"seq": 0', f'"seq": {i}') + "\n" for i in range(10_000))
     data = f"{HEADER}\n{events}".encode()
     f = CountingFile(data)
     reader = transcript.Reader(f, "big.jsonl")
     first = next(reader.events())
-    assert first.seq == 0 and f.read_so_far < 1000 < len(data)
+    one_block = len(HEADER) + transcript.INDEX_BLOCK * (len(STATE) + 10)
+    assert first.seq == 0 and f.read_so_far < one_block < len(data) / 10
 
 
 # --- signals and long runs --------------------------------------------------------------

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from playground import cli
 from playground.cli import main
 from playground.config import ClusterConfig
 from playground.session import Session, run_headless
-from playground.transcript import Reader
+from playground.transcript import INDEX_BLOCK, Reader
 from playground.ui.app import BullyApp
 from playground.ui.branch_screen import BranchScreen
-from playground.ui.history import History
 from playground.ui.model import ClusterModel
 from tests.support import at
 from tests.test_app import advance, make_app, on_asyncio, wait_for
@@ -116,10 +116,7 @@ def saved(tmp_path, **session) -> Path:
 
 
 def replay_app(path: Path) -> BullyApp:
-    with Reader.open(str(path)) as reader:
-        session = Session.of(reader.header, (), str(path))
-    history = History.read(str(path), ClusterModel(session.ids, session.worst_case_messages, session.config))
-    return BullyApp(session, paused=True, history=history, save_dir=str(path.parent))
+    return cli.replay_app(str(path), save_dir=str(path.parent))
 
 
 @on_asyncio
@@ -168,3 +165,39 @@ def test_replay_refuses_a_bad_file_with_one_line(tmp_path, capsys):
     assert main(["replay", str(empty)]) == 2 and "has a header but no events" in capsys.readouterr().err
     assert main(["replay", str(tmp_path / "none.jsonl")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def long_run(tmp_path: Path) -> Path:
+    """Several blocks of events: a replay reads them after its first screen."""
+    path = tmp_path / "long.jsonl"
+    run_headless(Session(nodes=6, algorithm="stoller", config=JITTER, commands=tuple(at("40 crash 6", "60 recover 6")),
+                         transcript=str(path)), 120)
+    return path
+
+
+@on_asyncio
+async def test_a_replay_shows_its_first_block_at_once_and_reads_the_rest_as_it_shows(tmp_path):
+    path = long_run(tmp_path)
+    app = replay_app(path)
+    assert app.history.count == INDEX_BLOCK  # read before any screen: one block
+    async with app.run_test(size=(100, 32)) as pilot:
+        await wait_for(pilot, lambda: app.loading.done, "the whole file")
+        with Reader.open(str(path)) as reader:
+            total = sum(1 for _ in reader.events())
+        assert total > 4 * INDEX_BLOCK and app.history.count == total
+        assert shows(app, app.history.instants - 1) and "replay" in str(app.status_bar.render())
+        await pilot.press("ctrl+q")
+
+
+@on_asyncio
+async def test_a_bad_line_far_into_a_replay_ends_it_with_one_line(tmp_path):
+    path = long_run(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[3 * INDEX_BLOCK] = b'{"seq": "x"}\n'
+    path.write_bytes(b"".join(lines))
+    app = replay_app(path)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await wait_for(pilot, lambda: app.return_code is not None, "the app to end")
+    assert app.return_code == 2
+    assert app.failure.startswith("bully-tui: error: ") and "\n" not in app.failure
+    assert f"line {3 * INDEX_BLOCK + 1}: field 'kind'" in app.failure  # (lines[0] is line 1, the header)

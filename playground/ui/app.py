@@ -51,12 +51,13 @@ from ..engine import Engine, steps
 from ..host import Internals
 from ..live import LiveRun
 from ..session import Session, exception_leaves
+from ..config import InputError
 from ..transcript import Recorder, WriteError
 from .alert_bar import AlertBar
 from .branch_screen import BranchScreen
 from .compact_grid import CompactGrid
 from .help_screen import HelpScreen
-from .history import History
+from .history import History, Loading
 from .message_log import MessageLog
 from .model import ClusterModel
 from .node_grid import NodeGrid
@@ -68,6 +69,9 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 REDRAW_HZ = 20
 PANEL_NEEDS = 70  # columns below which the node panel gives its room to the log
 COMPACT_ABOVE = 9  # more nodes than this get the one-line-per-node grid
+RE_RUN_SLICE = 0.02  # seconds a replay's background re-run works before it lets keys and frames in
+READ_BATCH = 16  # blocks of a replay's file handed to the app at once (8,192 events)
+LOADING_SHOWN_EVERY = 0.5  # seconds between two screens of a replay being read (each costs a fold)
 TEXT_HZ = 8  # the log and the panel: nobody reads text that scrolls faster, and it is dear
 T_STEP = 0.5
 DELAY_STEP = 0.25
@@ -125,13 +129,16 @@ class BullyApp(App[None]):
     ]
 
     def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = ".",
-                 history: History | None = None):
-        """A live session; or, given the `history` of its transcript, a replay of it."""
+                 history: History | None = None, loading: Loading | None = None):
+        """A live session; or, given the `history` of its transcript (or its `loading`,
+        which the app finishes reading in the background), a replay of it."""
         super().__init__()
         self.session = session
         self.save_dir = Path(save_dir)
         self.model = self._fresh_model()
-        self.history = history
+        self.loading = loading
+        self.history = loading.history if loading is not None else history
+        self._shown_at = 0.0  # wall time the loading last showed its latest instant
         self.position: int | None = None  # the instant shown; None: the present of a live run
         self._then: tuple[int, Engine | None] | None = None  # (instant, the engine at its end), for the panel
         self.selected = session.ids[-1]
@@ -152,6 +159,7 @@ class BullyApp(App[None]):
         # Set when the user picks another algorithm: the app exits, and run_live starts
         # a new one with it (cli.py), since every widget is built for one cluster.
         self.restart_with: str | None = None
+        self.failure: str | None = None  # why the app ended with an error, to print after it
 
     @property
     def speed(self) -> float:
@@ -189,8 +197,10 @@ class BullyApp(App[None]):
         else:
             self._spool = Path(self.history.path)
             self._show(self.history.instants - 1)
-            if self.history.re_creates:  # engines at past moments: for the panel, and to branch
-                self.run_worker(self._re_create(self.history), exclusive=True)
+            if self.loading is not None and not self.loading.done:
+                self.run_worker(self._read(), group="read")
+            else:
+                self._read_all()
         self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=self._start[1] or self.live is None)
         self.redraw()
         # Everything built so far (Textual, its CSS, the widgets) lives as long as the app.
@@ -223,15 +233,51 @@ class BullyApp(App[None]):
                             on_events=lambda: self.post_message(EventsReady()), on_done=self._run_done)
         self.live.start()
 
+    async def _read(self) -> None:
+        """A replay's file, read a batch at a time between frames and keys."""
+        try:
+            while batch := self.loading.read(READ_BATCH):
+                self._took(batch)
+                await asyncio.sleep(0)
+            self._took(batch)
+        except InputError as e:  # a bad line far into the file: one line, as before any screen
+            self._fail(2, f"bully-tui: error: {e}")
+        finally:
+            self.loading.close()
+
+    def _took(self, batch: list) -> None:
+        """A batch read: into the history; the screen follows the latest instant read
+        (a few times a second) unless the user went somewhere else."""
+        following = self.position == self.history.instants - 1
+        self.loading.take(batch)
+        if self.loading.done:
+            if following:
+                self._show(self.history.instants - 1)
+            self._read_all()
+        elif time.monotonic() - self._shown_at >= LOADING_SHOWN_EVERY:
+            self._shown_at = time.monotonic()
+            if following:
+                self._show(self.history.instants - 1)
+            else:
+                self.redraw()  # the timeline and "reading n%"
+
+    def _read_all(self) -> None:
+        """The whole file is in the history: re-create its engines in the background."""
+        if self.history.re_creates:  # engines at past moments: for the panel, and to branch
+            self.run_worker(self._re_create(self.history), exclusive=True)
+        self.redraw(text=True)
+
     async def _re_create(self, history: History) -> None:
         """A replay: run its recipe again in the background, a step at a time, keeping
         engine copies, so that the panel can show variables and a branch can start."""
         engine = history.recipe()
-        for n, _ in enumerate(steps(engine, history.times[-1] if history.instants else 0)):
+        slice_ends = time.monotonic() + RE_RUN_SLICE
+        for _ in steps(engine, history.times[-1] if history.instants else 0):
             if engine.between_instants:
                 history.keep_engine(engine)
-            if n % 64 == 0:
-                await asyncio.sleep(0)
+            if time.monotonic() >= slice_ends:  # a key pressed meanwhile waits at most a slice
+                await asyncio.sleep(RE_RUN_SLICE / 2)
+                slice_ends = time.monotonic() + RE_RUN_SLICE
         self.redraw(text=True)
 
     def on_resize(self, event: Resize) -> None:
@@ -266,10 +312,16 @@ class BullyApp(App[None]):
             error = result.error
             written = [e for e in exception_leaves(error) if isinstance(e, WriteError)]
             if written:
-                self.exit(return_code=1, message=f"bully-tui: error: {written[0]}")
+                self._fail(1, f"bully-tui: error: {written[0]}")
                 return
             text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-            self.exit(return_code=1, message=f"bully-tui: the simulation failed:\n{text}")
+            self._fail(1, f"bully-tui: the simulation failed:\n{text}")
+
+    def _fail(self, code: int, text: str) -> None:
+        """End the app with `code`; the caller prints `text` once the screen is gone (as
+        it is: Textual's exit message would wrap a one-line error at the screen's width)."""
+        self.failure = text
+        self.exit(return_code=code)
 
     def _hang_up(self) -> None:
         """SIGTERM or SIGHUP (the terminal closed): quit as ctrl+q does, so the run ends
@@ -341,6 +393,8 @@ class BullyApp(App[None]):
             return ""
         h = self.history
         then = "replay" if self.live is None else f"now t={h.times[-1]:.2f}s"
+        if self.loading is not None and not self.loading.done:
+            then = f"reading {self.loading.fraction:.0%}"
         return f"⏪ instant {self.position + 1:,} of {h.instants:,} · {then}"
 
     # --- time travel -------------------------------------------------------------------

@@ -13,7 +13,8 @@ To show instant i it loads the checkpoint before it and folds in the events from
 read back from the file: a few thousand lines, whatever the session's length.
 
 It is fed the session's events as they happen (a live session: `add`, with the
-recorder noting offsets) or reads a whole file (a replay: `read`). It also keeps the
+recorder noting offsets) or reads a file (`read` all at once; a replay, `Loading`, a
+batch of blocks at a time, so that it shows the first screen at once). It also keeps the
 session's recipe (its header and every command): the engine at any instant can always
 be re-created, from the nearest kept copy or from the start.
 """
@@ -126,20 +127,19 @@ class History:
         if not self._engines or count - self._engines[-1][0] >= CHECKPOINT:
             self._engines.append((count, engine.copy()))
 
+    def add_block(self, offset: int, events: list[Event]) -> None:
+        """A block of a transcript being read (Reader.blocks): INDEX_BLOCK events, the
+        first of them at `offset` in the file."""
+        self.offsets.append(offset)
+        self.add(events)
+
     @classmethod
     def read(cls, path: str, model: ClusterModel) -> History:
         """The history of a whole transcript file, read once."""
         with Reader.open(path) as reader:
             history = cls(path, reader.header, model, reader.version)
-            batch: list[Event] = []
-            for event in reader.events():
-                if event.seq % BLOCK == 0:
-                    history.offsets.append(reader.offset)
-                batch.append(event)
-                if len(batch) == BLOCK:
-                    history.add(batch)
-                    batch = []
-            history.add(batch)
+            for offset, events in reader.blocks():
+                history.add_block(offset, events)
         return history
 
     # --- out --------------------------------------------------------------------------------
@@ -205,7 +205,7 @@ class History:
         it; None if there is none yet (a replay whose re-run has not got there)."""
         end = self.end_of(instant)
         earlier = [(seq, engine) for seq, engine in self._engines if seq <= end + 1]
-        if not earlier:
+        if not earlier or self.reach < self.times[instant]:  # (a moment the re-run has not reached: later)
             return None
         since, kept = earlier[-1]
         engine = kept.copy()
@@ -254,3 +254,43 @@ class History:
                 if not f.readline():
                     break
             return f.tell()
+
+
+class Loading:
+    """A transcript file read into its history a batch of blocks at a time: a replay of
+    a million events shows its first screen at once and the rest as it comes. `read`
+    may run in another thread (it only decodes); `take` belongs to the history's."""
+
+    def __init__(self, path: str, model: ClusterModel):
+        self._reader = Reader.open(path)
+        try:
+            self.history = History(path, self._reader.header, model, self._reader.version)
+            self._blocks = self._reader.blocks()
+            self._size = max(1, self._reader.size)
+        except BaseException:
+            self._reader.close()
+            raise
+        self.fraction = 0.0  # of the file taken into the history
+        self.done = False
+
+    def read(self, blocks: int) -> list[tuple[int, list[Event]]]:
+        """The next `blocks` blocks of events (fewer at the end; none: all read)."""
+        batch = []
+        for block in self._blocks:
+            batch.append(block)
+            if len(batch) == blocks:
+                break
+        return batch
+
+    def take(self, batch: list[tuple[int, list[Event]]]) -> None:
+        """Fold a batch `read` gave into the history (an empty one: the end)."""
+        for offset, events in batch:
+            self.history.add_block(offset, events)
+        if batch:
+            self.fraction = min(1.0, batch[-1][0] / self._size)
+        else:
+            self.fraction, self.done = 1.0, True
+            self.close()
+
+    def close(self) -> None:
+        self._reader.close()
