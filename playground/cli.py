@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +21,9 @@ from .commands import parse_at, parse_delay, parse_number, read_scenario
 from .compare import FORMATS, SIZES, compare, json_lines, table
 from .config import COORDINATOR_TIMEOUT, INSTANT, PROBE_INTERVAL, SETTLE, TIMEOUT, ClusterConfig, InputError
 from .session import ID_KINDS, Interrupted, Session, node_ids, run_headless
-from .files import open_to_write
+from .export import FORMATS as EXPORT_FORMATS
+from .export import Filters, export, parse_list
+from .files import check_new, open_to_write, write_whole
 from .transcript import Reader, WriteError
 from .verify import Different, verify
 
@@ -165,6 +168,8 @@ def _id_kind(kind: str, what: str) -> str:
 SUBCOMMANDS = {
     "verify": "bully-tui verify FILE: re-create a transcript from its header and commands, and compare every event",
     "replay": "bully-tui replay FILE: open a transcript in the app, at its end; go back in time, and branch",
+    "export": "bully-tui export FILE --format svg|mermaid|shiviz [-o OUT [--overwrite]] [--from T] [--to T] "
+              "[--nodes K,...] [--types T,...]: a transcript as a space-time diagram",
 }
 
 
@@ -201,6 +206,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _subcommand(name: str, rest: list[str]) -> int:
+    if name == "export":
+        try:
+            return run_export(rest)
+        except InputError as e:
+            print(f"bully-tui: error: {e}", file=sys.stderr)
+            return 2
+        except WriteError as e:
+            print(f"bully-tui: error: {e}", file=sys.stderr)
+            return 1
     if len(rest) != 1 or rest[0].startswith("-"):
         print(f"bully-tui: error: usage: {SUBCOMMANDS[name]}", file=sys.stderr)
         return 2
@@ -216,6 +230,34 @@ def _subcommand(name: str, rest: list[str]) -> int:
         print(f"bully-tui: different: {e}", file=sys.stderr)
         return 1
     print(f"{path}: identical, {count:,} events")
+    return 0
+
+
+def run_export(argv: list[str]) -> int:
+    p = _Parser(prog="bully-tui export", description=SUBCOMMANDS["export"])
+    p.add_argument("file")
+    p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
+    p.add_argument("-o", "--output", help="the file to write (default: standard output)")
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--from", dest="start", default="0")
+    p.add_argument("--to", dest="stop")
+    p.add_argument("--nodes", help="nodes by rank, 1 the lowest id: 1,2,5")
+    p.add_argument("--types", help="message types by name: Election,Coordinator")
+    args = p.parse_args(argv)
+    start = INSTANT.check(parse_number(args.start, "--from"), "--from")
+    stop = math.inf if args.stop is None else INSTANT.check(parse_number(args.stop, "--to"), "--to")
+    if stop < start:
+        raise InputError(f"--to ({stop:g}) is before --from ({start:g})")
+    filters = Filters(start, stop, parse_list(args.nodes, "--nodes", int) if args.nodes else (),
+                      parse_list(args.types, "--types", str) if args.types else ())
+    if args.output is not None:
+        check_new(args.output, "export", args.overwrite)  # before the work, not after
+    text = export(args.file, args.format, filters)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    write_whole(args.output, "export", text.encode(), args.overwrite)
+    print(f"{args.output}: {args.format}, {len(text.encode()):,} bytes", file=sys.stderr)
     return 0
 
 

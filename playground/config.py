@@ -24,6 +24,10 @@ class InputError(ValueError):
     """Bad user input. The message is one line that names what is wrong."""
 
 
+class WriteError(Exception):
+    """A file could not be written (a full disk, say): the run stops, with one line."""
+
+
 @dataclass(frozen=True, slots=True)
 class TimeRange:
     """The values one kind of time may take, in seconds: one range per kind, checked the

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from typing import BinaryIO
 
-from .config import InputError
+from .config import InputError, WriteError
 
 
 def open_to_read(path: str, what: str) -> BinaryIO:
@@ -49,6 +50,17 @@ def read_text(path: str, what: str, limit: int) -> str:
 def open_to_write(path: str, what: str, overwrite: bool) -> BinaryIO:
     """A new file for writing, unbuffered (whoever writes knows what reached the disk).
     An existing file is refused unless `overwrite`, and a directory or a device always."""
+    check_new(path, what, overwrite)
+    try:
+        return open(path, "wb" if overwrite else "xb", buffering=0)
+    except FileExistsError:  # created since we looked
+        raise InputError(f"{path} already exists; choose another name, or pass --overwrite") from None
+    except OSError as e:
+        raise InputError(f"cannot write {what} {path}: {e.strerror}") from None
+
+
+def check_new(path: str, what: str, overwrite: bool) -> None:
+    """What open_to_write refuses, said before any work is done for the file."""
     if not path:
         raise InputError(f"the {what} file name is empty")
     try:
@@ -64,9 +76,32 @@ def open_to_write(path: str, what: str, overwrite: bool) -> BinaryIO:
             raise InputError(f"cannot write {what} {path}: it is not a regular file (a device?)")
         if not overwrite:
             raise InputError(f"{path} already exists; choose another name, or pass --overwrite")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"cannot write {what} {path}: its folder is not writable (or does not exist)")
+
+
+def write_whole(path: str, what: str, data: bytes, overwrite: bool) -> None:
+    """`data` as the file `path`, whole or not at all: written beside it, then renamed
+    over it (a full disk leaves the user's old file as it was, and no half a new one)."""
+    check_new(path, what, overwrite)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".bully-", suffix=".part")
     try:
-        return open(path, "wb" if overwrite else "xb", buffering=0)
-    except FileExistsError:  # created since we looked
-        raise InputError(f"{path} already exists; choose another name, or pass --overwrite") from None
+        os.fchmod(fd, _mode_for(path))  # (mkstemp's is private: the file is the user's, as any other)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
     except OSError as e:
-        raise InputError(f"cannot write {what} {path}: {e.strerror}") from None
+        os.unlink(temporary)
+        raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
+
+
+def _mode_for(path: str) -> int:
+    """An existing file's permissions, or a new file's (what the umask leaves of rw-rw-rw-)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -37,7 +37,7 @@ from cattrs.strategies import configure_tagged_union
 
 from protocol import ALGORITHMS, Message
 
-from .config import ClusterConfig, InputError
+from .config import ClusterConfig, InputError, WriteError  # (WriteError: the recorder raises it; importers find it here too)
 from .commands import NODE_ARGUMENTS
 from .files import open_to_read, open_to_write
 from .events import (
@@ -262,10 +262,6 @@ class LineEncoder:
 
 
 # --- writing ------------------------------------------------------------------------
-
-
-class WriteError(Exception):
-    """The transcript could not be written (a full disk, say): the run stops, with one line."""
 
 
 class Recorder:

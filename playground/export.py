@@ -1,0 +1,395 @@
+"""A transcript as a space-time diagram, for people's notes: SVG, Mermaid, or a ShiViz log.
+
+    bully-tui export FILE --format svg|mermaid|shiviz [-o OUT] [--from T] [--to T]
+                          [--nodes K,...] [--types T,...]
+
+`collect` reads a transcript once (streamed: it may be large) into a `Diagram`: the
+messages (sent, delivered or dropped, or still in flight at the end), what happened on
+each node's lane (start, crash, recovery, state changes) and the violations, plus one
+list of all of it in the transcript's order. The three writers draw that:
+
+  - SVG: lanes across in id order, virtual time down to scale; an arrow from (sender,
+    send time) to (receiver, delivery time), a drop ending with a cross at the down
+    receiver; a down node's lane dashed; state changes as dots in their role's colour;
+    a violation as a red band across the lanes while it lasts; a legend.
+  - Mermaid `sequenceDiagram`: participants in id order, one arrow per message when it
+    arrives (a cross when it is dropped), notes for crashes, recoveries, state changes.
+  - ShiViz, its default format (line 1 the parsing expression, line 2 the executions
+    delimiter, left empty): each event a line, then `host {"host": n, ...}`, its vector
+    clock. Every event ticks its own host's entry by one, and a delivery first takes the
+    maximum with the clock its message was sent with; so a host's entries count 1, 2, 3
+    with no gap, and a clock only names events that are in the log (the rules ShiViz
+    checks; `tests/test_export.py` checks them too).
+
+Filters: a time window (a message is in it if it was sent in it), nodes by rank (a
+message if both its ends are), message types by label. Colours and glyphs come by role
+from the app's own look (`ui/look.py`) and its light theme, so an export names no
+algorithm's statuses or messages either.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from html import escape
+
+import themes
+from protocol import ALGORITHMS
+
+from .config import InputError
+from .events import (
+    CrashEvent,
+    DeliverEvent,
+    DropEvent,
+    RecoverEvent,
+    SendEvent,
+    StartEvent,
+    StateEvent,
+    ViolationEvent,
+)
+from .monitor import PROPERTY_NAMES, describe
+from .transcript import Reader
+from .ui.labels import node_labels
+from .ui.look import MESSAGE_COLOUR, role_look
+
+FORMATS = ("svg", "mermaid", "shiviz")
+
+
+# --- what is drawn ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Flight:
+    """One message: sent, and then delivered, dropped, or (ended None) still in flight."""
+
+    id: int
+    src: int
+    dst: int
+    label: str
+    role: str
+    sent: float
+    ended: float | None = None
+    dropped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """Something on one node's lane: start, crash, recover, or a state change."""
+
+    t: float
+    node: int
+    kind: str
+    text: str
+    role: str | None = None  # a state change's status role
+
+
+@dataclass(slots=True)
+class Band:
+    """A violation, from its begin to its end (None: it lasts to the end)."""
+
+    t: float
+    text: str
+    nodes: tuple[int, ...]
+    end: float | None = None
+
+
+@dataclass(slots=True)
+class Diagram:
+    ids: tuple[int, ...]
+    labels: dict[int, str]
+    start: float
+    stop: float  # the last event's time
+    flights: list[Flight] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    bands: list[Band] = field(default_factory=list)
+    # Everything in the transcript's order: ("send" | "deliver" | "drop", Flight) or ("mark", Mark).
+    order: list[tuple[str, Flight | Mark]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    start: float = 0.0
+    stop: float = math.inf
+    ranks: tuple[int, ...] = ()  # nodes by rank; none: all
+    types: tuple[str, ...] = ()  # message labels, any case; none: all
+
+
+def collect(path: str, filters: Filters = Filters()) -> Diagram:
+    """Read a transcript into what a diagram draws (every check the Reader makes)."""
+    with Reader.open(path) as reader:
+        header = reader.header
+        ids = header.nodes
+        for rank in filters.ranks:
+            if not 1 <= rank <= len(ids):
+                raise InputError(f"--nodes: there is no node {rank} (the transcript has {len(ids)}, by rank 1 to {len(ids)})")
+        chosen = ids if not filters.ranks else tuple(ids[r - 1] for r in sorted(set(filters.ranks)))
+        known = {m.label.lower(): m.label for m in ALGORITHMS[header.algorithm].messages}
+        for name in filters.types:
+            if name.lower() not in known:
+                raise InputError(f"--types: {header.algorithm} has no message {name!r} (its messages: {', '.join(known.values())})")
+        types = {known[n.lower()] for n in filters.types}
+        inside = set(chosen)
+        diagram = Diagram(chosen, node_labels(ids), filters.start, filters.start)
+        flights: dict[int, Flight] = {}
+        order, marks = diagram.order, diagram.marks
+        for e in reader.events():
+            if e.t > filters.stop:
+                break
+            kind = type(e)
+            if kind is SendEvent:
+                if e.t < filters.start or e.src not in inside or e.dst not in inside:
+                    continue
+                if types and e.msg.label not in types:
+                    continue
+                flight = flights[e.id] = Flight(e.id, e.src, e.dst, e.msg.label, str(e.msg.role), e.t)
+                diagram.flights.append(flight)
+                order.append(("send", flight))
+            elif kind is DeliverEvent or kind is DropEvent:
+                flight = flights.pop(e.id, None)
+                if flight is not None:
+                    flight.ended, flight.dropped = e.t, kind is DropEvent
+                    order.append(("drop" if flight.dropped else "deliver", flight))
+            elif e.t < filters.start:
+                continue
+            elif kind is ViolationEvent:
+                if e.phase == "begin":
+                    text = f"{PROPERTY_NAMES[e.property]}: {describe(e, diagram.labels.__getitem__)}"
+                    diagram.bands.append(Band(e.t, text, e.nodes))
+                else:
+                    for band in reversed(diagram.bands):
+                        if band.end is None and band.text.startswith(PROPERTY_NAMES[e.property] + ":"):
+                            band.end = e.t
+                            break
+            else:
+                mark = _mark(e, diagram.labels)
+                if mark is not None and mark.node in inside:
+                    marks.append(mark)
+                    order.append(("mark", mark))
+            diagram.stop = e.t
+    return diagram
+
+
+def _mark(e: object, labels: dict[int, str]) -> Mark | None:
+    kind = type(e)
+    if kind is StateEvent:
+        leader = "none" if e.leader is None else labels[e.leader]
+        return Mark(e.t, e.node, "state", f"{e.status}, leader {leader}", e.role)
+    if kind is CrashEvent:
+        return Mark(e.t, e.node, "crash", "crashed", "down")
+    if kind is RecoverEvent:
+        return Mark(e.t, e.node, "recover", "recovered")
+    if kind is StartEvent:
+        return Mark(e.t, e.node, "start", "started")
+    return None
+
+
+# --- SVG ----------------------------------------------------------------------------
+
+LANE = 96  # px between lanes
+LEFT = 76  # px for the time axis
+TOP = 96  # px for the legend and the lanes' names
+THEME = themes.LIGHT  # paper is light
+MUTED = "#8A8A8A"
+LEGEND_WIDTH = 760  # px the legend needs: a narrower diagram is widened to it
+
+
+def colour(variable: str) -> str:
+    """A theme variable of the app's look ($warning) as the light theme's colour."""
+    name = variable.removeprefix("$").replace("-", "_")
+    return MUTED if name == "text_muted" else getattr(THEME, name, None) or THEME.foreground
+
+
+def scale(span: float) -> float:
+    """Pixels per virtual second: a second's delay readable on a short run, and a long
+    run still a file a browser opens (at most about 40,000 px tall)."""
+    return max(0.5, min(60.0, 40_000 / span)) if span > 0 else 60.0
+
+
+def tick(per_second: float) -> float:
+    """Seconds between two time marks, about 80 px apart: 1, 2 or 5 times a power of ten."""
+    want = 80 / per_second
+    power = 10 ** math.floor(math.log10(want))
+    return next(step * power for step in (1, 2, 5, 10) if step * power >= want)
+
+
+def to_svg(d: Diagram) -> str:
+    per_second = scale(d.stop - d.start)
+    x = {node: LEFT + LANE // 2 + k * LANE for k, node in enumerate(d.ids)}
+    y = lambda t: TOP + 20 + (t - d.start) * per_second  # noqa: E731 - one formula, used everywhere below
+    width, height = max(LEFT + LANE * max(1, len(d.ids)) + 20, LEGEND_WIDTH), int(y(d.stop)) + 40
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, monospace" font-size="11">',
+           f'<rect width="100%" height="100%" fill="{THEME.background}"/>', "<defs>"]
+    for role, variable in MESSAGE_COLOUR.items():
+        out.append(f'<marker id="arrow-{role}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+                   f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour(variable)}"/></marker>')
+    out.append("</defs>")
+    out += _legend(width)
+    # Violations under everything: a band across the lanes while each lasts.
+    for band in d.bands:
+        top, bottom = y(band.t), y(band.end if band.end is not None else d.stop)
+        out.append(f'<rect x="{LEFT}" y="{top:.1f}" width="{width - LEFT - 10}" height="{max(2.0, bottom - top):.1f}" '
+                   f'fill="{THEME.error}" fill-opacity="0.12" stroke="{THEME.error}" stroke-width="0.5"/>')
+        out.append(f'<text x="{LEFT + 4}" y="{top + 12:.1f}" fill="{THEME.error}">⚠ {escape(band.text)}</text>')
+    # The time axis.
+    step = tick(per_second)
+    t = math.ceil(d.start / step) * step
+    while t <= d.stop + 1e-9:
+        out.append(f'<text x="{LEFT - 8}" y="{y(t) + 4:.1f}" text-anchor="end" fill="{MUTED}">{t:g}s</text>')
+        out.append(f'<line x1="{LEFT}" x2="{width - 10}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="{MUTED}" stroke-opacity="0.15"/>')
+        t += step
+    # Lanes: solid while up, dashed while down.
+    for node in d.ids:
+        out.append(f'<text x="{x[node]}" y="{TOP}" text-anchor="middle" font-weight="bold" '
+                   f'fill="{THEME.foreground}">{escape(d.labels[node])}</text>')
+        for (a, b), up in _lane_spans(d, node):
+            dash = "" if up else ' stroke-dasharray="3,4"'
+            out.append(f'<line x1="{x[node]}" x2="{x[node]}" y1="{y(a):.1f}" y2="{y(b):.1f}" '
+                       f'stroke="{THEME.foreground if up else MUTED}" stroke-width="{1.5 if up else 1}"{dash}/>')
+    # Messages.
+    for f in d.flights:
+        c = colour(MESSAGE_COLOUR.get(f.role, "$foreground"))
+        end = f.ended if f.ended is not None else d.stop
+        x1, y1, x2, y2 = x[f.src], y(f.sent), x[f.dst], y(end)
+        if f.ended is None:  # still in flight at the end: half way, dotted
+            x2, y2 = (x1 + x2) / 2, (y1 + y2) / 2
+        style = ' stroke-dasharray="2,3"' if f.ended is None or f.dropped else ""
+        arrow = "" if f.dropped or f.ended is None else f' marker-end="url(#arrow-{f.role})"'
+        what = "dropped" if f.dropped else "in flight" if f.ended is None else f"delivered at {end:g}s"
+        out.append(f'<g><title>{escape(f.label)} #{f.id} {d.labels[f.src]}→{d.labels[f.dst]}, sent at {f.sent:g}s, {what}</title>'
+                   f'<line x1="{x1}" y1="{y1:.1f}" x2="{x2}" y2="{y2:.1f}" stroke="{c}" stroke-width="1.2"{style}{arrow}/>')
+        if f.dropped:
+            out.append(f'<text x="{x2}" y="{y2 + 4:.1f}" text-anchor="middle" fill="{THEME.error}">✕</text>')
+        # The label two thirds along: a broadcast's labels part as their arrows do.
+        lx, ly = x1 + (x2 - x1) * 0.66, y1 + (y2 - y1) * 0.66
+        out.append(f'<text x="{lx:.1f}" y="{ly - 3:.1f}" text-anchor="middle" fill="{c}" '
+                   f'font-size="9">{escape(f.label)}</text></g>')
+    # Marks on the lanes.
+    last = {(m.node, m.t): m for m in d.marks}  # what a lane says at one instant: its last word
+    for m in d.marks:
+        if m.kind == "start" or last[m.node, m.t] is not m and not (m.kind == "crash"):
+            continue  # the lane's beginning says it; a crash's "down" state says no more than the crash
+        if m.kind == "state" and m.role == "down":
+            continue
+        glyph, variable = role_look(m.role) if m.role else ("▲", "$success")
+        c = colour(variable)
+        out.append(f'<g><title>{d.labels[m.node]} at {m.t:g}s: {escape(m.text)}</title>'
+                   f'<text x="{x[m.node] + 5}" y="{y(m.t) + 4:.1f}" fill="{c}">{glyph} {escape(m.text.split(",")[0])}</text></g>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _lane_spans(d: Diagram, node: int) -> list[tuple[tuple[float, float], bool]]:
+    """A lane cut where its node goes down and comes back: ((from, to), up)."""
+    spans, since, up = [], d.start, True
+    first = next((m for m in d.marks if m.node == node and m.kind in ("crash", "recover", "start")), None)
+    if first is not None and first.kind in ("recover", "start") and first.t > d.start:
+        up = False  # it comes up in the window: it was down before
+    for m in d.marks:
+        if m.node == node and m.kind in ("crash", "recover", "start") and (m.kind == "crash") == up:
+            spans.append(((since, m.t), up))
+            since, up = m.t, not up
+    spans.append(((since, d.stop), up))
+    return spans
+
+
+def _legend(width: int) -> list[str]:
+    out, lx = [], LEFT
+    for role, variable in MESSAGE_COLOUR.items():
+        out.append(f'<line x1="{lx}" x2="{lx + 24}" y1="16" y2="16" stroke="{colour(variable)}" stroke-width="1.5" '
+                   f'marker-end="url(#arrow-{role})"/><text x="{lx + 30}" y="20" fill="{THEME.foreground}">{role}</text>')
+        lx += 130
+    lx = LEFT
+    for role in ("normal", "electing", "waiting", "down"):
+        glyph, variable = role_look(role)
+        out.append(f'<text x="{lx}" y="42" fill="{colour(variable)}">{glyph} {role}</text>')
+        lx += 100
+    out.append(f'<text x="{LEFT}" y="62" fill="{THEME.foreground}">✕ dropped at a down node · dashed lane: down · '
+               f'▲ recovered · red band: a violation, while it lasts</text>')
+    return out
+
+
+# --- Mermaid ---------------------------------------------------------------------------
+
+
+def to_mermaid(d: Diagram) -> str:
+    name = {node: f"n{k + 1}" for k, node in enumerate(d.ids)}
+    out = ["sequenceDiagram"]
+    out += [f"    participant {name[node]} as {_mermaid_text(d.labels[node])}" for node in d.ids]
+    bands = sorted(d.bands, key=lambda b: b.t)
+    everyone = f"{name[d.ids[0]]},{name[d.ids[-1]]}" if len(d.ids) > 1 else name[d.ids[0]] if d.ids else ""
+    b = 0
+    for what, item in d.order:
+        while b < len(bands) and bands[b].t <= _time(what, item):
+            out.append(f"    Note over {everyone}: ⚠ {_mermaid_text(bands[b].text)}")
+            b += 1
+        if what == "deliver":
+            out.append(f"    {name[item.src]}->>{name[item.dst]}: {_mermaid_text(item.label)}")
+        elif what == "drop":
+            out.append(f"    {name[item.src]}-x{name[item.dst]}: {_mermaid_text(item.label)} (dropped: down)")
+        elif what == "mark":
+            out.append(f"    Note over {name[item.node]}: {_mermaid_text(item.text)}")
+    out += [f"    Note over {everyone}: ⚠ {_mermaid_text(band.text)}" for band in bands[b:]]
+    return "\n".join(out) + "\n"
+
+
+def _time(what: str, item: Flight | Mark) -> float:
+    return item.t if what == "mark" else item.sent if what == "send" else item.ended
+
+
+def _mermaid_text(text: str) -> str:
+    """Mermaid reads `;` as a statement's end and `#` as an entity's start."""
+    return text.replace(";", ",").replace("#", "no. ")
+
+
+# --- ShiViz ------------------------------------------------------------------------------
+
+SHIVIZ_REGEX = r"(?<event>.*)\n(?<host>\S*) (?<clock>{.*})"
+
+
+def to_shiviz(d: Diagram) -> str:
+    host = {node: f"node{d.labels[node]}" for node in d.ids}
+    clocks: dict[int, dict[str, int]] = {node: {} for node in d.ids}
+    sent_with: dict[int, dict[str, int]] = {}  # message id -> its sender's clock at the send
+    out = [SHIVIZ_REGEX, ""]  # line 1: how to read it (ShiViz's default); line 2: one execution
+    for what, item in d.order:
+        if what == "send":
+            node, text = item.src, f"t={item.sent:g} send {item.label} #{item.id} to {d.labels[item.dst]}"
+        elif what == "deliver":
+            node, text = item.dst, f"t={item.ended:g} receive {item.label} #{item.id} from {d.labels[item.src]}"
+            clock = clocks[node]
+            for h, n in sent_with.pop(item.id).items():
+                if clock.get(h, 0) < n:
+                    clock[h] = n
+        elif what == "drop":
+            sent_with.pop(item.id, None)  # it never arrives: nothing happens at the down receiver
+            continue
+        else:
+            node, text = item.node, f"t={item.t:g} {item.text}"
+        clock = clocks[node]
+        clock[host[node]] = clock.get(host[node], 0) + 1
+        if what == "send":
+            sent_with[item.id] = dict(clock)
+        out.append(text)
+        out.append(f"{host[node]} {json.dumps(clock)}")
+    return "\n".join(out) + "\n"
+
+
+WRITERS = {"svg": to_svg, "mermaid": to_mermaid, "shiviz": to_shiviz}
+
+
+def export(path: str, fmt: str, filters: Filters = Filters()) -> str:
+    return WRITERS[fmt](collect(path, filters))
+
+
+def parse_list(text: str, what: str, item: type) -> tuple:
+    """`1,2,5` -> (1, 2, 5): a comma-separated option, each item checked."""
+    items = [part.strip() for part in text.split(",")]
+    if not text.strip() or not all(items):
+        raise InputError(f"{what} must be a comma-separated list, not {text!r}")
+    try:
+        return tuple(item(part) for part in items)
+    except ValueError:
+        raise InputError(f"{what} must be a comma-separated list of {'ranks' if item is int else 'names'}, not {text!r}") from None
+
