@@ -3,7 +3,7 @@
     python bench/ui.py
 
 1. Key latency, during classic's start-up Election storm (default delays): N = 32 at
-   the highest speed (x64), and N = 64 at x1 (5.2 million messages, far more than the
+   the highest speed (x64), with the log as text and as the space-time diagram, and N = 64 at x1 (5.2 million messages, far more than the
    app can show as they come, so the run falls behind its clock and says so). A key
    that crashes or recovers the selected node, timed until its card shows the change
    and the screen has been redrawn.
@@ -31,8 +31,9 @@ from playground.ui.app import SPEEDS, BullyApp  # noqa: E402
 SIZE = (200, 50)
 
 
-async def key_latency(nodes: int, speed: float, presses: int = 20) -> tuple[list[float], float]:
-    """Latencies in ms, and how far behind its clock the run was at the end (s)."""
+async def key_latency(nodes: int, speed: float, presses: int = 20, diagram: bool = False) -> tuple[list[float], float]:
+    """Latencies in ms, and how far behind its clock the run was at the end (s); with
+    `diagram`, the log drawn as the space-time diagram."""
     with tempfile.TemporaryDirectory() as tmp:
         app = BullyApp(Session(nodes=nodes), speed=speed, save_dir=tmp)
         latencies = []
@@ -40,6 +41,8 @@ async def key_latency(nodes: int, speed: float, presses: int = 20) -> tuple[list
             frames = []  # when the app composited a frame: what "on screen" means here
             display = app._display
             app._display = lambda *args: (frames.append(time.perf_counter()), display(*args))[1]
+            if diagram:
+                app.action_toggle_diagram()
             await pilot.pause(2.0)  # into the storm
             for i in range(presses):
                 node = nodes - i // 2
@@ -95,9 +98,9 @@ async def memory(seconds: float = 90.0) -> list[tuple[int, float, int, int, floa
 
 
 def main() -> None:
-    for nodes, speed in ((32, max(SPEEDS)), (64, 1.0)):
-        latencies, behind = asyncio.run(key_latency(nodes, speed))
-        print(f"key latency, N={nodes} at x{speed:g}: median {statistics.median(latencies):.1f} ms, "
+    for nodes, speed, diagram in ((32, max(SPEEDS), False), (32, max(SPEEDS), True), (64, 1.0, False)):
+        latencies, behind = asyncio.run(key_latency(nodes, speed, diagram=diagram))
+        print(f"key latency, N={nodes} at x{speed:g}{' with the diagram' if diagram else ''}: median {statistics.median(latencies):.1f} ms, "
               f"max {max(latencies):.1f} ms over {len(latencies)} presses; {behind:.1f} s behind its clock at the end")
     used = asyncio.run(paused_cpu())
     print(f"paused, N=7: {used:.3f} CPU seconds in 5 s of wall time ({used / 5 * 100:.1f}% of a core)")

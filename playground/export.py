@@ -216,7 +216,9 @@ def tick(per_second: float) -> float:
 def to_svg(d: Diagram) -> str:
     per_second = scale(d.stop - d.start)
     x = {node: LEFT + LANE // 2 + k * LANE for k, node in enumerate(d.ids)}
-    y = lambda t: TOP + 20 + (t - d.start) * per_second  # noqa: E731 - one formula, used everywhere below
+
+    def y(t: float) -> float:
+        return TOP + 20 + (t - d.start) * per_second
     width, height = max(LEFT + LANE * max(1, len(d.ids)) + 20, LEGEND_WIDTH), int(y(d.stop)) + 40
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, monospace" font-size="11">',
@@ -266,11 +268,12 @@ def to_svg(d: Diagram) -> str:
         out.append(f'<text x="{lx:.1f}" y="{ly - 3:.1f}" text-anchor="middle" fill="{c}" '
                    f'font-size="9">{escape(f.label)}</text></g>')
     # Marks on the lanes.
-    last = {(m.node, m.t): m for m in d.marks}  # what a lane says at one instant: its last word
-    for m in d.marks:
-        if m.kind == "start" or last[m.node, m.t] is not m and not (m.kind == "crash"):
-            continue  # the lane's beginning says it; a crash's "down" state says no more than the crash
-        if m.kind == "state" and m.role == "down":
+    # Not the start (the lane's beginning says it), nor a crash's "down" state (the crash
+    # says it); and at one instant, a lane's last word only.
+    shown = [m for m in d.marks if m.kind != "start" and not (m.kind == "state" and m.role == "down")]
+    last = {(m.node, m.t): m for m in shown}
+    for m in shown:
+        if last[m.node, m.t] is not m:
             continue
         glyph, variable = role_look(m.role) if m.role else ("▲", "$success")
         c = colour(variable)

@@ -61,4 +61,12 @@ class Fire:
 
 
 Work = Boot | Crash | Recover | Suspect | Deliver | Held | Fire
+
+
+def _same(item: Work, memo: dict) -> Work:
+    return item
+
+
+for _immutable in (Boot, Crash, Recover, Suspect, Deliver, Held, Fire):
+    _immutable.__deepcopy__ = _same  # an engine's copy shares them (a generic copy of each: a visible stall)
 Entry = tuple[int, int, int, Work]  # (time, rank, order, item): how a host is handed its work

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import os
 import signal
 import shutil
@@ -52,6 +53,8 @@ from ..host import Internals
 from ..live import LiveRun
 from ..session import Session, exception_leaves
 from ..config import InputError
+from ..export import Filters, export
+from ..files import write_whole
 from ..transcript import Recorder, WriteError
 from .alert_bar import AlertBar
 from .branch_screen import BranchScreen
@@ -116,6 +119,10 @@ class BullyApp(App[None]):
         Binding("t", "next_theme", "theme", show=False, tooltip="next theme (dark, light)"),
         Binding("f", "filter_node", "log node", show=False, tooltip="log: only the selected node (again: all)"),
         Binding("m", "filter_topic", "log type", show=False, tooltip="log: next message type filter"),
+        Binding("d", "toggle_diagram", "diagram", show=False,
+                tooltip="the log as a space-time diagram: a lane per node, time flowing down (again: the text)"),
+        Binding("D", "export_svg", "export SVG", show=False,
+                tooltip="export the log's window (its time span and filters) as an SVG space-time diagram, and say where"),
         Binding("h", "toggle_detector", "log detector", show=False,
                 tooltip="log: show or hide failure-detector traffic (probes, heartbeats)"),
         Binding("pageup", "scroll_log(-1)", show=False, tooltip="scroll the log back a page"),
@@ -370,6 +377,7 @@ class BullyApp(App[None]):
             text = wall - self._text_drawn >= 1 / TEXT_HZ
         if text:
             self._text_drawn = wall
+            self.log_view.selected = self.selected
             self.log_view.show()
             self.panel.show(self.model.nodes[self.selected], self._internals(), now, self.model.label)
         m, live = self.model, self.live
@@ -637,6 +645,37 @@ class BullyApp(App[None]):
             self.notify(f"Saved the transcript to {target}")
             return
         self.notify(f"Could not save: {base}.jsonl and 99 variants exist in {self.save_dir}", severity="error")
+
+    def action_toggle_diagram(self) -> None:
+        self.log_view.toggle_diagram()
+
+    def action_export_svg(self) -> None:
+        """The log's window (from its first line's time to the moment shown, its node and
+        type filters) as an SVG diagram beside the saved transcripts; read from the
+        session's transcript in a thread, so the app keeps going."""
+        lines = self.model.log
+        if not lines or self._spool is None:
+            self.notify("Nothing to export yet.")
+            return
+        log = self.log_view
+        ranks = (self.session.ids.index(log.node_filter) + 1,) if log.node_filter is not None else ()
+        types = (log.topic_filter,) if log.topic_filter in self.model.topics else ()
+        filters = Filters(lines[0].t, self.now(), ranks, types)
+        stamp = f"t{math.floor(filters.start)}-{math.ceil(filters.stop)}s"
+        target = self.save_dir / f"bully-{self.session.algorithm}-n{self.session.nodes}-{stamp}.svg"
+        n = 1
+        while target.exists():
+            n += 1
+            target = target.with_name(f"bully-{self.session.algorithm}-n{self.session.nodes}-{stamp}-{n}.svg")
+        self.run_worker(lambda: self._export(str(self._spool), filters, target), thread=True, group="export")
+
+    def _export(self, source: str, filters: Filters, target: Path) -> None:
+        try:
+            write_whole(str(target), "export", export(source, "svg", filters).encode(), overwrite=False)
+        except (InputError, WriteError) as e:
+            self.call_from_thread(self.notify, f"Could not export: {e}", severity="error")
+            return
+        self.call_from_thread(self.notify, f"Exported the diagram to {target}")
 
     def action_switch_algorithm(self, name: str) -> None:
         self.restart_with = name

@@ -7,6 +7,10 @@ follows new lines; scrolled back, it stays where it is (and says how far back).
 It shows the model's lines (the model keeps the last LOG_CAP) through its filters: one
 node, one message type, and failure-detector traffic (probes, heartbeats and their
 replies), which is hidden until asked for, since it would drown the election.
+
+The same lines can be drawn as a space-time diagram (`diagram`, the app's `d`): one lane
+per node, a row per line (`diagram.py`). For that each kept line remembers who was down
+when it happened, so a lane is drawn dashed while its node is down.
 """
 
 from __future__ import annotations
@@ -14,12 +18,16 @@ from __future__ import annotations
 from collections import deque
 from itertools import islice
 
+from rich.segment import Segment
+from rich.style import Style
+from textual.color import Color
 from textual.content import Content
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
 
+from . import diagram as drawing
 from .look import line_colour
 from .model import DETECTOR, LOG_CAP, ClusterModel, LogLine
 
@@ -38,6 +46,12 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         self.topic_filter: str | None = None
         self.show_detector = False
         self._lines: deque[LogLine] = deque(maxlen=LOG_CAP)  # the model's lines that pass the filters
+        self._down: deque[frozenset[int]] = deque(maxlen=LOG_CAP)  # who was down at each of them
+        self._down_now: frozenset[int] = frozenset()  # ... after the last line looked at
+        self.diagram = False  # drawn as a space-time diagram
+        self.selected: int | None = None  # the app's selected node: the diagram keeps its lane
+        self._lanes: tuple[tuple, tuple[tuple[int, ...], int]] | None = None  # (key, lanes): drawn once per change
+        self._styles: dict[tuple[str, str], Style] = {}  # (theme, colour variable) -> style, for the diagram
         self._taken = 0  # model.logged when the last new line was looked at
         self._loads = 0  # model.loads then: a model loaded with another moment is filtered afresh
         self.following = True  # at the bottom, following new lines (until scrolled back)
@@ -58,10 +72,32 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         self.show_detector = not self.show_detector
         self._refilter()
 
+    def toggle_diagram(self) -> None:
+        self.diagram = not self.diagram
+        self._lanes = None
+        self._title()
+        self.refresh()
+
     def _refilter(self) -> None:
-        self._lines = deque(filter(self.matches, self.model.log), maxlen=LOG_CAP)
+        log = self.model.log
+        down = frozenset(drawing.down_at_start(log, {i for i, n in self.model.nodes.items() if not n.up}))
+        self._lines, self._down = deque(maxlen=LOG_CAP), deque(maxlen=LOG_CAP)
+        self._keep(log, down)
         self._taken = self.model.logged
         self._resize(follow=True)
+
+    def _keep(self, lines, down: frozenset[int]) -> int:
+        """Keep the lines that pass the filters, each with who was down then; how many kept."""
+        kept = 0
+        matches, keep_line, keep_down = self.matches, self._lines.append, self._down.append
+        for line in lines:
+            down = drawing.after(line, down)
+            if matches(line):
+                keep_line(line)
+                keep_down(down)
+                kept += 1
+        self._down_now = down
+        return kept
 
     # --- new lines ------------------------------------------------------------------------
 
@@ -75,13 +111,15 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         new = self.model.logged - self._taken
         if not new:
             return
+        if new >= LOG_CAP:  # all of it is new: who was down is known only from the model
+            self._refilter()
+            return
         self._taken = self.model.logged
         following = self.following
         before = len(self._lines)
-        newest = list(islice(reversed(self.model.log), min(new, LOG_CAP)))
-        fresh = [line for line in reversed(newest) if self.matches(line)]
-        self._lines.extend(fresh)
-        dropped = before + len(fresh) - len(self._lines)  # fell off the front
+        newest = list(islice(reversed(self.model.log), new))
+        kept = self._keep(reversed(newest), self._down_now)
+        dropped = before + kept - len(self._lines)  # fell off the front
         if not following and dropped:
             self.scroll_to(y=max(0, self.scroll_y - dropped), animate=False, immediate=True)
         self._resize(follow=following)
@@ -100,6 +138,12 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         back = max(0, len(self._lines) - int(self.scroll_y) - self.scrollable_content_region.height)
         self.border_subtitle = " · ".join(
             [f"{len(self._lines)} of {len(self.model.log)} shown", *filter(None, filters)] + ([f"{back} back"] if back else []))
+        self.border_title = "messages"
+        if self.diagram:
+            lanes, _ = self._lanes_now()
+            left_out = len(self.model.ids) - len(lanes)
+            self.border_title = "space-time diagram (d: the log)" + (
+                f" · nodes {', '.join(label[n] for n in lanes)}; {left_out} left out" if left_out else "")
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
@@ -112,19 +156,55 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
 
     # --- drawing ----------------------------------------------------------------------------
 
+    def _lanes_now(self) -> tuple[tuple[int, ...], int]:
+        """The diagram's lanes and their width, worked out again only when something they
+        depend on changed."""
+        width = max(1, self.scrollable_content_region.width - TIME_WIDTH)
+        selected = self.selected if self.selected is not None else self.model.ids[-1]
+        key = (width, selected, self._taken, self.model.loads, len(self._lines))
+        if self._lanes is None or self._lanes[0] != key:
+            self._lanes = (key, drawing.choose_lanes(self.model.ids, width, selected, self._lines))
+        return self._lanes[1]
+
     def render_line(self, y: int) -> Strip:
         index = int(self.scroll_y) + y
         width = self.scrollable_content_region.width
         if index >= len(self._lines):
             return Strip.blank(width, self.rich_style)
         line = self._lines[index]
+        if self.diagram:
+            lanes, lane_width = self._lanes_now()
+            runs = drawing.row(line, lanes, lane_width, self._down[index], self.model.label, max(1, width - TIME_WIDTH))
+            style = self._style
+            segments = [Segment(f"{line.t:{TIME_WIDTH - 1}.3f} ", style("$text-muted"))]
+            segments += [Segment(text, style(variable)) for text, variable in runs]
+            return Strip(segments).adjust_cell_length(width, self.rich_style).crop(0, width)
         content = Content.assemble((f"{line.t:{TIME_WIDTH - 1}.3f} ", "$text-muted"),
                                    (line.text, line_colour(line.kind, line.role)))
         strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
         return strip.crop(0, width)
 
+    def _style(self, variable: str) -> Style:
+        """A theme colour variable ($warning; "" the widget's own) as a rich Style, worked
+        out once per theme."""
+        key = (self.app.theme, variable)
+        style = self._styles.get(key)
+        if style is None:
+            base = self.rich_style
+            value = self.app.theme_variables.get(variable.removeprefix("$"), "") if variable else ""
+            if not value:
+                style = base
+            else:
+                if value.startswith("auto"):  # "auto 60%": the text colour, that strong, on the background
+                    alpha = float(value.split()[1].rstrip("%")) / 100 if len(value.split()) > 1 else 1.0
+                    colour = Color.from_rich_color(base.color).with_alpha(alpha)
+                else:
+                    colour = Color.parse(value)
+                style = Style(color=(Color.from_rich_color(base.bgcolor) + colour).rich_color, bgcolor=base.bgcolor)
+            self._styles[key] = style
+        return style
+
     def visible_text(self) -> list[str]:
         """The lines on screen, as text (for tests)."""
         top = int(self.scroll_y)
-        return [f"{line.t:{TIME_WIDTH - 1}.3f} {line.text}"
-                for line in list(self._lines)[top:top + self.scrollable_content_region.height]]
+        return [self.render_line(y).text for y in range(min(self.scrollable_content_region.height, len(self._lines) - top))]

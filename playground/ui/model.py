@@ -79,6 +79,7 @@ class LogLine:
     role: str | None  # the message's role (None for other lines)
     nodes: tuple[int, ...]
     text: str
+    state: tuple[str, str] | None = None  # a state line's (status role, status): the diagram's mark
 
 
 @dataclass(slots=True)
@@ -153,7 +154,8 @@ class ClusterModel:
                 node.status, node.role, node.leader, node.epoch = e.status, e.role, e.leader, e.epoch
                 if line:
                     leader = "none" if e.leader is None else self.label[e.leader]
-                    line(e, "state", None, (e.node,), f"node {self.label[e.node]} {e.status}, leader {leader}")
+                    line(e, "state", None, (e.node,), f"node {self.label[e.node]} {e.status}, leader {leader}",
+                         (e.role, e.status))
             elif kind is TimerSetEvent:
                 self.nodes[e.node].timers[e.name] = (e.t, e.fires)
             elif kind is TimerEvent or kind is TimerCancelEvent:
@@ -212,9 +214,10 @@ class ClusterModel:
     def _link(self, e: SendEvent | DeliverEvent | DropEvent) -> str:
         return f"{self.label[e.src]}→{self.label[e.dst]}"
 
-    def _log(self, e: Event, topic: str, role: str | None, nodes: tuple[int, ...], text: str) -> None:
+    def _log(self, e: Event, topic: str, role: str | None, nodes: tuple[int, ...], text: str,
+             state: tuple[str, str] | None = None) -> None:
         self.logged += 1
-        self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text))
+        self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text, state))
 
     @property
     def synchronous(self) -> bool:

@@ -1,0 +1,132 @@
+"""The log as a space-time diagram: one lane per node, time flowing down, a row per line.
+
+The message log (`message_log.py`) shows it when `d` is pressed: the same lines, through
+the same filters, scrolled the same way, at the moment shown (time travel included); only
+the drawing differs. A row is one log line:
+
+  - a send: ○ on the sender's lane, and where it goes (→5 Election);
+  - a delivery: an arrow from the sender's lane to the receiver's, with the message's
+    name on it, coloured by its role; a drop ends in ✕ at the down receiver; a message
+    waiting at a held link ends in ⏸;
+  - a state change: the role's glyph on the node's lane, and the status beside it;
+  - a crash ✖, a recovery or start ▲;
+  - a violation, an agreement or a command: the whole row, in its colour (a violation red).
+
+A lane is │ while its node is up and ┊ while it is down. When the lanes do not fit, the
+diagram keeps the selected node and the nodes it talks with in the lines, and says how
+many it left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .look import line_colour, role_look
+from .model import LogLine
+
+MIN_LANE = 6  # columns a lane needs: room for an arrow head and a few letters
+MAX_LANE = 16
+MESSAGE_KINDS = ("deliver", "drop", "held")
+WHOLE_ROW = ("violation", "agreement", "command")
+LANE_COLOUR = "$text-muted"
+
+
+def choose_lanes(ids: tuple[int, ...], width: int, selected: int, lines: Iterable[LogLine]) -> tuple[tuple[int, ...], int]:
+    """The nodes that get a lane in `width` columns, and the lane width. All of them if they
+    fit; else the selected node and those it exchanged messages with (most lines first)."""
+    if len(ids) * MIN_LANE <= width:
+        return ids, max(MIN_LANE, min(MAX_LANE, width // max(1, len(ids))))
+    room = max(1, width // MIN_LANE)
+    talk: dict[int, int] = {}
+    for line in lines:
+        if line.kind in MESSAGE_KINDS and selected in line.nodes:
+            for node in line.nodes:
+                if node != selected:
+                    talk[node] = talk.get(node, 0) + 1
+    partners = sorted(talk, key=lambda n: -talk[n])[: room - 1]
+    chosen = tuple(sorted({selected, *partners}, key=ids.index))
+    return chosen, max(MIN_LANE, min(MAX_LANE, width // len(chosen)))
+
+
+def row(line: LogLine, lanes: tuple[int, ...], lane_width: int, down: frozenset[int], label: dict[int, str],
+        width: int) -> list[tuple[str, str]]:
+    """One line of the log as one row of the diagram, `width` columns wide: runs of
+    (text, theme colour variable or "")."""
+    cells = [" "] * width
+    styles: list[str | None] = [None] * width
+    column = {node: k * lane_width + lane_width // 2 for k, node in enumerate(lanes)}
+    for node, x in column.items():
+        if x < width:
+            cells[x], styles[x] = ("┊" if node in down else "│"), LANE_COLOUR
+    colour = line_colour(line.kind, line.role)
+
+    def put(x: int, text: str, style: str) -> None:
+        for k, ch in enumerate(text):
+            if 0 <= x + k < width:
+                cells[x + k], styles[x + k] = ch, style
+
+    if line.kind in WHOLE_ROW:
+        for x in range(width):
+            if cells[x] == " ":
+                cells[x], styles[x] = ("━" if line.kind == "violation" else "┈"), colour
+        text = f" {line.text} "
+        put(max(0, (width - len(text)) // 2), text, colour)
+    elif line.kind in MESSAGE_KINDS and len(line.nodes) == 2 and all(n in column for n in line.nodes):
+        src, dst = line.nodes
+        a, b = column[src], column[dst]
+        step = 1 if b > a else -1
+        for x in range(a + step, b, step):
+            cells[x], styles[x] = "─", colour
+        head = {"deliver": "▶" if step > 0 else "◀", "drop": "✕", "held": "⏸"}[line.kind]
+        put(b - step, head, colour)
+        span = abs(b - a) - 3
+        if span > 0:
+            name = line.topic[:span]
+            put(min(a, b) + 2 + (span - len(name)) // 2, name, colour)
+    elif line.kind == "send" and line.nodes and line.nodes[0] in column:
+        src, dst = line.nodes
+        put(column[src], "○", colour)
+        put(column[src] + 1, f"→{label[dst]} {line.topic}"[: lane_width - 1], colour)
+    elif line.nodes and line.nodes[0] in column:
+        node = line.nodes[0]
+        if line.kind == "state" and line.state is not None:
+            role, status = line.state
+            glyph, glyph_colour = role_look(role)
+            put(column[node], glyph, glyph_colour)
+            put(column[node] + 1, status[: lane_width - 2], glyph_colour)
+        elif line.kind == "crash":
+            put(column[node], "✖", colour)
+        else:  # recover, start
+            put(column[node], "▲", colour)
+    return _runs(cells, styles)
+
+
+def _runs(cells: list[str], styles: list[str | None]) -> list[tuple[str, str]]:
+    """Cells and their styles as runs of one style each. (Drawn as plain segments: a
+    Content of a hundred spans costs milliseconds a row, too dear at 20 frames a second.)"""
+    runs, start = [], 0
+    for x in range(1, len(cells) + 1):
+        if x == len(cells) or styles[x] != styles[start]:
+            runs.append(("".join(cells[start:x]), styles[start] or ""))
+            start = x
+    return runs
+
+
+def down_at_start(lines: Iterable[LogLine], down_now: set[int]) -> set[int]:
+    """Who was down before the first of `lines`, from who is down after the last of them."""
+    down = set(down_now)
+    for line in reversed(list(lines)):
+        if line.kind == "crash":
+            down.discard(line.nodes[0])
+        elif line.kind in ("recover", "start"):
+            down.add(line.nodes[0])
+    return down
+
+
+def after(line: LogLine, down: frozenset[int]) -> frozenset[int]:
+    """Who is down after `line`."""
+    if line.kind == "crash":
+        return down | {line.nodes[0]}
+    if line.kind in ("recover", "start") and line.nodes[0] in down:
+        return down - {line.nodes[0]}
+    return down

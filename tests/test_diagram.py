@@ -1,0 +1,98 @@
+"""The space-time diagram in the app (`d`), and the key that exports it (`D`)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from playground.config import ClusterConfig
+from playground.ui import diagram
+from playground.ui.model import LogLine
+from tests.test_app import advance, make_app, on_asyncio, wait_for
+
+LABELS = {1: "1", 2: "2", 3: "3"}
+
+
+def text(runs) -> str:
+    return "".join(t for t, _ in runs)
+
+
+def test_a_delivery_is_an_arrow_from_lane_to_lane_with_its_name():
+    line = LogLine(1.0, "deliver", "Election", "request", (1, 3), "1→3 Election #0 delivered")
+    runs = diagram.row(line, (1, 2, 3), 10, frozenset(), LABELS, 30)
+    drawn = text(runs)
+    assert drawn[5] == "│" and drawn[25] == "│" and drawn[24] == "▶"  # from lane 1 to lane 3
+    assert "Election" in drawn[5:25] and drawn[15] != "│"  # over lane 2
+    assert ("Election", "$warning") in runs or any("Election" in t and c == "$warning" for t, c in runs)
+    back = text(diagram.row(LogLine(1.0, "deliver", "Answer", "reply", (3, 1), ""), (1, 2, 3), 10, frozenset(), LABELS, 30))
+    assert back[6] == "◀"
+
+
+def test_a_drop_ends_in_a_cross_at_a_dashed_lane_and_a_violation_fills_the_row():
+    drop = LogLine(2.0, "drop", "Election", "request", (1, 3), "")
+    drawn = text(diagram.row(drop, (1, 2, 3), 10, frozenset({3}), LABELS, 30))
+    assert drawn[24] == "✕" and drawn[25] == "┊"
+    violation = LogLine(3.0, "violation", "violation", None, (1, 2), "⚠ split brain")
+    drawn = text(diagram.row(violation, (1, 2, 3), 10, frozenset(), LABELS, 30))
+    assert "split brain" in drawn and drawn.startswith("━")
+
+
+def test_state_marks_carry_their_roles_glyph_and_status():
+    line = LogLine(1.0, "state", "state", None, (2,), "node 2 election, leader none", ("electing", "election"))
+    drawn = text(diagram.row(line, (1, 2, 3), 10, frozenset(), LABELS, 30))
+    assert drawn[15:24] == "◆election"
+
+
+def test_lanes_that_do_not_fit_keep_the_selected_node_and_its_partners():
+    ids = tuple(range(1, 33))
+    lines = [LogLine(1.0, "deliver", "Election", "request", (5, k), "") for k in (9, 9, 9, 12, 12, 20)]
+    assert diagram.choose_lanes(ids, 200, 5, lines) == (ids, 6)
+    lanes, width = diagram.choose_lanes(ids, 20, 5, lines)
+    assert lanes == (5, 9, 12) and width == 6  # room for three: 5, then those it talks with most
+
+
+def test_who_was_down_is_worked_back_from_now():
+    lines = [LogLine(1.0, "crash", "crash", None, (3,), ""), LogLine(2.0, "recover", "recover", None, (3,), ""),
+             LogLine(3.0, "crash", "crash", None, (2,), "")]
+    assert diagram.down_at_start(lines, {2}) == set()
+    assert diagram.after(lines[0], frozenset()) == {3} and diagram.after(lines[1], frozenset({3})) == set()
+
+
+@on_asyncio
+async def test_d_draws_the_log_as_lanes_and_follows_time_travel(tmp_path):
+    app = make_app(tmp_path, nodes=4, config=ClusterConfig(delay_min=1, delay_max=1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 8)
+        await pilot.press("4", "c")
+        await advance(pilot, app, 12)
+        await pilot.press("d")
+        assert app.log_view.diagram and app.log_view.border_title.startswith("space-time diagram")
+        rows = app.log_view.visible_text()
+        assert any("▶" in r or "◀" in r for r in rows)
+        lane_4 = [r for r in rows if "┊" in r]  # node 4 is down: its lane is dashed
+        assert lane_4 and rows[-1].count("┊") == 1
+        await pilot.press("home")  # time travel: the diagram is of the moment shown
+        assert all(float(r.split()[0]) == 0.0 for r in app.log_view.visible_text())
+        await pilot.press("end", "d")
+        assert not app.log_view.diagram and app.log_view.border_title == "messages"
+
+
+@on_asyncio
+async def test_many_nodes_keep_the_selected_ones_partners_and_say_how_many_are_left_out(tmp_path):
+    app = make_app(tmp_path, nodes=32)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await advance(pilot, app, 3)
+        await pilot.press("d")
+        app.redraw(text=True)
+        assert "left out" in app.log_view.border_title
+
+
+@on_asyncio
+async def test_shift_d_exports_the_window_as_svg_and_says_where(tmp_path):
+    app = make_app(tmp_path, nodes=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 10)
+        await pilot.press("D")
+        await wait_for(pilot, lambda: list(tmp_path.glob("*.svg")), "the export")
+        svg = next(tmp_path.glob("*.svg"))
+        assert ET.parse(svg).getroot().tag.endswith("svg")
+        await wait_for(pilot, lambda: any("Exported the diagram to" in n.message for n in app._notifications), "the note")
