@@ -23,6 +23,7 @@ from rich.style import Style
 from textual.color import Color
 from textual.content import Content
 from textual.geometry import Size
+from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
@@ -38,6 +39,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     DEFAULT_CSS = """
     MessageLog { overflow-x: hidden; overflow-y: scroll; }
     """
+    diagram: reactive[bool] = reactive(False, init=False)  # drawn as a space-time diagram
 
     def __init__(self, model: ClusterModel):
         super().__init__()
@@ -48,7 +50,6 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         self._lines: deque[LogLine] = deque(maxlen=LOG_CAP)  # the model's lines that pass the filters
         self._down: deque[frozenset[int]] = deque(maxlen=LOG_CAP)  # who was down at each of them
         self._down_now: frozenset[int] = frozenset()  # ... after the last line looked at
-        self.diagram = False  # drawn as a space-time diagram
         self.selected: int | None = None  # the app's selected node: the diagram keeps its lane
         self._lanes: tuple[tuple, tuple[tuple[int, ...], int]] | None = None  # (key, lanes): drawn once per change
         self._styles: dict[tuple[str, str], Style] = {}  # (theme, colour variable) -> style, for the diagram
@@ -74,6 +75,8 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
 
     def toggle_diagram(self) -> None:
         self.diagram = not self.diagram
+
+    def watch_diagram(self) -> None:
         self._lanes = None
         self._title()
         self.refresh()
