@@ -190,12 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         until = DEFAULT_UNTIL if args.until is None else args.until
         summary = run_headless(session, until, progress=sys.stderr.isatty())
-    except InputError as e:
-        print(f"bully-tui: error: {e}", file=sys.stderr)
-        return 2
-    except WriteError as e:
-        print(f"bully-tui: error: {e}", file=sys.stderr)
-        return 1
+    except (InputError, WriteError) as e:
+        return _failed(e)
     except (Interrupted, KeyboardInterrupt) as e:
         at = f" at t={e.t:g} s" if isinstance(e, Interrupted) else ""
         kept = f"; the transcript so far is in {session.transcript}" if session and session.transcript else ""
@@ -205,16 +201,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _failed(e: InputError | WriteError) -> int:
+    """One line for what went wrong, and the exit status it means: 2 for bad input, 1 for
+    a file that could not be written."""
+    print(f"bully-tui: error: {e}", file=sys.stderr)
+    return 2 if isinstance(e, InputError) else 1
+
+
 def _subcommand(name: str, rest: list[str]) -> int:
     if name == "export":
         try:
             return run_export(rest)
-        except InputError as e:
-            print(f"bully-tui: error: {e}", file=sys.stderr)
-            return 2
-        except WriteError as e:
-            print(f"bully-tui: error: {e}", file=sys.stderr)
-            return 1
+        except (InputError, WriteError) as e:
+            return _failed(e)
     if len(rest) != 1 or rest[0].startswith("-"):
         print(f"bully-tui: error: usage: {SUBCOMMANDS[name]}", file=sys.stderr)
         return 2
@@ -223,9 +222,8 @@ def _subcommand(name: str, rest: list[str]) -> int:
         if name == "replay":
             return run_replay(path)
         count = verify(path)
-    except InputError as e:
-        print(f"bully-tui: error: {e}", file=sys.stderr)
-        return 2
+    except (InputError, WriteError) as e:  # (a replay's branch writes a transcript)
+        return _failed(e)
     except Different as e:
         print(f"bully-tui: different: {e}", file=sys.stderr)
         return 1

@@ -135,12 +135,16 @@ class History:
 
     @classmethod
     def read(cls, path: str, model: ClusterModel) -> History:
-        """The history of a whole transcript file, read once."""
-        with Reader.open(path) as reader:
-            history = cls(path, reader.header, model, reader.version)
-            for offset, events in reader.blocks():
-                history.add_block(offset, events)
-        return history
+        """The history of a whole transcript file, read at once (as a replay's Loading
+        reads it a batch at a time)."""
+        loading = Loading(path, model)
+        try:
+            while batch := loading.read(64):
+                loading.take(batch)
+            loading.take(batch)
+        finally:
+            loading.close()
+        return loading.history
 
     # --- out --------------------------------------------------------------------------------
 
