@@ -4,15 +4,22 @@ classic        the textbook Bully (seeds 001, 003)
 garcia-molina  Garcia-Molina's original, with Halt and Reorganization (seed 000)
 stoller        Stoller's, with a heartbeat failure detector (seed 004)
 ring           Chang & Roberts on a logical ring (lecture 3-9)
+epoch-bully    the classic Bully with seed 001's epochs, heartbeats and safe storage
 """
 
 from .classic import ClassicBully
+from .epoch_bully import EpochBully
 from .garcia_molina import GarciaMolina
 from .interface import (
     CancelTimer,
     Config,
     ElectionStarted,
     Input,
+    Join,
+    Joining,
+    Leave,
+    Leaving,
+    MEMBERSHIP_MESSAGES,
     Message,
     MessageRole,
     Node,
@@ -29,7 +36,7 @@ from .interface import (
 from .ring import Ring
 from .stoller import Stoller
 
-ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring)}
+ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, EpochBully)}
 
 __all__ = [
     "ALGORITHMS",
@@ -37,8 +44,14 @@ __all__ = [
     "ClassicBully",
     "Config",
     "ElectionStarted",
+    "EpochBully",
     "GarciaMolina",
     "Input",
+    "Join",
+    "Joining",
+    "Leave",
+    "Leaving",
+    "MEMBERSHIP_MESSAGES",
     "Message",
     "MessageRole",
     "Node",

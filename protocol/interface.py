@@ -7,7 +7,8 @@ runs ("call TimerFired('answer_wait') in 4 seconds"), and the network only as Se
 outputs. That keeps every rule testable by calling `step` and reading the result.
 
 Inputs:   Start (start-up or recovery; seed 000: start-up *is* a recovery),
-          Receive (a message arrived), TimerFired, Suspect (the failure detector fired).
+          Receive (a message arrived), TimerFired, Suspect (the failure detector fired),
+          Joining (start as a new member), Leaving (leave the cluster for good).
 Outputs:  Send, SetTimer (replaces a running timer of the same name), CancelTimer,
           and ElectionStarted, a pure announcement so observers can count elections
           without knowing any algorithm's internals.
@@ -23,6 +24,16 @@ The base class does all of this: algorithms send through `send`/`broadcast`, whi
 stamp the epoch, and announce elections through `announce_election`, which bumps it.
 The epoch is a label for people reading a run: no algorithm decides who leads by it
 (the ring uses it to name its elections, so it can tell a copy from a new one).
+
+Members (seed 001, notes 5 and 7). Who is in the cluster is in safe storage too: the
+runtime hands a node the members when it first starts, and the base class keeps them
+up to date. A node that joins broadcasts Join to every member, then starts as a
+recovering node; one that leaves broadcasts Leave and stops. A node that was down
+when a Join went round learns of the newcomer from its first message; one that missed
+a Leave keeps the leaver, which from then on looks like a node that is down. An
+algorithm reacts in `on_member_joined` and `on_member_left` (by default: a leader that
+leaves is gone, as if the detector had fired). One whose model cannot take a change of
+members says why in `fixed_members`, and the runtime refuses join and leave with that.
 
 What an algorithm declares for everyone else. Nothing outside an algorithm's module
 spells out its names: the runtime, the monitor and the UI read these declarations.
@@ -57,6 +68,7 @@ class MessageRole(StrEnum):
     REPLY = "reply"  # answers a request (Answer, Ack)
     ANNOUNCEMENT = "announcement"  # says who leads (Coordinator, Ldr, Elected)
     DETECTOR = "detector"  # failure detection: probes, heartbeats and their replies
+    MEMBERSHIP = "membership"  # a node joins or leaves (Join, Leave)
 
 # --- messages ---------------------------------------------------------------------
 
@@ -83,6 +95,25 @@ class Message:
         return self  # immutable: a copy of a run shares its messages
 
 
+@dataclass(frozen=True, slots=True)
+class Join(Message):
+    """The sender is a new member (sent to every member it was told of)."""
+
+    type: ClassVar[str] = "join"
+    role: ClassVar[MessageRole] = MessageRole.MEMBERSHIP
+
+
+@dataclass(frozen=True, slots=True)
+class Leave(Message):
+    """The sender leaves the cluster for good (sent to every member it knows)."""
+
+    type: ClassVar[str] = "leave"
+    role: ClassVar[MessageRole] = MessageRole.MEMBERSHIP
+
+
+MEMBERSHIP_MESSAGES: tuple[type[Message], ...] = (Join, Leave)
+
+
 # --- inputs -----------------------------------------------------------------------
 
 
@@ -107,7 +138,18 @@ class Suspect:
     """The failure detector says the coordinator is gone (the `elect` command)."""
 
 
-Input = Start | Receive | TimerFired | Suspect
+@dataclass(frozen=True, slots=True)
+class Joining:
+    """The node starts for the first time as a new member: it tells the members, then
+    starts as a recovering node does."""
+
+
+@dataclass(frozen=True, slots=True)
+class Leaving:
+    """The node leaves gracefully: it tells the members; the caller then stops it for good."""
+
+
+Input = Start | Receive | TimerFired | Suspect | Joining | Leaving
 
 
 # --- outputs ----------------------------------------------------------------------
@@ -167,13 +209,14 @@ class Config:
 class SafeStorage:
     """What survives a crash. Everything a node keeps outside this object is volatile.
 
-    `incarnation` counts starts, `epoch` is the latest cluster epoch this node knows.
-    An algorithm that needs more cells subclasses it and names the subclass in its
+    `incarnation` counts starts, `epoch` is the latest cluster epoch this node knows,
+    `members` the cluster's members as this node knows them (itself included). An algorithm that needs more cells subclasses it and names the subclass in its
     `storage_class`.
     """
 
     incarnation: int = 0
     epoch: int = 0
+    members: tuple[int, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -191,6 +234,7 @@ class Node:
       messages         its message classes (the transcript codec is built from them)
       statuses         every status an up node can be in, in display order, with its role
       storage_class    its SafeStorage subclass
+      fixed_members    why it cannot take joins and leaves, or None if it can
     """
 
     name: ClassVar[str]
@@ -198,19 +242,18 @@ class Node:
     messages: ClassVar[tuple[type[Message], ...]]
     statuses: ClassVar[dict[str, StatusRole]]
     storage_class: ClassVar[type[SafeStorage]] = SafeStorage
+    fixed_members: ClassVar[str | None] = None
 
     def __init__(self, node_id: int, ids: tuple[int, ...], config: Config, storage: SafeStorage):
         if node_id not in ids:
             raise ValueError(f"node {node_id} is not one of the cluster's ids")
         self.id = node_id
-        self.ids = tuple(sorted(ids))
         self.config = config
         self.storage = storage
         # Not yet started: the caller's first input is always Start, which sets a status.
         self.status: str = ""
         self.leader: int | None = None
-        self.higher = tuple(i for i in self.ids if i > node_id)
-        self.others = tuple(i for i in self.ids if i != node_id)
+        self._set_members(storage.members or ids)  # the stored members, once there are some
         # Names of the timers this node has asked for and not yet seen fire or cancelled,
         # so that cancels are emitted only for running timers and a stray firing is ignored.
         self.timers: set[str] = set()
@@ -221,10 +264,20 @@ class Node:
     def step(self, event: Input) -> list[Output]:
         kind = type(event)
         if kind is Receive:  # by far the most common: first
-            msg = event.msg
+            msg, src = event.msg, event.src
             if msg.epoch > self.storage.epoch:
                 self.storage.epoch = msg.epoch
-            self.on_message(event.src, msg)
+            if src not in self._members:  # it joined while this node was down
+                self._set_members((*self.ids, src))
+                if type(msg) is not Join:
+                    self.on_member_joined(src)
+            if type(msg) is Join:
+                self.on_member_joined(src)
+            elif type(msg) is Leave:
+                self._set_members(tuple(i for i in self.ids if i != src))
+                self.on_member_left(src)
+            else:
+                self.on_message(src, msg)
         elif kind is TimerFired:
             if event.name in self.timers:
                 self.timers.discard(event.name)
@@ -233,6 +286,11 @@ class Node:
             self.on_start()
         elif kind is Suspect:
             self.on_suspect()
+        elif kind is Joining:
+            self.broadcast(self.others, Join)
+            self.on_start()
+        elif kind is Leaving:
+            self.broadcast(self.others, Leave)
         else:
             raise TypeError(f"not a protocol input: {event!r}")
         out, self._outbox = self._outbox, []
@@ -255,6 +313,12 @@ class Node:
         whose own recovery takes longer says so by overriding it."""
         round_trip = max(config.timeout, 2 * max_delay)
         return 2 * config.probe_interval + (10 + n) * round_trip
+
+    def _set_members(self, ids: tuple[int, ...]) -> None:
+        self.ids = self.storage.members = tuple(sorted(ids))
+        self._members = frozenset(self.ids)
+        self.higher = tuple(i for i in self.ids if i > self.id)
+        self.others = tuple(i for i in self.ids if i != self.id)
 
     def reconfigure(self, config: Config) -> None:
         """New knobs apply to timers set from now on; running timers keep their time."""
@@ -290,6 +354,14 @@ class Node:
 
     def on_suspect(self) -> None:
         raise NotImplementedError
+
+    def on_member_joined(self, node: int) -> None:
+        """`node` is a new member (its own start will make itself known)."""
+
+    def on_member_left(self, node: int) -> None:
+        """`node` has left for good: if it led, the leader is gone."""
+        if node == self.leader:
+            self.on_suspect()
 
     # --- output helpers for subclasses ----------------------------------------------
 

@@ -57,7 +57,7 @@ def test_rule4_crash_of_a_down_node_and_recovery_of_an_up_node_do_nothing():
     assert h.recover(2) == []
     h.crash(2)
     assert h.crash(2) == []
-    assert h.hosts[2].internals().storage == {"incarnation": 1, "epoch": 1}  # safe storage survives
+    assert h.hosts[2].internals().storage == {"incarnation": 1, "epoch": 1, "members": (1, 2, 3)}  # safe storage survives
 
 
 def test_rule5_a_timer_due_inside_the_window_runs_there_after_the_work_queued_before_it():

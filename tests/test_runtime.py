@@ -197,7 +197,7 @@ def test_internals_are_what_the_trace_does_not_say():
     engine, _ = run(4, 22, commands=at("20 crash 4", "20 elect 1"), algorithm="ring")
     inside = engine.internals(1)
     assert inside.up and set(inside.variables) == {"participant", "backing", "successor", "unacked"}
-    assert inside.storage == {"incarnation": 1, "epoch": engine.hosts[1].epoch}
+    assert inside.storage == {"incarnation": 1, "epoch": engine.hosts[1].epoch, "members": (1, 2, 3, 4)}
     down = engine.internals(4)
     assert (down.up, down.variables) == (False, {})  # lost in the crash; storage is not
     assert down.storage["incarnation"] == 1

@@ -77,5 +77,11 @@ def _plain(value: object, labels: dict[int, str]) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{_plain(k, labels)}: {_plain(v, labels)}" for k, v in value.items()) or "none"
     if isinstance(value, (list, tuple, set, frozenset)):
-        return ", ".join(_plain(v, labels) for v in value) or "none"
+        items = [_plain(v, labels) for v in value]
+        if len(items) > LONG_LIST:  # 64 members would fill the panel: the ends and the count
+            items = [*items[:3], "…", *items[-2:], f"({len(value)})"]
+        return ", ".join(items) or "none"
     return str(value)
+
+
+LONG_LIST = 8
