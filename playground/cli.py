@@ -17,10 +17,11 @@ from pathlib import Path
 
 from protocol import ALGORITHMS
 
-from .commands import parse_at, parse_delay, parse_number, read_scenario
+from .commands import MEMBERSHIP_COMMANDS, at_lines, membership_refused, parse_delay, parse_lines, parse_number, read_scenario
 from .compare import FORMATS, SIZES, compare, json_lines, table
 from .config import COORDINATOR_TIMEOUT, INSTANT, PROBE_INTERVAL, SETTLE, TIMEOUT, ClusterConfig, InputError
-from .session import ID_KINDS, Interrupted, Session, node_ids, run_headless
+from .ids import ID_KINDS, node_ids
+from .session import Interrupted, Session, run_headless
 from .export import FORMATS as EXPORT_FORMATS
 from .export import Filters, export, parse_list
 from .files import check_new, open_to_write, write_whole
@@ -147,10 +148,18 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
         if not 0 < args.speed <= 1000:
             raise InputError(f"--speed must be above 0 and at most 1000, not {args.speed:g}")
     ids = node_ids(args.ids, nodes, seed)
-    commands = scenario.commands(ids) if scenario else []
-    commands += parse_at(args.at, ids)
+    lines = scenario.lines_to_run() if scenario else []
+    commands = parse_lines(lines + at_lines(args.at), ids, seed)
+    _check_membership(commands, args.algorithm)
     session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, args.ids)
     return args, session
+
+
+def _check_membership(commands: list, algorithm: str) -> None:
+    for s in commands:
+        name = s.command.name
+        if name in MEMBERSHIP_COMMANDS and (why := membership_refused(algorithm)):
+            raise InputError(f"{name} at {s.at:g} s: {why}")
 
 
 def _algorithm(name: str, what: str) -> str:

@@ -86,10 +86,9 @@ class Cluster:
         self.running = True
         try:
             async with trio.open_nursery() as nursery:
+                self._nursery = nursery
                 for host in self.engine.hosts.values():
-                    send, receive = trio.open_memory_channel[tuple[list, int]](math.inf)
-                    self._inboxes[host.id] = send
-                    nursery.start_soon(self._serve, host, receive)
+                    self._host_task(host)
                 self._t0 = trio.current_time() - self.engine.now  # an engine may start mid-run (a branch)
                 await self._loop(until_us)
                 nursery.cancel_scope.cancel()
@@ -122,9 +121,16 @@ class Cluster:
             if self.between_instants is not None and engine.between_instants:
                 self.between_instants(engine)
 
+    def _host_task(self, host: NodeHost) -> None:
+        send, receive = trio.open_memory_channel[tuple[list, int]](math.inf)
+        self._inboxes[host.id] = send
+        self._nursery.start_soon(self._serve, host, receive)
+
     async def _dispatch(self, window: Window) -> None:
         self._barrier.expect(len(window.work))
         for node, entries in window.work.items():
+            if node not in self._inboxes:  # a node that has just joined
+                self._host_task(self.engine.hosts[node])
             self._inboxes[node].send_nowait((entries, window.end))
         await self._barrier.wait()
 

@@ -2,10 +2,15 @@
 
 Syntax, one per line: `TIME COMMAND ARGS`; `#` starts a comment; blank lines are skipped.
   crash K | recover K | elect K | timeout T | delay MIN[:MAX]
-  hold K L | release K L | partition K,L,... | heal
+  hold K L | release K L | partition K,L,... | heal | join | leave K
 K names a node by rank: 1 is the lowest id, N the highest. With the default ids 1..N
 rank and id are the same number; with `--ids uuid` the rank is how to name a node. The
 parser turns ranks into ids, so a command holds ids from then on (and so does the trace).
+
+`join` adds a node with a new id (ids.next_id: N+1, or a new UUID), which starts as a
+recovering node; `leave K` makes node K leave for good, telling the others. Ranks count
+every node the cluster has had, those that left too: the lines are read in time order,
+so a command after a join can name the newcomer (with 1..N ids, the newcomer is N+1).
 
 A scenario file may also hold settings, `set NAME VALUE`, with the names of the command
 line options (`set algorithm ring`, `set nodes 8`, `set delay 1`). They are defaults:
@@ -25,8 +30,11 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+from protocol import ALGORITHMS
+
 from .config import INSTANT, TIMEOUT, InputError, check_delay
 from .files import read_text
+from .ids import next_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +131,28 @@ class Heal:
 
 
 @dataclass(frozen=True, slots=True)
+class Join:
+    """A new node, `node`, joins and starts as a recovering node (ids.next_id made its id)."""
+
+    name: ClassVar[str] = "join"
+    node: int
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.node,)
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """Node `node` leaves for good, telling the others."""
+
+    name: ClassVar[str] = "leave"
+    node: int
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.node,)
+
+
+@dataclass(frozen=True, slots=True)
 class ChangeTimeout:
     """T + by, never below |by| (a key's step); recorded as the SetTimeout it becomes."""
 
@@ -136,17 +166,26 @@ class ChangeDelay:
     by: float
 
 
-NodeCommand = Crash | Recover | Elect
+NodeCommand = Crash | Recover | Elect | Join | Leave
 LinkCommand = Hold | Release | Partition | Heal
-Command = Crash | Recover | Elect | SetTimeout | SetDelay | Hold | Release | Partition | Heal
+Command = Crash | Recover | Elect | SetTimeout | SetDelay | Hold | Release | Partition | Heal | Join | Leave
 Request = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
-NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect)
+NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect, Leave)
+MEMBERSHIP_COMMANDS = ("join", "leave")
 COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
-                                                         Hold, Release, Partition, Heal)}
+                                                         Hold, Release, Partition, Heal, Join, Leave)}
 USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]",
-         "hold": "hold K L", "release": "release K L", "partition": "partition K,L,...", "heal": "heal"}
-ARITY = {"hold": 2, "release": 2, "heal": 0}  # arguments each takes (the others: one)
-NODE_ARGUMENTS = ("crash", "recover", "elect", "hold", "release", "partition")  # whose arguments are nodes
+         "hold": "hold K L", "release": "release K L", "partition": "partition K,L,...", "heal": "heal",
+         "join": "join", "leave": "leave K"}
+ARITY = {"hold": 2, "release": 2, "heal": 0, "join": 0}  # arguments each takes (the others: one)
+# whose arguments are nodes the cluster already has (join's is the newcomer)
+NODE_ARGUMENTS = ("crash", "recover", "elect", "hold", "release", "partition", "leave")
+
+
+def membership_refused(algorithm: str) -> str | None:
+    """Why `algorithm` cannot take join and leave (one line), or None if it can."""
+    why = ALGORITHMS[algorithm].fixed_members
+    return f"{algorithm} cannot add or remove nodes: {why}" if why else None
 
 
 def held_after(held: frozenset[tuple[int, int]], name: str, args: tuple, ids: tuple[int, ...]) -> frozenset[tuple[int, int]]:
@@ -206,7 +245,9 @@ def parse_node(text: str, ids: tuple[int, ...]) -> int:
     return ids[rank - 1]
 
 
-def parse_command(words: list[str], ids: tuple[int, ...]) -> Command:
+def parse_command(words: list[str], ids: tuple[int, ...], seed: int = 1) -> Command:
+    """A command's words, its nodes named by rank among `ids` (every node so far);
+    a join's newcomer gets its id from `ids` and the seed."""
     name, args = words[0].lower(), words[1:]
     if name not in COMMANDS:
         raise InputError(f"unknown command {words[0]!r} (expected one of: {', '.join(COMMANDS)})")
@@ -231,21 +272,47 @@ def parse_command(words: list[str], ids: tuple[int, ...]) -> Command:
         if not group or len(group) == len(ids):
             raise InputError(f"partition cuts some nodes off from the others: {USAGE[name]} (not none, not all)")
         return Partition(group)
+    if cls is Join:
+        return Join(next_id(ids, seed))
     return Heal()
 
 
-def parse_line(line: str, ids: tuple[int, ...], source: str, where: str) -> Scheduled | None:
-    """One `TIME COMMAND ARGS` line; None for a blank or comment line."""
-    words = line.split("#", 1)[0].split()
-    if not words:
-        return None
-    try:
-        if len(words) < 2:
-            raise InputError("expected TIME COMMAND ARGS")
-        at = INSTANT.check(parse_number(words[0], "time"))
-        return Scheduled(at, parse_command(words[1:], ids), source)
-    except InputError as e:
-        raise InputError(f"{where}: {e}") from None
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A `TIME COMMAND ARGS` line from a scenario or --at, not yet parsed: `where` names it."""
+
+    text: str
+    source: str
+    where: str
+
+
+def parse_lines(lines: list[Line], ids: tuple[int, ...], seed: int) -> list[Scheduled]:
+    """Command lines, blank and comment lines skipped, into commands in time order (lines
+    of one time in the order given). They are read in that order so that a rank can
+    name a node that joined before it (`ids` grows with each join)."""
+    timed = []
+    for line in lines:
+        words = line.text.split("#", 1)[0].split()
+        if not words:
+            continue
+        try:
+            if len(words) < 2:
+                raise InputError("expected TIME COMMAND ARGS")
+            timed.append((INSTANT.check(parse_number(words[0], "time")), words[1:], line))
+        except InputError as e:
+            raise InputError(f"{line.where}: {e}") from None
+    timed.sort(key=lambda entry: entry[0])  # stable
+    out = []
+    every = tuple(ids)
+    for at, words, line in timed:
+        try:
+            command = parse_command(words, every, seed)
+        except InputError as e:
+            raise InputError(f"{line.where}: {e}") from None
+        if type(command) is Join:
+            every = tuple(sorted((*every, command.node)))
+        out.append(Scheduled(at, command, line.source))
+    return out
 
 
 # The options a scenario may set (`set NAME VALUE`), as the command line spells them.
@@ -261,9 +328,8 @@ class Scenario:
     settings: dict[str, tuple[str, str]]
     lines: tuple[tuple[str, str], ...]
 
-    def commands(self, ids: tuple[int, ...]) -> list[Scheduled]:
-        parsed = (parse_line(text, ids, "scenario", where) for where, text in self.lines)
-        return [s for s in parsed if s is not None]
+    def lines_to_run(self) -> list[Line]:
+        return [Line(text, "scenario", where) for where, text in self.lines]
 
 
 SCENARIO_LIMIT = 1_000_000  # bytes: a scenario is a page of commands, not a data set
@@ -290,6 +356,9 @@ def read_scenario(path: str) -> Scenario:
     return Scenario(path, settings, tuple(lines))
 
 
-def parse_at(texts: list[str], ids: tuple[int, ...]) -> list[Scheduled]:
-    parsed = (parse_line(text, ids, "at", f"--at {text!r}") for text in texts)
-    return [s for s in parsed if s is not None]
+def at_lines(texts: list[str]) -> list[Line]:
+    return [Line(text, "at", f"--at {text!r}") for text in texts]
+
+
+def parse_at(texts: list[str], ids: tuple[int, ...], seed: int = 1) -> list[Scheduled]:
+    return parse_lines(at_lines(texts), ids, seed)

@@ -51,6 +51,8 @@ from .commands import (
     Elect,
     Heal,
     Hold,
+    Join,
+    Leave,
     Partition,
     Recover,
     Release,
@@ -69,12 +71,14 @@ from .monitor import Monitor
 from .network import Network
 from .trace import Observer, Trace
 from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Entry, Suspect
+from .work import Join as JoinWork
+from .work import Leave as LeaveWork
 from .work import Recover as RecoverWork
 
 _time = attrgetter("t")
 _time_and_rank = itemgetter(0, 1)
 SLICE_EVENTS = 65_536  # the most events one slice of a crowded instant may give (rule 4)
-_NODE_WORK = {CrashCommand: Crash(), Recover: RecoverWork(), Elect: Suspect()}
+_NODE_WORK = {CrashCommand: Crash(), Recover: RecoverWork(), Elect: Suspect(), Join: JoinWork(), Leave: LeaveWork()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +94,14 @@ class Engine:
     def __init__(self, algorithm: type[Node], ids: Iterable[int], config: ClusterConfig, seed: int,
                  *, lookahead: bool = True):
         self.algorithm = algorithm
-        self.ids = tuple(sorted(ids))
+        self.ids = tuple(sorted(ids))  # every node the cluster has had, those that left too
         self.config = config
         self.seed = seed
         self.lookahead = lookahead
         self.links = Links()
         self.network = Network(seed, to_us(config.delay_min), to_us(config.delay_max))
-        self.hosts = {i: NodeHost(i, algorithm, self.ids, config.protocol) for i in self.ids}
+        self._known = set(self.ids)  # shared with the hosts: whom a node may send to
+        self.hosts = {i: NodeHost(i, algorithm, self.ids, config.protocol, self._known) for i in self.ids}
         self.agenda = Agenda()
         self.monitor = Monitor(self.ids, self.settle_time)
         self.trace = Trace(self.monitor)
@@ -144,6 +149,19 @@ class Engine:
             raise ValueError(f"a command at {to_seconds(at)} s, but {to_seconds(self.now_us)} s has already run")
         self._command_order += 1
         bisect.insort(self._commands, (at, self._command_order, request, source), key=lambda c: c[:2])
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        """The nodes in the cluster now: every node it has had but those that left."""
+        return tuple(i for i in self.ids if not self.hosts[i].left)
+
+    def _admit(self, node: int) -> None:
+        """A host for a node that joins, given the members it joins (itself included)."""
+        members = (*self.members, node)
+        self.ids = tuple(sorted((*self.ids, node)))
+        self._known.add(node)
+        self.hosts[node] = NodeHost(node, self.algorithm, members, self.config.protocol, self._known)
+        self._slice = max(16, SLICE_EVENTS // len(self.ids))
 
     def internals(self, node: int) -> Internals:
         return self.hosts[node].internals()
@@ -318,6 +336,8 @@ class Engine:
                 for src, dst in sorted(after - held):
                     self.links.hold(src, dst)
             case _:
+                if type(command) is Join:
+                    self._admit(command.node)
                 t = self.now_us
                 return Window(t, t + 1, {command.node: [(t, COMMAND, 0, _NODE_WORK[type(command)])]})
         return None
@@ -335,6 +355,10 @@ class Engine:
                 if high > DELAY.high or (low, high) == (c.delay_min, c.delay_max):
                     return None
                 return SetDelay(low, high)
+            case Join(node) if node in self.hosts or self.algorithm.fixed_members:
+                return None
+            case Leave(node) if node not in self.hosts or not self.hosts[node].up:
+                return None  # only an up member can leave gracefully
         return request
 
     def _reconfigure(self, config: ClusterConfig) -> None:

@@ -103,6 +103,22 @@ class RecoverEvent(Event):
 
 
 @dataclass(slots=True)
+class JoinEvent(Event):
+    """A new node joined the cluster and started (as a recovering node does)."""
+
+    kind: ClassVar[str] = "join"
+    node: int
+
+
+@dataclass(slots=True)
+class LeaveEvent(Event):
+    """A node left the cluster for good, having told the others."""
+
+    kind: ClassVar[str] = "leave"
+    node: int
+
+
+@dataclass(slots=True)
 class TimerEvent(Event):
     """A timer fired."""
 
@@ -186,6 +202,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     StartEvent,
     CrashEvent,
     RecoverEvent,
+    JoinEvent,
+    LeaveEvent,
     TimerEvent,
     TimerSetEvent,
     TimerCancelEvent,

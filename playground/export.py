@@ -124,7 +124,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
             if not 1 <= rank <= len(ids):
                 raise InputError(f"--nodes: there is no node {rank} (the transcript has {len(ids)}, by rank 1 to {len(ids)})")
         chosen = ids if not filters.ranks else tuple(ids[r - 1] for r in sorted(set(filters.ranks)))
-        known = {m.label.lower(): m.label for m in ALGORITHMS[header.algorithm].messages}
+        known = {m.label.lower(): m.label for m in ALGORITHMS[header.algorithm].wire_messages()}
         for name in filters.types:
             if name.lower() not in known:
                 raise InputError(f"--types: {header.algorithm} has no message {name!r} (its messages: {', '.join(known.values())})")

@@ -16,6 +16,9 @@ Rules of the model, for one node (links.py has those of the links):
      falls due before the window it is running ends runs in that window, after the
      work queued before the window at the same time and rank (as it would, had it gone
      through the engine's queue).
+  6. A node that joins starts its first machine from the members it is given; one that
+     leaves tells the others (its machine's last outputs), then is down for good: its
+     status is "left", messages to it are dropped ("receiver left"), and nothing starts it.
 
 The host records trace events in the order things happened at this node, unstamped:
 the engine numbers events and messages when it merges every node's records, so nothing
@@ -27,7 +30,20 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from protocol import CancelTimer, Config, ElectionStarted, Node, Receive, Send, SetTimer, Start, StatusRole, TimerFired
+from protocol import (
+    CancelTimer,
+    Config,
+    ElectionStarted,
+    Joining,
+    Leaving,
+    Node,
+    Receive,
+    Send,
+    SetTimer,
+    Start,
+    StatusRole,
+    TimerFired,
+)
 from protocol import Suspect as SuspectInput
 
 from .config import to_seconds, to_us
@@ -39,6 +55,8 @@ from .events import (
     ElectionStartEvent,
     Event,
     HeldEvent,
+    JoinEvent,
+    LeaveEvent,
     RecoverEvent,
     SendEvent,
     StartEvent,
@@ -47,11 +65,14 @@ from .events import (
     TimerEvent,
     TimerSetEvent,
 )
-from .work import TIMER, Boot, Crash, Deliver, Fire, Held, Recover, Suspect, Work
+from .work import TIMER, Boot, Crash, Deliver, Fire, Held, Join, Leave, Recover, Suspect, Work
 
 DROPPED_RECEIVER_DOWN = "receiver down"
+DROPPED_RECEIVER_LEFT = "receiver left"
 DOWN_STATUS = "down"  # the status a crashed node reports
+LEFT_STATUS = "left"  # and one that has left
 _DOWN = (DOWN_STATUS, None, StatusRole.DOWN)
+_LEFT = (LEFT_STATUS, None, StatusRole.DOWN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +96,16 @@ class Internals:
 
 
 class NodeHost:
-    def __init__(self, node_id: int, algorithm: type[Node], ids: tuple[int, ...], config: Config):
+    def __init__(self, node_id: int, algorithm: type[Node], ids: tuple[int, ...], config: Config,
+                 known: set[int] | None = None):
+        """`ids`: the members the node starts with; `known`: every node there is to send
+        to (the engine's set, which grows as nodes join)."""
         self.id = node_id
         self.algorithm = algorithm
         self.ids = ids
         self.config = config
-        self._peers = frozenset(ids) - {node_id}
+        self._known = set(ids) if known is None else known
+        self.left = False
         self.storage = algorithm.storage_class()  # survives crashes; the machine does not
         self.machine: Node | None = None
         self.timers: dict[str, tuple[int, int]] = {}  # name -> (fires at, generation)
@@ -141,7 +166,10 @@ class NodeHost:
         m = self.machine
         status, leader, role = self.state
         if m is None:
-            if role is not StatusRole.DOWN:
+            if self.left:
+                if status != LEFT_STATUS:
+                    self._report(_LEFT)
+            elif role is not StatusRole.DOWN:
                 self._report(_DOWN)
         elif role is StatusRole.DOWN or m.status != status or m.leader != leader:  # (a status name may be "down")
             # The epoch rides along, but a change of epoch alone is not reported: nodes
@@ -158,7 +186,8 @@ class NodeHost:
         record = self.records.append
         if kind is Deliver:  # rule 1
             if self.machine is None:  # rule 2
-                record(DropEvent(UNSET, self._t, item.msg_id, item.src, self.id, DROPPED_RECEIVER_DOWN))
+                why = DROPPED_RECEIVER_LEFT if self.left else DROPPED_RECEIVER_DOWN
+                record(DropEvent(UNSET, self._t, item.msg_id, item.src, self.id, why))
                 return
             record(DeliverEvent(UNSET, self._t, item.msg_id, item.src, self.id))
             self._apply(self.machine.step(Receive(item.src, item.msg)))
@@ -170,8 +199,20 @@ class NodeHost:
                 del self.timers[item.name]
                 record(TimerEvent(UNSET, self._t, self.id, item.name))
                 self._apply(self.machine.step(TimerFired(item.name)))
+        elif kind is Join:
+            if self.machine is None and not self.left:  # rule 6
+                self.machine = self.algorithm(self.id, self.ids, self.config, self.storage)
+                record(JoinEvent(UNSET, self._t, self.id))
+                self._apply(self.machine.step(Joining()))
+        elif kind is Leave:
+            if self.machine is not None:  # rule 6
+                self._apply(self.machine.step(Leaving()))
+                self.machine = None
+                self.timers.clear()
+                self.left = True
+                record(LeaveEvent(UNSET, self._t, self.id))
         elif kind is Boot or kind is Recover:
-            if self.machine is None:  # rule 4
+            if self.machine is None and not self.left:  # rule 4
                 self.machine = self.algorithm(self.id, self.ids, self.config, self.storage)
                 record((StartEvent if kind is Boot else RecoverEvent)(UNSET, self._t, self.id))
                 self._apply(self.machine.step(Start()))
@@ -191,7 +232,7 @@ class NodeHost:
         for out in outputs:
             kind = type(out)
             if kind is Send:
-                if out.dst not in self._peers:
+                if out.dst not in self._known or out.dst == self.id:
                     raise ValueError(f"{self.algorithm.name} node {self.id} sent to unknown node {out.dst}")
                 record(SendEvent(UNSET, self._t, self.id, out.dst, UNSET, out.msg, UNSET))
             elif kind is SetTimer:

@@ -22,7 +22,10 @@ Rules:
      is agreement. Checked once per quiet period, at that instant's end. The monitor
      says when that is (`deadline`), so a cluster with nothing else to do still checks.
      A change of the links (held, released, partitioned, healed) is a fault too: the
-     cluster needs its time after it as after a crash.
+     cluster needs its time after it as after a crash; and so is a join or a leave.
+  7. Members. A node that joins is up from then on, like one that recovers; one that
+     leaves is down for good, like one that crashes. "The highest up node" is so among
+     the current members.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from .events import (
     CommandEvent,
     CrashEvent,
     Event,
+    JoinEvent,
+    LeaveEvent,
     RecoverEvent,
     StartEvent,
     StateEvent,
@@ -77,11 +82,13 @@ class Monitor:
             self._forget(node)
             self.leader[node], self.normal[node] = event.leader, event.role == "normal"
             self._count(node)
-        elif kind is CrashEvent:
+        elif kind is CrashEvent or kind is LeaveEvent:  # rule 7
             self._forget(event.node)
             self.up.discard(event.node)
             self._fault(event.t)
-        elif kind is StartEvent or kind is RecoverEvent:
+        elif kind is StartEvent or kind is RecoverEvent or kind is JoinEvent:
+            if kind is JoinEvent:  # rule 7
+                self.leader[event.node], self.normal[event.node] = None, False
             self.up.add(event.node)
             self._count(event.node)
             self._fault(event.t)

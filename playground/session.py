@@ -4,8 +4,6 @@ transcript that the headless command and the live app share."""
 from __future__ import annotations
 
 import gc
-import random
-import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -19,26 +17,10 @@ from .cluster import Cluster
 from .commands import Scheduled
 from .config import ClusterConfig
 from .engine import Engine
+from .ids import node_ids
 from .progress import RunProgress
 from .summary import Summary
 from .transcript import Header, Recorder, WriteError
-
-ID_KINDS = ("seq", "uuid")
-
-
-def node_ids(kind: str, count: int, seed: int) -> tuple[int, ...]:
-    """`seq`: 1..count; `uuid`: random 128-bit ids from the seed."""
-    return uuid_ids(count, seed) if kind == "uuid" else tuple(range(1, count + 1))
-
-
-def uuid_ids(count: int, seed: int) -> tuple[int, ...]:
-    """`count` distinct random version-4 UUIDs as 128-bit ints (seed 001), from the seed."""
-    rng = random.Random(f"ids {seed}")
-    ids: set[int] = set()
-    while len(ids) < count:
-        ids.add(uuid.UUID(int=rng.getrandbits(128), version=4).int)
-    return tuple(sorted(ids))
-
 
 @dataclass(frozen=True)
 class Session:

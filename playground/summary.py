@@ -9,6 +9,8 @@ from .events import (
     DropEvent,
     ElectionStartEvent,
     Event,
+    JoinEvent,
+    LeaveEvent,
     RecoverEvent,
     SendEvent,
     StartEvent,
@@ -21,7 +23,8 @@ from .monitor import Episodes, describe
 
 class Summary:
     def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...]):
-        self.ids = ids
+        self.ids = list(ids)  # every node the run has had, in the order they came
+        self.members = set(ids)
         self.message_types = message_types
         self.sent: Counter[str] = Counter()
         self.dropped = 0
@@ -49,11 +52,20 @@ class Summary:
                 self.up.add(e.node)
             elif kind is CrashEvent:
                 self.up.discard(e.node)
+            elif kind is JoinEvent:
+                self.ids.append(e.node)
+                self.members.add(e.node)
+                self.up.add(e.node)
+                self.epoch[e.node] = 0
+            elif kind is LeaveEvent:
+                self.members.discard(e.node)
+                self.up.discard(e.node)
             elif kind is ViolationEvent:
                 self.episodes.add(e)
 
     def report(self) -> dict[str, object]:
         messages = {t: self.sent[t] for t in self.message_types}
+        messages.update((t, n) for t, n in self.sent.items() if t not in messages)  # join, leave
         messages["total"] = sum(self.sent.values())
         violations = []
         for episode in self.episodes.all:
@@ -63,12 +75,13 @@ class Summary:
                 entry["duration"] = episode.lasted
             violations.append(entry)
         return {
+            "members": sorted(self.members),
             "up": sorted(self.up),
-            "status": {str(i): self.status[i] for i in self.ids},
-            "leader": {str(i): self.leader[i] for i in self.ids},
+            "status": {str(i): self.status[i] for i in sorted(self.ids)},
+            "leader": {str(i): self.leader[i] for i in sorted(self.ids)},
             "messages": messages,
             "dropped": self.dropped,
             "elections_started": self.elections_started,
-            "epoch": {str(i): self.epoch[i] for i in self.ids},
+            "epoch": {str(i): self.epoch[i] for i in sorted(self.ids)},
             "violations": violations,
         }

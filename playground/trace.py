@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .events import CommandEvent, CrashEvent, Event, RecoverEvent, StartEvent, StateEvent
+from .events import CommandEvent, CrashEvent, Event, JoinEvent, LeaveEvent, RecoverEvent, StartEvent, StateEvent
 from .monitor import Monitor
 
 Observer = Callable[[list[Event]], None]
-_MONITORED = (StateEvent, CrashEvent, StartEvent, RecoverEvent, CommandEvent)
+_MONITORED = (StateEvent, CrashEvent, StartEvent, RecoverEvent, JoinEvent, LeaveEvent, CommandEvent)
 
 
 class Trace:

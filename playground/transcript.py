@@ -117,7 +117,7 @@ def converter(algorithm: str) -> cattrs.Converter:
     conv.register_structure_hook(int | float, _strict(float, int, name="number"))
     conv.register_structure_hook(ClusterConfig, _structure_config)
 
-    messages = ALGORITHMS[algorithm].messages
+    messages = ALGORITHMS[algorithm].wire_messages()
     by_type = {cls.type: cls for cls in messages}
     if len(messages) > 1:
         any_message = Union[messages]  # noqa: UP007
@@ -382,7 +382,7 @@ class EventDecoder:
     message: a broadcast's copies are alike. JSON scalars are taken as they are: "3" is
     not an int, true is not a number. A problem raises ValueError("field 'x': ...")."""
 
-    def __init__(self, algorithm: str, nodes: frozenset[int]):
+    def __init__(self, algorithm: str, nodes: set[int]):
         self._converter = converter(algorithm)
         self._messages: dict[tuple, Message] = {}
         self.by_kind = {cls.kind: _generate_decoder(cls, self._message, nodes) for cls in EVENT_TYPES}  # kind -> decoder
@@ -420,7 +420,7 @@ class EventDecoder:
 _JSON_TYPES = {int: ("int", "int"), float: ("number", "int, float"), str: ("string", "str"), bool: ("true or false", "bool")}
 
 
-def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: frozenset[int]) -> Callable[[dict[str, Any]], Event]:
+def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[int]) -> Callable[[dict[str, Any]], Event]:
     """One straight-line function that checks and builds a `cls` from its JSON object,
     generated from the class's fields: per field, its JSON type, and if it holds a time
     or nodes, that the time is finite and the nodes are `nodes`."""
@@ -511,7 +511,7 @@ class Reader:
         self.header, self.version = _parse_header(self._json(first), self._fail)
         if not wide(self.header.nodes):
             self._loads = orjson.loads
-        self._nodes = frozenset(self.header.nodes)
+        self._nodes = set(self.header.nodes)  # and each node that joins, from its join on
         self._decode = EventDecoder(self.header.algorithm, self._nodes)
         self._upgrade = _Upgrade(ALGORITHMS[self.header.algorithm]) if self.version < VERSION else None
 
@@ -593,9 +593,14 @@ class Reader:
                         raise ValueError(f"field 'seq': expected {seq}, got {event.seq}")
                     if event.t < last_t:
                         raise ValueError(f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
-                    if type(event) is CommandEvent and event.command in NODE_ARGUMENTS:
-                        if any(arg not in nodes for arg in event.args):
-                            raise ValueError(f"field 'args': {list(event.args)} names a node that is not one of the header's")
+                    if type(event) is CommandEvent:
+                        if event.command in NODE_ARGUMENTS:
+                            if any(arg not in nodes for arg in event.args):
+                                raise ValueError(f"field 'args': {list(event.args)} names a node that is not one of the header's")
+                        elif event.command == "join":
+                            if len(event.args) != 1 or type(event.args[0]) is not int or event.args[0] in nodes:
+                                raise ValueError(f"field 'args': a join names one new node, not {list(event.args)}")
+                            nodes.add(event.args[0])
                 except ValueError as e:
                     self._n = seq + 2  # the line's number: the header is line 1
                     raise self._fail(str(e)) from None

@@ -31,6 +31,16 @@ class Recover:
 
 
 @dataclass(frozen=True, slots=True)
+class Join:
+    """The node's first start, as a newcomer (the `join` command)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """The node leaves for good (the `leave` command)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Suspect:
     """The node's failure detector fires (the `elect` command)."""
 
@@ -60,13 +70,13 @@ class Fire:
     generation: int
 
 
-Work = Boot | Crash | Recover | Suspect | Deliver | Held | Fire
+Work = Boot | Crash | Recover | Join | Leave | Suspect | Deliver | Held | Fire
 
 
 def _same(item: Work, memo: dict) -> Work:
     return item
 
 
-for _immutable in (Boot, Crash, Recover, Suspect, Deliver, Held, Fire):
+for _immutable in (Boot, Crash, Recover, Join, Leave, Suspect, Deliver, Held, Fire):
     _immutable.__deepcopy__ = _same  # an engine's copy shares them (a generic copy of each: a visible stall)
 Entry = tuple[int, int, int, Work]  # (time, rank, order, item): how a host is handed its work

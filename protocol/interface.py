@@ -297,6 +297,11 @@ class Node:
         return out
 
     @classmethod
+    def wire_messages(cls) -> tuple[type[Message], ...]:
+        """Every message it may send: its own, and Join and Leave if it takes them."""
+        return cls.messages if cls.fixed_members else cls.messages + MEMBERSHIP_MESSAGES
+
+    @classmethod
     def worst_case_messages(cls, n: int) -> int | None:
         """Messages in one election's worst case for n nodes, where the theory says."""
         return None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import trio
 import trio.testing
 
 from playground.cluster import Cluster
-from playground.commands import Scheduled, parse_line
+from playground.commands import Scheduled, parse_at
 from playground.config import ClusterConfig
 from playground.engine import Engine
 from playground.events import Event
@@ -18,7 +20,7 @@ WORST_CASE = ClusterConfig(timeout=4, probe_interval=0, delay_min=1, delay_max=1
 
 def at(*lines: str, ids: tuple[int, ...] = tuple(range(1, 101))) -> list[Scheduled]:
     """Scheduled commands from 'TIME COMMAND ARGS' lines (ranks are ids here: ids 1..N)."""
-    return [parse_line(line, ids, "test", line) for line in lines]
+    return [replace(s, source="test") for s in parse_at(list(lines), ids)]
 
 
 def make_engine(nodes: int, config: ClusterConfig = WORST_CASE, commands=(), seed: int = 1,

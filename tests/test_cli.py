@@ -20,7 +20,7 @@ def test_headless_prints_one_json_summary(capsys):
                               "--at", "20 crash 10", "--at", "20 elect 1", "--until", "60")
     assert (code, err) == (0, "")
     summary = json.loads(out)
-    assert list(summary) == ["algorithm", "nodes", "seed", "until", "up", "status", "leader", "messages", "dropped",
+    assert list(summary) == ["algorithm", "nodes", "seed", "until", "members", "up", "status", "leader", "messages", "dropped",
                              "elections_started", "epoch", "violations"]
     assert summary["up"] == list(range(1, 10))
     assert summary["status"]["10"] == "down" and summary["status"]["1"] == "normal"
