@@ -65,7 +65,7 @@ from .commands import (
 from .commands import Crash as CrashCommand
 from .config import DELAY, TIMEOUT, US, ClusterConfig, to_seconds, to_us
 from .events import CommandEvent, Event, SendEvent
-from .host import Internals, NodeHost
+from .host import Internals, NodeHost, Roster
 from .links import Links
 from .monitor import Monitor
 from .network import Network
@@ -100,8 +100,8 @@ class Engine:
         self.lookahead = lookahead
         self.links = Links()
         self.network = Network(seed, to_us(config.delay_min), to_us(config.delay_max))
-        self._known = set(self.ids)  # shared with the hosts: whom a node may send to
-        self.hosts = {i: NodeHost(i, algorithm, self.ids, config.protocol, self._known) for i in self.ids}
+        self.roster = Roster.of(self.ids)  # shared with the hosts
+        self.hosts = {i: NodeHost(i, algorithm, self.roster, config.protocol) for i in self.ids}
         self.agenda = Agenda()
         self.monitor = Monitor(self.ids, self.settle_time)
         self.trace = Trace(self.monitor)
@@ -153,14 +153,14 @@ class Engine:
     @property
     def members(self) -> tuple[int, ...]:
         """The nodes in the cluster now: every node it has had but those that left."""
-        return tuple(i for i in self.ids if not self.hosts[i].left)
+        return tuple(sorted(self.roster.members))
 
     def _admit(self, node: int) -> None:
-        """A host for a node that joins, given the members it joins (itself included)."""
-        members = (*self.members, node)
+        """A host for a node that joins; it joins the roster."""
         self.ids = tuple(sorted((*self.ids, node)))
-        self._known.add(node)
-        self.hosts[node] = NodeHost(node, self.algorithm, members, self.config.protocol, self._known)
+        self.roster.every.add(node)
+        self.roster.members.add(node)
+        self.hosts[node] = NodeHost(node, self.algorithm, self.roster, self.config.protocol)
         self._slice = max(16, SLICE_EVENTS // len(self.ids))
 
     def internals(self, node: int) -> Internals:
@@ -338,6 +338,8 @@ class Engine:
             case _:
                 if type(command) is Join:
                     self._admit(command.node)
+                elif type(command) is Leave:
+                    self.roster.members.discard(command.node)
                 t = self.now_us
                 return Window(t, t + 1, {command.node: [(t, COMMAND, 0, _NODE_WORK[type(command)])]})
         return None

@@ -16,9 +16,11 @@ Rules of the model, for one node (links.py has those of the links):
      falls due before the window it is running ends runs in that window, after the
      work queued before the window at the same time and rank (as it would, had it gone
      through the engine's queue).
-  6. A node that joins starts its first machine from the members it is given; one that
-     leaves tells the others (its machine's last outputs), then is down for good: its
-     status is "left", messages to it are dropped ("receiver left"), and nothing starts it.
+  6. A node starts, recovers and joins with the members as the roster has them now (the
+     runtime's registry: one that was down when a Join or Leave went round would
+     otherwise never hear of it). One that leaves tells the others (its machine's last
+     outputs), then is down for good: its status is "left", messages to it are dropped
+     ("receiver left"), and nothing starts it again.
 
 The host records trace events in the order things happened at this node, unstamped:
 the engine numbers events and messages when it merges every node's records, so nothing
@@ -75,6 +77,19 @@ _DOWN = (DOWN_STATUS, None, StatusRole.DOWN)
 _LEFT = (LEFT_STATUS, None, StatusRole.DOWN)
 
 
+@dataclass(slots=True)
+class Roster:
+    """Who is in the cluster, as the runtime knows it, shared by the engine and every
+    host: `every` node there has been (whom a node may send to), and the `members` now."""
+
+    every: set[int]
+    members: set[int]
+
+    @classmethod
+    def of(cls, ids: tuple[int, ...]) -> Roster:
+        return cls(set(ids), set(ids))
+
+
 @dataclass(frozen=True, slots=True)
 class PendingTimer:
     """A timer that falls due after the window: the engine queues its firing."""
@@ -96,15 +111,12 @@ class Internals:
 
 
 class NodeHost:
-    def __init__(self, node_id: int, algorithm: type[Node], ids: tuple[int, ...], config: Config,
-                 known: set[int] | None = None):
-        """`ids`: the members the node starts with; `known`: every node there is to send
-        to (the engine's set, which grows as nodes join)."""
+    def __init__(self, node_id: int, algorithm: type[Node], roster: Roster | tuple[int, ...], config: Config):
+        """`roster`: the engine's, or for a host on its own, the cluster's ids."""
         self.id = node_id
         self.algorithm = algorithm
-        self.ids = ids
+        self.roster = roster if isinstance(roster, Roster) else Roster.of(roster)
         self.config = config
-        self._known = set(ids) if known is None else known
         self.left = False
         self.storage = algorithm.storage_class()  # survives crashes; the machine does not
         self.machine: Node | None = None
@@ -201,7 +213,7 @@ class NodeHost:
                 self._apply(self.machine.step(TimerFired(item.name)))
         elif kind is Join:
             if self.machine is None and not self.left:  # rule 6
-                self.machine = self.algorithm(self.id, self.ids, self.config, self.storage)
+                self.machine = self._machine()
                 record(JoinEvent(UNSET, self._t, self.id))
                 self._apply(self.machine.step(Joining()))
         elif kind is Leave:
@@ -213,7 +225,7 @@ class NodeHost:
                 record(LeaveEvent(UNSET, self._t, self.id))
         elif kind is Boot or kind is Recover:
             if self.machine is None and not self.left:  # rule 4
-                self.machine = self.algorithm(self.id, self.ids, self.config, self.storage)
+                self.machine = self._machine()
                 record((StartEvent if kind is Boot else RecoverEvent)(UNSET, self._t, self.id))
                 self._apply(self.machine.step(Start()))
         elif kind is Crash:
@@ -227,12 +239,16 @@ class NodeHost:
         else:
             raise TypeError(f"not work for a node: {item!r}")
 
+    def _machine(self) -> Node:
+        """A new machine, from safe storage and the members now (rule 6)."""
+        return self.algorithm(self.id, tuple(sorted(self.roster.members)), self.config, self.storage)
+
     def _apply(self, outputs: list) -> None:
         record = self.records.append
         for out in outputs:
             kind = type(out)
             if kind is Send:
-                if out.dst not in self._known or out.dst == self.id:
+                if out.dst not in self.roster.every or out.dst == self.id:
                     raise ValueError(f"{self.algorithm.name} node {self.id} sent to unknown node {out.dst}")
                 record(SendEvent(UNSET, self._t, self.id, out.dst, UNSET, out.msg, UNSET))
             elif kind is SetTimer:

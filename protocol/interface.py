@@ -25,13 +25,12 @@ stamp the epoch, and announce elections through `announce_election`, which bumps
 The epoch is a label for people reading a run: no algorithm decides who leads by it
 (the ring uses it to name its elections, so it can tell a copy from a new one).
 
-Members (seed 001, notes 5 and 7). Who is in the cluster is in safe storage too: the
-runtime hands a node the members when it first starts, and the base class keeps them
-up to date. A node that joins broadcasts Join to every member, then starts as a
-recovering node; one that leaves broadcasts Leave and stops. A node that was down
-when a Join went round learns of the newcomer from its first message; one that missed
-a Leave keeps the leaver, which from then on looks like a node that is down. An
-algorithm reacts in `on_member_joined` and `on_member_left` (by default: a leader that
+Members (seed 001, notes 5 and 7). Each node is handed the members whenever it starts
+(assumption 6: every process knows every other; the runtime keeps that list, so a node
+that was down when a change went round starts with it anyway), keeps them in safe
+storage, and the base class keeps them up to date from there. A node that joins
+broadcasts Join to every member, then starts as a recovering node; one that leaves
+broadcasts Leave and stops. An algorithm reacts in `on_member_joined` and `on_member_left` (by default: a leader that
 leaves is gone, as if the detector had fired). One whose model cannot take a change of
 members says why in `fixed_members`, and the runtime refuses join and leave with that.
 
@@ -253,7 +252,7 @@ class Node:
         # Not yet started: the caller's first input is always Start, which sets a status.
         self.status: str = ""
         self.leader: int | None = None
-        self._set_members(storage.members or ids)  # the stored members, once there are some
+        self._set_members(ids)
         # Names of the timers this node has asked for and not yet seen fire or cancelled,
         # so that cancels are emitted only for running timers and a stray firing is ignored.
         self.timers: set[str] = set()
@@ -267,11 +266,8 @@ class Node:
             msg, src = event.msg, event.src
             if msg.epoch > self.storage.epoch:
                 self.storage.epoch = msg.epoch
-            if src not in self._members:  # it joined while this node was down
-                self._set_members((*self.ids, src))
-                if type(msg) is not Join:
-                    self.on_member_joined(src)
             if type(msg) is Join:
+                self._set_members((*self.ids, src))
                 self.on_member_joined(src)
             elif type(msg) is Leave:
                 self._set_members(tuple(i for i in self.ids if i != src))
@@ -321,7 +317,6 @@ class Node:
 
     def _set_members(self, ids: tuple[int, ...]) -> None:
         self.ids = self.storage.members = tuple(sorted(ids))
-        self._members = frozenset(self.ids)
         self.higher = tuple(i for i in self.ids if i > self.id)
         self.others = tuple(i for i in self.ids if i != self.id)
 

@@ -65,6 +65,8 @@ Statuses: election (a participant: the flag is set), normal (following a leader)
 
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -212,6 +214,17 @@ class Ring(ProbingNode):
         self._remember(msg.key)
         self.send(src, RingAck, *msg.key)  # rule 7
 
+    def on_member_left(self, node: int) -> None:
+        """What waited for the leaver's ack goes on past it at once (rule 7's skip,
+        without waiting T); and if it led, the leader is gone (rule 1)."""
+        queue = self.unacked.pop(node, None)
+        if queue:
+            self.cancel_timer(HOP_WAIT + str(node))
+            self._send_on(self._successor_of(node), queue)
+        if node == self.leader:
+            self.leader = None
+            self.on_leader_lost()
+
     def on_timer(self, name: str) -> None:
         if self.probe_timer(name):
             return
@@ -249,9 +262,10 @@ class Ring(ProbingNode):
             self.schedule_probe()
 
     def _successor_of(self, node: int) -> int | None:
-        """The next id round the ring after `node`, never this node itself."""
+        """The next id round the ring after `node` (a member or one that has left), never
+        this node itself."""
         ids = self.ids
-        nxt = ids[(ids.index(node) + 1) % len(ids)]
+        nxt = ids[bisect.bisect_right(ids, node) % len(ids)]
         return None if nxt == self.id else nxt
 
     def _remember(self, key: tuple) -> None:

@@ -76,6 +76,10 @@ class Stoller(Node):
     title = "Stoller's Bully"
     messages = (Halt, Ack, Ldr, Heartbeat)
     statuses = {ELEC1: StatusRole.ELECTING, ELEC2: StatusRole.ELECTING, WAIT: StatusRole.WAITING, NORM: StatusRole.NORMAL}
+    # Random schedules (test_membership.py) found two nodes joining at once leaving a
+    # node in Wait for ever; until its rules are worked out for a changing group, it
+    # says no.
+    fixed_members = "its halting rounds assume the nodes it started with (two joins at once can strand a node)"
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
