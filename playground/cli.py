@@ -11,20 +11,28 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from typing import Any
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from protocol import ALGORITHMS
 
-from .commands import MEMBERSHIP_COMMANDS, at_lines, membership_refused, parse_delay, parse_lines, parse_number, read_scenario
+from .commands import (
+    MEMBERSHIP_COMMANDS,
+    at_lines,
+    membership_refused,
+    parse_delay,
+    parse_lines,
+    parse_number,
+    read_scenario,
+)
 from .compare import FORMATS, SIZES, compare, json_lines, table
 from .config import COORDINATOR_TIMEOUT, INSTANT, PROBE_INTERVAL, SETTLE, TIMEOUT, ClusterConfig, InputError
-from .ids import ID_KINDS, node_ids
-from .session import Interrupted, Session, run_headless
 from .export import FORMATS as EXPORT_FORMATS
 from .export import Filters, export, parse_list
 from .files import check_new, open_to_write, write_whole
+from .ids import ID_KINDS, node_ids
+from .session import Interrupted, Session, run_headless
 from .transcript import Reader, WriteError
 from .verify import Different, verify
 

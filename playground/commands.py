@@ -132,10 +132,11 @@ class Heal:
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    """A new node, `node`, joins and starts as a recovering node (ids.next_id made its id)."""
+    """A new node, `node`, joins and starts as a recovering node (ids.next_id makes its
+    id: when the line is read, or for a live key, None, when it runs)."""
 
     name: ClassVar[str] = "join"
-    node: int
+    node: int | None = None
 
     def words(self) -> tuple[str, tuple]:
         return self.name, (self.node,)

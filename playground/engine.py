@@ -66,6 +66,7 @@ from .commands import Crash as CrashCommand
 from .config import DELAY, TIMEOUT, US, ClusterConfig, to_seconds, to_us
 from .events import CommandEvent, Event, SendEvent
 from .host import Internals, NodeHost, Roster
+from .ids import next_id
 from .links import Links
 from .monitor import Monitor
 from .network import Network
@@ -359,6 +360,8 @@ class Engine:
                 return SetDelay(low, high)
             case Join(node) if node in self.hosts or self.algorithm.fixed_members:
                 return None
+            case Join(None):
+                return Join(next_id(self.ids, self.seed))
             case Leave(node) if node not in self.hosts or not self.hosts[node].up:
                 return None  # only an up member can leave gracefully
         return request

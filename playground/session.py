@@ -22,6 +22,7 @@ from .progress import RunProgress
 from .summary import Summary
 from .transcript import Header, Recorder, WriteError
 
+
 @dataclass(frozen=True)
 class Session:
     """Everything that defines a run. `commands` name nodes by id (the parser turned

@@ -25,9 +25,9 @@ import math
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from itertools import accumulate
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
+from itertools import accumulate
 from types import UnionType
 from typing import Any, BinaryIO, Union, get_args, get_origin, get_type_hints
 
@@ -37,9 +37,12 @@ from cattrs.strategies import configure_tagged_union
 
 from protocol import ALGORITHMS, Message
 
-from .config import ClusterConfig, InputError, WriteError  # (WriteError: the recorder raises it; importers find it here too)
 from .commands import NODE_ARGUMENTS
-from .files import open_to_read, open_to_write
+from .config import (  # (WriteError: the recorder raises it; importers find it here too)
+    ClusterConfig,
+    InputError,
+    WriteError,
+)
 from .events import (
     EVENT_TYPES,
     CommandEvent,
@@ -52,6 +55,7 @@ from .events import (
     TimerEvent,
     TimerSetEvent,
 )
+from .files import open_to_read, open_to_write
 
 FORMAT = "bully-transcript"
 VERSION = 3

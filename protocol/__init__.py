@@ -11,6 +11,7 @@ from .classic import ClassicBully
 from .epoch_bully import EpochBully
 from .garcia_molina import GarciaMolina
 from .interface import (
+    MEMBERSHIP_MESSAGES,
     CancelTimer,
     Config,
     ElectionStarted,
@@ -19,7 +20,6 @@ from .interface import (
     Joining,
     Leave,
     Leaving,
-    MEMBERSHIP_MESSAGES,
     Message,
     MessageRole,
     Node,
@@ -40,6 +40,7 @@ ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, Gar
 
 __all__ = [
     "ALGORITHMS",
+    "MEMBERSHIP_MESSAGES",
     "CancelTimer",
     "ClassicBully",
     "Config",
@@ -51,7 +52,6 @@ __all__ = [
     "Joining",
     "Leave",
     "Leaving",
-    "MEMBERSHIP_MESSAGES",
     "Message",
     "MessageRole",
     "Node",

@@ -66,7 +66,6 @@ Statuses: election (a participant: the flag is set), normal (following a leader)
 from __future__ import annotations
 
 import bisect
-
 from dataclasses import dataclass
 from typing import ClassVar
 

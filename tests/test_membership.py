@@ -20,6 +20,7 @@ from playground.ids import next_id, uuid_ids
 from playground.verify import verify
 from protocol import ALGORITHMS
 from tests.support import final_states, run
+from tests.test_app import advance, card_text, make_app, on_asyncio
 from tests.test_random_schedules import configs
 
 TAKE_MEMBERS = [name for name, cls in ALGORITHMS.items() if cls.fixed_members is None]
@@ -153,5 +154,37 @@ def test_classic_two_joins_at_once_can_strand_a_node():
     joins = (Scheduled(5.0, Join(3), "test"), Scheduled(5.0, Join(4), "test"))
     _, events = run(2, 30, config, joins, algorithm="classic")
     assert [e.nodes for e in events if e.kind == "violation" and e.property == "sle2"] == [(2,)]
-    engine, events = run(2, 30, config, joins, algorithm="epoch-bully")
+    _, events = run(2, 30, config, joins, algorithm="epoch-bully")
     assert [e for e in events if e.kind == "violation" and e.property == "sle2"] == []
+
+
+# --- in the app ---------------------------------------------------------------------------
+
+
+@on_asyncio
+async def test_j_adds_a_card_for_the_newcomer_and_l_makes_the_selected_node_leave(tmp_path):
+    app = make_app(tmp_path, nodes=4, algorithm="epoch-bully")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 10)
+        await pilot.press("j")
+        await advance(pilot, app, 10)
+        assert app.model.ids == (1, 2, 3, 4, 5) and "● normal ★" in card_text(app, 5)
+        await pilot.press("1", "l")
+        await advance(pilot, app, 10)
+        assert "✖ left" in card_text(app, 1) and "→5" in card_text(app, 2)
+        assert [line.text for line in app.model.log if line.kind in ("join", "leave")] == ["node 5 joined", "node 1 left"]
+        await pilot.press("l")  # again: it has left
+        assert not [line for line in app.model.log if line.text == "user: leave 1" and line.t > 20]
+        assert "Join a new node" in [c.title for c in app.get_system_commands(app.screen)]
+
+
+@on_asyncio
+async def test_an_algorithm_that_cannot_take_members_says_why_when_j_is_pressed(tmp_path):
+    app = make_app(tmp_path, nodes=3, algorithm="stoller")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 5)
+        await pilot.press("j")
+        await advance(pilot, app, 5)
+        assert app.model.ids == (1, 2, 3)
+        [note] = [n.message for n in app._notifications]
+        assert note.startswith("stoller cannot add or remove nodes: ")

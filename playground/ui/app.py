@@ -24,8 +24,8 @@ import asyncio
 import gc
 import math
 import os
-import signal
 import shutil
+import signal
 import tempfile
 import time
 import traceback
@@ -47,14 +47,28 @@ import themes
 from protocol import ALGORITHMS
 
 from ..cluster import Cluster
-from ..commands import ChangeDelay, ChangeTimeout, Crash, Elect, Heal, Hold, Partition, Recover, Release, Request
+from ..commands import (
+    ChangeDelay,
+    ChangeTimeout,
+    Crash,
+    Elect,
+    Heal,
+    Hold,
+    Join,
+    Leave,
+    Partition,
+    Recover,
+    Release,
+    Request,
+    membership_refused,
+)
+from ..config import InputError
 from ..engine import Engine, steps
+from ..export import Filters, export
+from ..files import write_whole
 from ..host import Internals
 from ..live import LiveRun
 from ..session import Session, exception_leaves
-from ..config import InputError
-from ..export import Filters, export
-from ..files import write_whole
 from ..transcript import Recorder, WriteError
 from .alert_bar import AlertBar
 from .branch_screen import BranchScreen
@@ -96,6 +110,8 @@ class BullyApp(App[None]):
         Binding("r", "command('recover')", "recover", tooltip="recover the selected node"),
         Binding("x", "crash_leader", "kill leader", tooltip="crash the current leader"),
         Binding("e", "command('elect')", "elect", tooltip="the selected node starts an election"),
+        Binding("j", "join", "join", show=False, tooltip="a new node joins (the next id), as a recovering node"),
+        Binding("l", "leave", "leave", show=False, tooltip="the selected node leaves for good, telling the others"),
         Binding("p", "cut_off", "cut off", show=False,
                 tooltip="partition: cut the selected node off from the others (its links held, both ways)"),
         Binding("P", "heal", "heal", show=False, tooltip="heal: release every held link"),
@@ -524,6 +540,23 @@ class BullyApp(App[None]):
         node = self.selected if node is None else node
         self._request(NODE_REQUESTS[name](node), f"{name} {self.model.label[node]}")
 
+    def action_join(self) -> None:
+        if why := membership_refused(self.session.algorithm):
+            self.notify(why, severity="warning")
+            return
+        self._request(Join(), "join")
+
+    def action_leave(self, node: int | None = None) -> None:
+        node = self.selected if node is None else node
+        if why := membership_refused(self.session.algorithm):
+            self.notify(why, severity="warning")
+            return
+        view, label = self.model.nodes[node], self.model.label[node]
+        if not view.up:
+            self.notify(f"Node {label} is {view.status}: only an up node can leave.", severity="warning")
+            return
+        self._request(Leave(node), f"leave {label}")
+
     def action_cut_off(self, node: int | None = None) -> None:
         node = self.selected if node is None else node
         self._request(Partition((node,)), f"partition {self.model.label[node]}")
@@ -586,8 +619,8 @@ class BullyApp(App[None]):
 
     def action_select_rank(self, rank: int) -> None:
         """Digit keys: the rank-th node from the lowest id (the id itself for ids 1..N)."""
-        if rank <= len(self.session.ids):
-            self.action_select(self.session.ids[rank - 1])
+        if rank <= len(self.model.ids):
+            self.action_select(self.model.ids[rank - 1])
 
     def action_select(self, node: int) -> None:
         if node in self.model.nodes:
@@ -595,7 +628,7 @@ class BullyApp(App[None]):
             self.redraw(text=True)
 
     def action_move(self, dx: int, dy: int) -> None:
-        ids = self.session.ids
+        ids = self.model.ids
         index = ids.index(self.selected) + dx + dy * self.grid.columns
         self.action_select(ids[max(0, min(len(ids) - 1, index))])
 
@@ -658,7 +691,7 @@ class BullyApp(App[None]):
             self.notify("Nothing to export yet.")
             return
         log = self.log_view
-        ranks = (self.session.ids.index(log.node_filter) + 1,) if log.node_filter is not None else ()
+        ranks = (self.model.ids.index(log.node_filter) + 1,) if log.node_filter is not None else ()
         types = (log.topic_filter,) if log.topic_filter in self.model.topics else ()
         filters = Filters(lines[0].t, self.now(), ranks, types)
         stamp = f"t{math.floor(filters.start)}-{math.ceil(filters.stop)}s"
@@ -687,13 +720,18 @@ class BullyApp(App[None]):
             if name != self.session.algorithm:
                 yield SystemCommand(f"Algorithm: {name}", "restart the cluster with it: same nodes, seed, settings, scenario",
                                     lambda name=name: self.action_switch_algorithm(name))
-        for i in self.session.ids:
+        if not membership_refused(self.session.algorithm):
+            yield SystemCommand("Join a new node", "it gets the next id and starts as a recovering node", self.action_join)
+        for i in self.model.ids:
             k = self.model.label[i]
             yield SystemCommand(f"Crash node {k}", f"node {k} halts at once", lambda i=i: self.action_command("crash", i))
             yield SystemCommand(f"Recover node {k}", f"node {k} restarts from safe storage",
                                 lambda i=i: self.action_command("recover", i))
             yield SystemCommand(f"Elect at node {k}", f"node {k}'s failure detector fires",
                                 lambda i=i: self.action_command("elect", i))
+            if not membership_refused(self.session.algorithm):
+                yield SystemCommand(f"Leave: node {k}", f"node {k} leaves for good, telling the others",
+                                    lambda i=i: self.action_leave(i))
             yield SystemCommand(f"Select node {k}", "show it in the node panel", lambda i=i: self.action_select(i))
             yield SystemCommand(f"Log: only node {k}", "filter the message log",
                                 lambda i=i: self.log_view.set_filters(i, self.log_view.topic_filter))
@@ -705,7 +743,7 @@ class BullyApp(App[None]):
                                     lambda i=i: self._link("hold", self.selected, i))
                 yield SystemCommand(f"Release link {here}→{k}", "what waited there arrives now, in order",
                                     lambda i=i: self._link("release", self.selected, i))
-        ids = self.session.ids
+        ids = self.model.ids
         for rank in range(1, len(ids)):
             low, high = self.model.label[ids[rank - 1]], self.model.label[ids[rank]]
             yield SystemCommand(f"Split the cluster: ..{low} | {high}..", "partition: the lower ids cut off from the higher",

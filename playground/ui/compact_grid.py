@@ -34,6 +34,9 @@ class CompactGrid(Widget):
 
     def show(self, now: float, selected: int) -> None:
         changed = False
+        digits = max(map(len, self.model.label.values()))
+        if digits != self.digits:  # a node joined whose label is longer: every cell again
+            self.digits, self.cell_width, self._cells = digits, compact_width(digits), {}
         for node_id, node in self.model.nodes.items():
             key = card_key(node, now, compact=True)
             cached = self._cells.get(node_id)
@@ -49,7 +52,8 @@ class CompactGrid(Widget):
 
     def _draw(self, selected: int) -> Content:
         cells = []
-        for node_id, (_, cell) in self._cells.items():
+        for node_id in self.model.ids:
+            cell = self._cells[node_id][1]
             cell = cell.pad_right(self.cell_width - cell.cell_length)
             cells.append(cell.stylize("on $accent 40%") if node_id == selected else cell)
         columns = self.columns

@@ -27,6 +27,8 @@ from ..events import (
     ElectionStartEvent,
     Event,
     HeldEvent,
+    JoinEvent,
+    LeaveEvent,
     RecoverEvent,
     SendEvent,
     StartEvent,
@@ -40,6 +42,7 @@ from ..monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, describe
 from .labels import node_labels
 
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
+NOT_JOINED = "not joined yet"  # the status of a node shown at a moment before it joined
 DETECTOR = "detector"  # the message role of failure-detector traffic, which the log can hide
 
 
@@ -182,6 +185,17 @@ class ClusterModel:
                 if line:
                     verb = "recovered" if kind is RecoverEvent else "started"
                     line(e, e.kind, None, (e.node,), f"node {self.label[e.node]} {verb}")
+            elif kind is JoinEvent:
+                self._admit(e.node)
+                self.nodes[e.node].up = True
+                if line:
+                    line(e, "join", None, (e.node,), f"node {self.label[e.node]} joined")
+            elif kind is LeaveEvent:
+                node = self.nodes[e.node]
+                node.up = False
+                node.timers.clear()
+                if line:
+                    line(e, "leave", None, (e.node,), f"node {self.label[e.node]} left")
             elif kind is HeldEvent:
                 self._held[e.id] = e.dst
                 self.nodes[e.dst].waiting += 1
@@ -195,6 +209,8 @@ class ClusterModel:
                     self.config = self.config.with_delay(*e.args)
                 elif e.command in LINK_COMMANDS:
                     self.held_links = held_after(self.held_links, e.command, e.args, self.ids)
+                elif e.command == "join":
+                    self._admit(*e.args)
                 if line:
                     line(e, "command", None, (), f"{e.source}: {self.command_text(e)}")
             elif kind is ViolationEvent:
@@ -203,12 +219,20 @@ class ClusterModel:
                     text = describe(e, self.label.__getitem__)
                     line(e, "violation", None, e.nodes, f"⚠ {PROPERTY_NAMES[e.property]}: {text}" if e.phase == "begin" else text)
 
+    def _admit(self, node: int) -> None:
+        """A node that joins: a view of its own, and labels worked out again (a new UUID
+        can need a longer prefix), in the same dict, which widgets hold."""
+        if node not in self.nodes:
+            self.ids = tuple(sorted((*self.ids, node)))
+            self.nodes[node] = NodeView(node)
+            self.label.update(node_labels(self.ids))
+
     @property
     def in_election(self) -> bool:
         return self.agreed is None and self.elections > 0
 
     def command_text(self, e: CommandEvent) -> str:
-        args = (self.label[a] if e.command in NODE_ARGUMENTS else f"{a:g}" for a in e.args)
+        args = (self.label[a] if e.command in NODE_ARGUMENTS or e.command == "join" else f"{a:g}" for a in e.args)
         return " ".join([e.command, *args])
 
     def _link(self, e: SendEvent | DeliverEvent | DropEvent) -> str:
@@ -238,8 +262,8 @@ class ClusterModel:
     def load(self, state: ModelState, log: Iterable[LogLine] = ()) -> None:
         """Become `state` (with these log lines), in place: widgets hold this model and
         its node views, so they show the new state without being told."""
-        for i, view in state.nodes.items():
-            self.nodes[i].become(view)
+        for i, node in self.nodes.items():  # one that joins later: not there yet
+            node.become(state.nodes.get(i) or NodeView(i, status=NOT_JOINED))
         self.episodes = state.episodes.copy()
         self.config, self.topics = state.config, dict(state.topics)
         self.elections, self.agreed, self.election_messages = state.elections, state.agreed, state.election_messages

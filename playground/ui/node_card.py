@@ -46,7 +46,7 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
         ident = (f"{labels[n.id]:>{digits}}", "b" if n.up else "$text-disabled")
         return Content.assemble(ident, " ", (glyph, colour), *leader, " ", (bar, "$text-muted"))
     left, sent, received, epoch, waiting = key[6:]
-    status = ("down", f"{colour} strike") if not n.up else (short_status(n.status), colour)
+    status = (short_status(n.status), colour if n.up else f"{colour} strike")
     first = Content.assemble((labels[n.id], "b"), " ", (f"{glyph} ", colour), status, *leader)
     second = Content.assemble(f"{timer_label(name):<6} ", (bar, "$primary"), f"{left:4.1f}s") if name else Content("")
     third = Content.assemble((f"↑{sent} ↓{received} e{epoch}", "$text-muted"),
