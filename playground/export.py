@@ -39,9 +39,12 @@ from protocol import ALGORITHMS
 
 from .config import InputError
 from .events import (
+    CommandEvent,
     CrashEvent,
     DeliverEvent,
     DropEvent,
+    JoinEvent,
+    LeaveEvent,
     RecoverEvent,
     SendEvent,
     StartEvent,
@@ -145,6 +148,12 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                 flight = flights[e.id] = Flight(e.id, e.src, e.dst, e.msg.label, str(e.msg.role), e.t)
                 diagram.flights.append(flight)
                 order.append(("send", flight))
+            elif kind is CommandEvent and e.command == "join":  # a lane for the newcomer
+                ids = tuple(sorted((*ids, *e.args)))
+                diagram.labels.update(node_labels(ids))
+                if not filters.ranks:
+                    diagram.ids = ids
+                    inside.update(e.args)
             elif kind is DeliverEvent or kind is DropEvent:
                 flight = flights.pop(e.id, None)
                 if flight is not None:
@@ -181,6 +190,10 @@ def _mark(e: object, labels: dict[int, str]) -> Mark | None:
         return Mark(e.t, e.node, "recover", "recovered")
     if kind is StartEvent:
         return Mark(e.t, e.node, "start", "started")
+    if kind is JoinEvent:
+        return Mark(e.t, e.node, "join", "joined")
+    if kind is LeaveEvent:
+        return Mark(e.t, e.node, "leave", "left", "down")
     return None
 
 
@@ -283,14 +296,18 @@ def to_svg(d: Diagram) -> str:
     return "\n".join(out) + "\n"
 
 
+COMES_UP, GOES_DOWN = ("recover", "start", "join"), ("crash", "leave")
+UP_DOWN = COMES_UP + GOES_DOWN
+
+
 def _lane_spans(d: Diagram, node: int) -> list[tuple[tuple[float, float], bool]]:
     """A lane cut where its node goes down and comes back: ((from, to), up)."""
     spans, since, up = [], d.start, True
-    first = next((m for m in d.marks if m.node == node and m.kind in ("crash", "recover", "start")), None)
-    if first is not None and first.kind in ("recover", "start") and first.t > d.start:
-        up = False  # it comes up in the window: it was down before
+    first = next((m for m in d.marks if m.node == node and m.kind in UP_DOWN), None)
+    if first is not None and first.kind in COMES_UP and first.t > d.start:
+        up = False  # it comes up in the window (or joins): it was down (or not there) before
     for m in d.marks:
-        if m.node == node and m.kind in ("crash", "recover", "start") and (m.kind == "crash") == up:
+        if m.node == node and m.kind in UP_DOWN and (m.kind in GOES_DOWN) == up:
             spans.append(((since, m.t), up))
             since, up = m.t, not up
     spans.append(((since, d.stop), up))

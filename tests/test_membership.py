@@ -16,6 +16,7 @@ from playground import transcript
 from playground.cli import main
 from playground.commands import Crash, Join, Leave, Recover, Scheduled, parse_at
 from playground.config import ClusterConfig, InputError
+from playground.export import collect
 from playground.ids import next_id, uuid_ids
 from playground.verify import verify
 from protocol import ALGORITHMS
@@ -70,6 +71,16 @@ def test_the_transcript_records_joins_and_leaves_and_reruns_exactly(tmp_path, ca
     assert [(e.command, e.args) for e in loaded.events if e.kind == "command"] == [("join", (4,)), ("leave", (4,))]
     assert {e.msg.type for e in loaded.events if e.kind == "send" and e.src == 4} >= {"join", "leave"}
     assert verify(str(path)) == len(loaded.events)  # re-created event for event
+
+
+def test_the_space_time_diagram_gives_a_newcomer_a_lane_from_its_join(tmp_path, capsys):
+    path = tmp_path / "members.jsonl"
+    summary_of(capsys, "--algorithm", "ring", "--nodes", "3", "--at", "5 join", "--at", "20 leave 1",
+               "--until", "40", "--transcript", str(path))
+    diagram = collect(str(path))
+    assert diagram.ids == (1, 2, 3, 4) and diagram.labels[4] == "4"
+    assert [(m.node, m.kind) for m in diagram.marks if m.kind in ("join", "leave")] == [(4, "join"), (1, "leave")]
+    assert any(f.src == 4 for f in diagram.flights)
 
 
 def test_a_leaver_is_gone_for_good_and_messages_to_it_are_dropped_as_such():
