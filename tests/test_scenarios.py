@@ -114,6 +114,14 @@ def check_partition_ring():
     assert agreements(events)[-1] == (91, 6) and set(leaders(report).values()) == {6}
 
 
+def check_members_epoch_bully():
+    _, _, report, events = play("members-epoch-bully.scenario", 100)
+    assert report["members"] == [2, 3, 4, 5, 6, 7] and set(leaders(report).values()) == {7}
+    assert [(e.t, e.nodes) for e in violations(events, "split_brain")] == [(20, (7, 8))]
+    assert violations(events, "sle2") == []
+    assert [e.t for e in events if e.kind == "state" and e.node == 7 and e.leader == 7][-1] == 41
+
+
 CLAIMS = {
     "classic-worst-case.scenario": check_classic_worst_case,
     "classic-best-case.scenario": check_classic_best_case,
@@ -124,6 +132,7 @@ CLAIMS = {
     "partition-garcia-molina.scenario": check_partition_garcia_molina,
     "partition-stoller.scenario": check_partition_stoller,
     "partition-ring.scenario": check_partition_ring,
+    "members-epoch-bully.scenario": check_members_epoch_bully,
 }
 
 
