@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
-from ..host import Internals
+from ..host import LEFT_STATUS, Internals
 from .look import LEADER_MARK, role_look
 from .model import NodeView
 
@@ -44,7 +44,8 @@ class NodePanel(Widget):
             for name, value in internals.variables.items():
                 lines.append(f"  {escape(name)} = {_show(value, labels)}")
             if not internals.up:
-                lines.append("  [$text-muted](lost in the crash)[/]")
+                gone = "it left" if node.status == LEFT_STATUS else "lost in the crash"
+                lines.append(f"  [$text-muted]({gone})[/]")
             elif not internals.variables:
                 lines.append("  [$text-muted]none of its own[/]")
             lines.append("[b]safe storage[/]")
