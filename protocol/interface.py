@@ -22,17 +22,19 @@ election bumps it, every message carries the sender's epoch, and a node that hea
 higher epoch adopts it, so from one election to the next the cluster shares one number.
 The base class does all of this: algorithms send through `send`/`broadcast`, which
 stamp the epoch, and announce elections through `announce_election`, which bumps it.
-The epoch is a label for people reading a run: no algorithm decides who leads by it
-(the ring uses it to name its elections, so it can tell a copy from a new one).
+In most algorithms the epoch is a label for people reading a run; epoch-bully decides
+by it (epoch_bully.py), and the ring uses it to name its elections, so it can tell a
+copy from a new one.
 
 Members (seed 001, notes 5 and 7). Each node is handed the members whenever it starts
 (assumption 6: every process knows every other; the runtime keeps that list, so a node
 that was down when a change went round starts with it anyway), keeps them in safe
 storage, and the base class keeps them up to date from there. A node that joins
 broadcasts Join to every member, then starts as a recovering node; one that leaves
-broadcasts Leave and stops. An algorithm reacts in `on_member_joined` and `on_member_left` (by default: a leader that
-leaves is gone, as if the detector had fired). One whose model cannot take a change of
-members says why in `fixed_members`, and the runtime refuses join and leave with that.
+broadcasts Leave and stops. An algorithm reacts in `on_member_joined` and
+`on_member_left` (by default: a leader that leaves is gone, as if the detector had
+fired). One whose model cannot take a change of members says why in `fixed_members`,
+and the runtime refuses join and leave with that.
 
 What an algorithm declares for everyone else. Nothing outside an algorithm's module
 spells out its names: the runtime, the monitor and the UI read these declarations.
@@ -209,7 +211,8 @@ class SafeStorage:
     """What survives a crash. Everything a node keeps outside this object is volatile.
 
     `incarnation` counts starts, `epoch` is the latest cluster epoch this node knows,
-    `members` the cluster's members as this node knows them (itself included). An algorithm that needs more cells subclasses it and names the subclass in its
+    `members` the cluster's members as this node knows them (itself included). An
+    algorithm that needs more cells subclasses it and names the subclass in its
     `storage_class`.
     """
 
