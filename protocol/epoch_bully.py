@@ -24,7 +24,10 @@ stored leader was elected):
      is not above P's reign, it comes from a round that is over, or from a node that
      missed the news: P starts nothing, and if P leads it sends that node its
      Coordinator again. Otherwise a normal P starts a round of its own (rule 1).
-  5. Coordinator from Q with epoch e: stale, and ignored, if Q is lower than P's stored
+  5. Coordinator from Q with epoch e. If Q is lower than P, P does not follow it: it
+     starts a round if it is not in one, which it wins (a node that came back can share
+     a round's epoch with the cluster's, having missed a bump while down). Otherwise
+     it is stale, and ignored, if Q is lower than P's stored
      leader and e is not above the reign, or Q is that leader and e is below it (a
      late announcement from a finished round: classic's crossing Coordinators).
      Otherwise Q leads from reign e. If P knows a later epoch than e (Q came back with
@@ -144,6 +147,10 @@ class EpochBully(Node):
                 self.announce_election()
                 self._lead()
         elif kind is Coordinator:  # rule 5
+            if src < self.id:  # a lower node thinks it is the highest up: bully it
+                if self.status == NORMAL:
+                    self._start_round()
+                return
             stored, reign = self.storage.leader, self.storage.reign
             if stored is not None and (src < stored and msg.epoch <= reign or src == stored and msg.epoch < reign):
                 return  # stale
