@@ -117,7 +117,6 @@ class NodeHost:
         self.algorithm = algorithm
         self.roster = roster if isinstance(roster, Roster) else Roster.of(roster)
         self.config = config
-        self.left = False
         self.storage = algorithm.storage_class()  # survives crashes; the machine does not
         self.machine: Node | None = None
         self.timers: dict[str, tuple[int, int]] = {}  # name -> (fires at, generation)
@@ -130,6 +129,11 @@ class NodeHost:
         self._now = -1
         self._t = 0.0
         self._window_end = 0
+
+    @property
+    def left(self) -> bool:
+        """Whether it has left for good (the engine takes it off the roster)."""
+        return self.id not in self.roster.members
 
     @property
     def up(self) -> bool:
@@ -221,7 +225,6 @@ class NodeHost:
                 self._apply(self.machine.step(Leaving()))
                 self.machine = None
                 self.timers.clear()
-                self.left = True
                 record(LeaveEvent(UNSET, self._t, self.id))
         elif kind is Boot or kind is Recover:
             if self.machine is None and not self.left:  # rule 4

@@ -42,6 +42,8 @@ from ..monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, describe
 from .labels import node_labels
 
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
+_GOES_DOWN = {CrashEvent: "crashed", LeaveEvent: "left"}  # what the log says of each
+_COMES_UP = {StartEvent: "started", RecoverEvent: "recovered", JoinEvent: "joined"}
 NOT_JOINED = "not joined yet"  # the status of a node shown at a moment before it joined
 DETECTOR = "detector"  # the message role of failure-detector traffic, which the log can hide
 
@@ -174,28 +176,18 @@ class ClusterModel:
                 if line:
                     text = "agreement lost" if e.leader is None else f"agreement: every up node follows {self.label[e.leader]}"
                     line(e, "agreement", None, () if e.leader is None else (e.leader,), text)
-            elif kind is CrashEvent:
+            elif kind in _GOES_DOWN:
                 node = self.nodes[e.node]
                 node.up = False
                 node.timers.clear()
                 if line:
-                    line(e, "crash", None, (e.node,), f"node {self.label[e.node]} crashed")
-            elif kind is RecoverEvent or kind is StartEvent:
+                    line(e, e.kind, None, (e.node,), f"node {self.label[e.node]} {_GOES_DOWN[kind]}")
+            elif kind in _COMES_UP:
+                if kind is JoinEvent:
+                    self._admit(e.node)
                 self.nodes[e.node].up = True
                 if line:
-                    verb = "recovered" if kind is RecoverEvent else "started"
-                    line(e, e.kind, None, (e.node,), f"node {self.label[e.node]} {verb}")
-            elif kind is JoinEvent:
-                self._admit(e.node)
-                self.nodes[e.node].up = True
-                if line:
-                    line(e, "join", None, (e.node,), f"node {self.label[e.node]} joined")
-            elif kind is LeaveEvent:
-                node = self.nodes[e.node]
-                node.up = False
-                node.timers.clear()
-                if line:
-                    line(e, "leave", None, (e.node,), f"node {self.label[e.node]} left")
+                    line(e, e.kind, None, (e.node,), f"node {self.label[e.node]} {_COMES_UP[kind]}")
             elif kind is HeldEvent:
                 self._held[e.id] = e.dst
                 self.nodes[e.dst].waiting += 1
