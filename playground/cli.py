@@ -1,7 +1,17 @@
-"""`bully-tui`: the one entry point, live (the TUI) or `--headless` (virtual time).
+"""`bully-tui`: the one entry point: the live app, `--headless` runs (virtual time),
+`--compare`, and the subcommands `verify`, `replay` and `export`.
 
-Every argument is checked before anything runs. Bad input exits with status 2 and one
-line that names the problem, never a traceback.
+Every argument is checked before anything runs. Whatever happens, the program ends with
+one line and a status, never a traceback (`main`):
+  0    done
+  1    a file or standard output could not be written, or `verify` found a difference
+  2    bad input: an argument, a scenario or a transcript (nothing was written)
+  128 + n  stopped by signal n: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
+           (interrupt.py), with every file it wrote ending on a whole line.
+
+Only what parsing needs is imported at first (the protocol's names, the parsers): a
+refusal or --help answers at once, and the signals are ours from the start; the rest
+comes with the command that needs it.
 """
 
 from __future__ import annotations
@@ -9,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -17,38 +28,88 @@ from typing import Any
 
 from protocol import ALGORITHMS
 
-from .commands import (
-    MEMBERSHIP_COMMANDS,
-    at_lines,
-    membership_refused,
-    parse_delay,
-    parse_lines,
+from . import interrupt
+from .commands import MEMBERSHIP_COMMANDS, at_lines, membership_refused, parse_delay, parse_lines, parse_list, read_scenario
+from .config import (
+    COORDINATOR_TIMEOUT,
+    INSTANT,
+    MAX_NODES,
+    MAX_SEED,
+    PROBE_INTERVAL,
+    SETTLE,
+    TIMEOUT,
+    ClusterConfig,
+    InputError,
+    WriteError,
     parse_number,
-    read_scenario,
+    parse_whole,
+    shown,
 )
-from .compare import FORMATS, SIZES, compare, json_lines, table
-from .config import COORDINATOR_TIMEOUT, INSTANT, PROBE_INTERVAL, SETTLE, TIMEOUT, ClusterConfig, InputError
-from .export import FORMATS as EXPORT_FORMATS
-from .export import Filters, export, parse_list
-from .files import check_new, open_to_write, write_whole
+from .files import check_new, open_to_write
 from .ids import ID_KINDS, node_ids
-from .session import Interrupted, Session, run_headless
-from .transcript import Reader, WriteError
-from .verify import Different, verify
 
-MAX_NODES = 1000
 DEFAULT_UNTIL = 60.0
+COMPARE_FORMATS = ("markdown", "json")
+EXPORT_FORMATS = ("svg", "mermaid", "shiviz")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own: one line instead of usage + error
-        raise InputError(message)
+    """argparse, with one line for an error instead of usage and a message, no guessing
+    of abbreviated options (`--node 3` is not `--nodes 3`), and values that may start
+    with a dash (`--timeout -inf` is a bad timeout, not a missing one)."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(allow_abbrev=False, **kwargs)
+        self._takes_value: set[str] = set()
+
+    def add_argument(self, *names: str, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*names, **kwargs)
+        if action.option_strings and action.nargs is None and kwargs.get("action") in (None, "store", "append"):
+            self._takes_value.update(action.option_strings)
+        return action
+
+    def error(self, message: str) -> None:
+        usage = f" (usage: {self.usage})" if self.usage else ""  # a subcommand's: short
+        raise InputError(message + usage)
+
+    def _print_message(self, message: str, file: Any = None) -> None:  # --help, on stdout
+        if not message:
+            return
+        if file in (None, sys.stdout):
+            _emit(message)
+        else:
+            _say(message.rstrip("\n"))
+
+    def parse_args(self, argv: list[str]) -> argparse.Namespace:  # type: ignore[override]
+        return super().parse_args(self._glue(argv))
+
+    def _glue(self, argv: list[str]) -> list[str]:
+        """`--timeout -inf` -> `--timeout=-inf`: argparse takes a value that starts with a
+        dash for an option, and would say "expected one argument"."""
+        out, options = [], self._option_string_actions
+        for token in argv:
+            if out and out[-1] in self._takes_value and token.startswith("-") and token not in options and token != "--":
+                out[-1] = f"{out[-1]}={token}"
+            else:
+                out.append(token)
+        return out
 
 
-def _parser() -> argparse.ArgumentParser:
+SUBCOMMANDS = {
+    "verify": "re-create a transcript from its header and commands, and compare every event",
+    "replay": "open a transcript in the app, at its end: go back in time, and branch",
+    "export": "a transcript as a space-time diagram (SVG, Mermaid or ShiViz)",
+}
+
+
+def _parser() -> _Parser:
     p = _Parser(
         prog="bully-tui",
-        description="Watch N nodes elect a coordinator with the Bully algorithm.",
+        description="A playground for leader election: N nodes elect a coordinator, live in the terminal "
+                    "(or --headless, in virtual time).",
+        epilog="subcommands:\n" + "\n".join(f"  bully-tui {name} FILE ...  {what}" for name, what in SUBCOMMANDS.items())
+               + "\n  (bully-tui SUBCOMMAND --help for each)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--headless", action="store_true", help="run in virtual time without the UI and print a JSON summary")
     p.add_argument("--nodes", metavar="N", help=f"number of nodes (1 to {MAX_NODES}; default 7)")
@@ -67,21 +128,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--compare", action="store_true",
                    help="headless: crash the leader once all agree, on every algorithm (or --algorithm) for N = 4..64 "
                         "(or --nodes), and print a table")
-    p.add_argument("--format", metavar="FORMAT", help=f"--compare's output: {' or '.join(FORMATS)} (one JSON object per row)")
+    p.add_argument("--format", metavar="FORMAT", help=f"--compare's output: {' or '.join(COMPARE_FORMATS)} (one JSON object per row)")
     p.add_argument("--transcript", metavar="FILE", help="record everything to FILE (JSON Lines)")
     p.add_argument("--overwrite", action="store_true", help="let --transcript replace an existing file")
     return p
-
-
-def _whole_number(text: str, what: str, low: int, high: int | None = None) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"{what} must be a whole number, not {text!r}") from None
-    if value < low or (high is not None and value > high):
-        bounds = f"from {low} to {high}" if high is not None else f"{low} or more"
-        raise InputError(f"{what} must be {bounds}, not {value}")
-    return value
 
 
 DEFAULTS = {"algorithm": "classic", "nodes": "7", "ids": "seq", "seed": "1"}
@@ -97,17 +147,18 @@ def _check_compare(args: argparse.Namespace) -> None:
     if unused:
         raise InputError(f"--compare runs its own scenario (the leader crashes once all agree) and does not use "
                          f"{', '.join(unused)}")
-    if args.format is not None and args.format not in FORMATS:
-        raise InputError(f"unknown --format {args.format!r} (choose from: {', '.join(FORMATS)})")
-    args.sizes = SIZES if args.nodes is None else None  # None: the one size --nodes gives
-    args.algorithms = None if args.algorithm is None else (args.algorithm,)
+    if args.format is not None:
+        args.format = _choice(args.format, "--format", COMPARE_FORMATS)
+    args.every_size, args.every_algorithm = args.nodes is None, args.algorithm is None
     if args.delay is None:
         # PROTOCOLS.md counts with a constant delay. (Jitter also makes classic's
         # start-up at N = 64 a storm of millions of messages: see the README.)
         args.delay = "1"
 
 
-def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
+def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
+    from .session import Session
+
     args = _parser().parse_args(argv)
     if args.compare:
         _check_compare(args)
@@ -129,12 +180,14 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
         try:
             return parse(text, what)
         except InputError as e:
-            raise InputError(f"{where}: {e}" if where else str(e)) from None
+            if where is None:
+                raise
+            raise InputError(f"{where}: {e}") from None
 
-    nodes = setting("nodes", lambda v, what: _whole_number(v, what, 1, MAX_NODES))
-    seed = setting("seed", lambda v, what: _whole_number(v, what, 0))
-    args.algorithm = setting("algorithm", _algorithm)
-    args.ids = setting("ids", _id_kind)
+    nodes = setting("nodes", lambda v, what: parse_whole(v, what, 1, MAX_NODES))
+    seed = setting("seed", lambda v, what: parse_whole(v, what, 0, MAX_SEED))
+    args.algorithm = setting("algorithm", lambda v, what: _choice(v, what, tuple(ALGORITHMS)))
+    args.ids = setting("ids", lambda v, what: _choice(v, what, ID_KINDS))
     numbers = {}
     for name, time_range in (("timeout", TIMEOUT), ("coordinator-timeout", COORDINATOR_TIMEOUT),
                              ("probe-interval", PROBE_INTERVAL), ("settle", SETTLE)):
@@ -145,10 +198,15 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
     if delay is not None:
         numbers["delay_min"], numbers["delay_max"] = delay
     config = ClusterConfig(**numbers)  # every value is checked by now
-    if args.until is not None:
-        if not args.headless:
-            raise InputError("--until only applies with --headless (the live app runs until you quit)")
-        args.until = INSTANT.check(parse_number(args.until, "--until"), "--until")
+    if args.until is not None and not args.headless:
+        raise InputError("--until only applies with --headless (the live app runs until you quit)")
+    ends = None  # a headless run's end, and what set it (a command after it would never run)
+    if args.headless and not args.compare:  # (a scenario's `set until` is for these; the live app runs until you quit)
+        source = "--until" if args.until is not None else "the scenario's until" if scenario and "until" in scenario.settings \
+            else None
+        until = setting("until", lambda v, what: INSTANT.check(parse_number(v, what), what))
+        args.until = until if source else None
+        ends = (until, source) if source else (DEFAULT_UNTIL, "--until's default")
     if args.speed is not None:
         if args.headless:
             raise InputError("--speed only applies to the live app (--headless runs as fast as it can)")
@@ -157,7 +215,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, Session]:
             raise InputError(f"--speed must be above 0 and at most 1000, not {args.speed:g}")
     ids = node_ids(args.ids, nodes, seed)
     lines = scenario.lines_to_run() if scenario else []
-    commands = parse_lines(lines + at_lines(args.at), ids, seed)
+    commands = parse_lines(lines + at_lines(args.at), ids, seed, ends)
     _check_membership(commands, args.algorithm)
     session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, args.ids)
     return args, session
@@ -170,122 +228,184 @@ def _check_membership(commands: list, algorithm: str) -> None:
             raise InputError(f"{name} at {s.at:g} s: {why}")
 
 
-def _algorithm(name: str, what: str) -> str:
-    if name not in ALGORITHMS:
-        raise InputError(f"unknown {what.removeprefix('--')} {name!r} (choose from: {', '.join(ALGORITHMS)})")
+def _choice(text: str, what: str, choices: tuple[str, ...]) -> str:
+    """A name from `choices`, in any case."""
+    name = text.strip().lower()
+    if name not in choices:
+        raise InputError(f"unknown {what} {shown(text)} (choose from: {', '.join(choices)})")
     return name
 
 
-def _id_kind(kind: str, what: str) -> str:
-    if kind not in ID_KINDS:
-        raise InputError(f"unknown {what} {kind!r} (choose from: {', '.join(ID_KINDS)})")
-    return kind
-
-
-SUBCOMMANDS = {
-    "verify": "bully-tui verify FILE: re-create a transcript from its header and commands, and compare every event",
-    "replay": "bully-tui replay FILE: open a transcript in the app, at its end; go back in time, and branch",
-    "export": "bully-tui export FILE --format svg|mermaid|shiviz [-o OUT [--overwrite]] [--from T] [--to T] "
-              "[--nodes K,...] [--types T,...]: a transcript as a space-time diagram",
-}
+# --- running, and the one place an ending becomes a line and a status ------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in SUBCOMMANDS:
-        return _subcommand(argv[0], argv[1:])
-    session = None
+    with interrupt.handled():
+        try:
+            if argv and argv[0] in SUBCOMMANDS:
+                return SUBCOMMAND_RUNNERS[argv[0]](argv[1:])
+            return _run(argv)
+        except SystemExit as e:  # argparse, after printing --help
+            return e.code if isinstance(e.code, int) else 0
+        except BaseException as error:  # noqa: BLE001 - each ending is one line and a status, below
+            return _ending(error)
+
+
+def _ending(error: BaseException) -> int:
+    """What stopped a command, as one line on stderr and its exit status. A bug is none of
+    these, and keeps its traceback."""
+    stop = interrupt.stopped_by(error)
+    if stop is not None:
+        _say(interrupt.said(stop))
+        return stop.status
+    if isinstance(error, InputError):
+        _say(f"bully-tui: error: {error}")
+        return 2
+    if isinstance(error, WriteError):
+        _say(f"bully-tui: error: {error}")
+        return 1
+    raise error
+
+
+def _say(line: str) -> None:
+    """A line on stderr, if stderr can take it."""
     try:
-        args, session = parse_args(argv)
-        for warning in session.config.warnings():
-            print(f"bully-tui: warning: {warning}", file=sys.stderr)
-        if not args.headless:
-            return run_live(session, args.speed or 1.0)
-        if args.compare:
-            results = compare(session.config, session.seed, args.sizes or (session.nodes,), args.algorithms)
-            print(json_lines(results) if args.format == "json" else table(results, session.config))
-            return 0
-        until = DEFAULT_UNTIL if args.until is None else args.until
-        summary = run_headless(session, until, progress=sys.stderr.isatty())
-    except (InputError, WriteError) as e:
-        return _failed(e)
-    except (Interrupted, KeyboardInterrupt) as e:
-        at = f" at t={e.t:g} s" if isinstance(e, Interrupted) else ""
-        kept = f"; the transcript so far is in {session.transcript}" if session and session.transcript else ""
-        print(f"bully-tui: interrupted{at}{kept}", file=sys.stderr)
-        return 130
-    print(json.dumps(summary))
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def _emit(text: str) -> None:
+    """The command's result on stdout. One that cannot be written (a full disk, a closed
+    pipe) is a write error like any other file's."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        try:  # what is still buffered must not fail again when Python exits
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        raise WriteError(f"cannot write to standard output: {e.strerror or e}") from None
+
+
+def _run(argv: list[str]) -> int:
+    args, session = parse_args(argv)
+    for warning in session.config.warnings():
+        _say(f"bully-tui: warning: {warning}")
+    if not args.headless:
+        return run_live(session, args.speed or 1.0)
+    if args.compare:
+        from .compare import SIZES, compare, json_lines, table
+
+        sizes = SIZES if args.every_size else (session.nodes,)
+        results = compare(session.config, session.seed, sizes, None if args.every_algorithm else (args.algorithm,))
+        _emit((json_lines(results) if args.format == "json" else table(results, session.config)) + "\n")
+        return 0
+    from .session import run_headless
+
+    until = DEFAULT_UNTIL if args.until is None else args.until
+    summary = run_headless(session, until, progress=sys.stderr.isatty())
+    _emit(json.dumps(summary) + "\n")
     return 0
 
 
-def _failed(e: InputError | WriteError) -> int:
-    """One line for what went wrong, and the exit status it means: 2 for bad input, 1 for
-    a file that could not be written."""
-    print(f"bully-tui: error: {e}", file=sys.stderr)
-    return 2 if isinstance(e, InputError) else 1
+# --- subcommands ---------------------------------------------------------------------------
 
 
-def _subcommand(name: str, rest: list[str]) -> int:
-    if name == "export":
-        try:
-            return run_export(rest)
-        except (InputError, WriteError) as e:
-            return _failed(e)
-    if len(rest) != 1 or rest[0].startswith("-"):
-        print(f"bully-tui: error: usage: {SUBCOMMANDS[name]}", file=sys.stderr)
-        return 2
-    path = rest[0]
+USAGE = {
+    "verify": "usage: bully-tui verify FILE",
+    "replay": "usage: bully-tui replay FILE",
+    "export": "usage: bully-tui export FILE --format svg|mermaid|shiviz [-o OUT [--overwrite]] [--from T] [--to T] "
+              "[--nodes K,...] [--types NAME,...]",
+}
+
+
+def _file_parser(name: str) -> _Parser:
+    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p.add_argument("file", metavar="FILE", help="a transcript (bully-tui --transcript FILE, or s in the app)")
+    return p
+
+
+def run_verify(argv: list[str]) -> int:
+    from .verify import Different, verify
+
+    path = _file_parser("verify").parse_args(argv).file
     try:
-        if name == "replay":
-            return run_replay(path)
         count = verify(path)
-    except (InputError, WriteError) as e:  # (a replay's branch writes a transcript)
-        return _failed(e)
     except Different as e:
-        print(f"bully-tui: different: {e}", file=sys.stderr)
+        _say(f"bully-tui: different: {e}")
         return 1
-    print(f"{path}: identical, {count:,} events")
+    _emit(f"{path}: identical, {count:,} events\n")
     return 0
 
 
 def run_export(argv: list[str]) -> int:
-    p = _Parser(prog="bully-tui export", description=SUBCOMMANDS["export"])
-    p.add_argument("file")
-    p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
-    p.add_argument("-o", "--output", help="the file to write (default: standard output)")
-    p.add_argument("--overwrite", action="store_true")
-    p.add_argument("--from", dest="start", default="0")
-    p.add_argument("--to", dest="stop")
-    p.add_argument("--nodes", help="nodes by rank, 1 the lowest id: 1,2,5")
-    p.add_argument("--types", help="message types by name: Election,Coordinator")
+    from .export import Filters, export
+
+    p = _file_parser("export")
+    p.add_argument("--format", required=True, help=f"{', '.join(EXPORT_FORMATS)}")
+    p.add_argument("-o", "--output", metavar="OUT", help="the file to write (default: standard output)")
+    p.add_argument("--overwrite", action="store_true", help="let -o replace an existing file")
+    p.add_argument("--from", dest="start", default="0", metavar="T", help="the messages sent from T seconds on")
+    p.add_argument("--to", dest="stop", metavar="T", help="... up to T seconds")
+    p.add_argument("--nodes", metavar="K,...", help="the messages between these nodes, by rank (1 the lowest id): 1,2,5")
+    p.add_argument("--types", metavar="NAME,...", help="the messages of these types, by name: Election,Coordinator")
     args = p.parse_args(argv)
+    fmt = _choice(args.format, "--format", EXPORT_FORMATS)
     start = INSTANT.check(parse_number(args.start, "--from"), "--from")
     stop = math.inf if args.stop is None else INSTANT.check(parse_number(args.stop, "--to"), "--to")
     if stop < start:
         raise InputError(f"--to ({stop:g}) is before --from ({start:g})")
-    filters = Filters(start, stop, parse_list(args.nodes, "--nodes", int) if args.nodes else (),
-                      parse_list(args.types, "--types", str) if args.types else ())
+    ranks = tuple(parse_whole(k, "--nodes", 1) for k in parse_list(args.nodes, "--nodes")) if args.nodes is not None else ()
+    types = tuple(parse_list(args.types, "--types")) if args.types is not None else ()
+    filters = Filters(start, stop, ranks, types)
     if args.output is not None:
         check_new(args.output, "export", args.overwrite)  # before the work, not after
-    text = export(args.file, args.format, filters)
+    text = export(args.file, fmt, filters)
     if args.output is None:
-        sys.stdout.write(text)
+        _emit(text)
         return 0
+    from .files import write_whole
+
     write_whole(args.output, "export", text.encode(), args.overwrite)
-    print(f"{args.output}: {args.format}, {len(text.encode()):,} bytes", file=sys.stderr)
+    _say(f"{args.output}: {fmt}, {len(text.encode()):,} bytes")
     return 0
 
 
-def run_replay(path: str) -> int:
-    app = replay_app(path)
+def run_replay(argv: list[str]) -> int:
+    path = _file_parser("replay").parse_args(argv).file
+    app = replay_app(path)  # the file's first block is read and checked before anything else
+    try:
+        _need_a_terminal("replay shows a transcript in the terminal app", "to check one, use verify; to draw one, export")
+    except InputError:
+        app.loading.close()
+        raise
     app.run()
     return finished(app)
 
 
+SUBCOMMAND_RUNNERS = {"verify": run_verify, "replay": run_replay, "export": run_export}
+
+
+def _need_a_terminal(what: str, instead: str) -> None:
+    """The live app draws a full screen and reads keys: into a pipe it would draw for
+    nobody, and spin."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise InputError(f"{what}, so standard input and output must be a terminal ({instead})")
+
+
 def finished(app) -> int:
-    """An app's exit status, saying why when it failed (one line, for bad input)."""
+    """An app's exit status, saying why when it failed (one line, for bad input) or
+    what signal ended it."""
+    if app.stopped_by is not None:
+        stop = interrupt.Stopped(app.stopped_by)
+        stop.transcript = app.kept_transcript
+        _say(interrupt.said(stop))
+        return stop.status
     if app.failure:
-        print(app.failure, file=sys.stderr)
+        _say(app.failure)
     return app.return_code or 0
 
 
@@ -293,6 +413,8 @@ def replay_app(path: str, save_dir: str = "."):  # -> BullyApp (Textual loads on
     """The app on a saved transcript, at its end. The file's first block is read first
     (an empty or bad file is one line, before any screen); the app reads the rest, showing
     its latest instant as it goes, and ends with one line if a later line is bad."""
+    from .session import Session
+    from .transcript import Reader
     from .ui.app import BullyApp
     from .ui.history import Loading
     from .ui.model import ClusterModel
@@ -310,11 +432,14 @@ def replay_app(path: str, save_dir: str = "."):  # -> BullyApp (Textual loads on
     return BullyApp(session, paused=True, save_dir=save_dir, loading=loading)
 
 
-def run_live(session: Session, speed: float) -> int:
+def run_live(session, speed: float) -> int:
+    if session.transcript is not None:
+        check_new(session.transcript, "transcript", session.overwrite)  # fail now, not inside the app
+    _need_a_terminal("the live app draws on the terminal", "for a run without a screen, use --headless")
     from .ui.app import BullyApp  # Textual loads only when the live app is wanted
 
     if session.transcript is not None:
-        open_to_write(session.transcript, "transcript", session.overwrite).close()  # fail now, not inside the app
+        open_to_write(session.transcript, "transcript", session.overwrite).close()
         session = replace(session, overwrite=True)
     while True:
         app = BullyApp(session, speed=speed)

@@ -27,12 +27,13 @@ the settings it has when they run, and records the absolute command they became.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from protocol import ALGORITHMS
 
-from .config import INSTANT, TIMEOUT, InputError, check_delay
+from .config import INSTANT, TIMEOUT, InputError, check_delay, parse_number, parse_whole, shown, shown_json
 from .files import read_text
 from .ids import next_id
 
@@ -178,9 +179,11 @@ COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, Se
 USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]",
          "hold": "hold K L", "release": "release K L", "partition": "partition K,L,...", "heal": "heal",
          "join": "join", "leave": "leave K"}
-ARITY = {"hold": 2, "release": 2, "heal": 0, "join": 0}  # arguments each takes (the others: one)
+ARITY = {"hold": 2, "release": 2, "heal": 0, "join": 0}  # arguments each takes as typed (the others: one)
+RECORDED_ARITY = {**ARITY, "delay": 2, "join": 1}  # ... and as the trace records them (words())
 # whose arguments are nodes the cluster already has (join's is the newcomer)
 NODE_ARGUMENTS = ("crash", "recover", "elect", "hold", "release", "partition", "leave")
+NODE_ARGUMENT_COMMANDS = tuple(COMMANDS[name] for name in NODE_ARGUMENTS)
 
 
 def membership_refused(algorithm: str) -> str | None:
@@ -203,9 +206,52 @@ def held_after(held: frozenset[tuple[int, int]], name: str, args: tuple, ids: tu
 
 
 def from_words(name: str, args: tuple) -> Command:
-    """A command from the name and arguments the trace recorded (ids, not ranks)."""
+    """A command from the name and arguments the trace recorded (ids, not ranks), as
+    `check_words` has checked them."""
     cls = COMMANDS[name]
     return Partition(tuple(args)) if cls is Partition else cls(*args)
+
+
+def check_words(name: object, args: object, nodes: set[int] | tuple[int, ...]) -> Command:
+    """A command from the name and arguments a transcript recorded, checked as the command
+    line's are: a node one of `nodes` (every node so far; a join's newcomer not yet among
+    them), a time in its range. The transcript reader checks every command here, so
+    verify, replay and export take and refuse the same ones. A problem raises
+    ValueError("field '...': what is wrong")."""
+    cls = COMMANDS.get(name) if type(name) is str else None
+    if cls is None:
+        raise ValueError(f"field 'command': unknown command {shown_json(name)} (expected one of: {', '.join(COMMANDS)})")
+    if type(args) is not tuple:
+        raise ValueError(f"field 'args': expected a list, got {shown_json(args)}")
+    arity = RECORDED_ARITY.get(name, 1)
+    if len(args) != arity and not (cls is Partition and args):
+        raise ValueError(f"field 'args': {name} takes {_count(arity)}, not {shown_json(list(args))}")
+    if cls in NODE_ARGUMENT_COMMANDS:
+        for node in args:
+            if type(node) is not int or node not in nodes:
+                raise ValueError(f"field 'args': {shown_json(list(args))} names a node that is not one of the header's")
+        if len(set(args)) != len(args):
+            raise ValueError(f"field 'args': {name} names a node twice in {shown_json(list(args))}")
+    try:
+        if cls is SetTimeout:
+            return SetTimeout(TIMEOUT.check(_seconds(args[0]), "timeout"))
+        if cls is SetDelay:
+            return SetDelay(*check_delay(_seconds(args[0]), _seconds(args[1])))
+    except InputError as e:
+        raise ValueError(f"field 'args': {e}") from None
+    if cls is Join and (type(args[0]) is not int or args[0] in nodes):
+        raise ValueError(f"field 'args': a join names one new node, not {shown_json(list(args))}")
+    return from_words(name, args)
+
+
+def _seconds(value: object) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise InputError(f"expected a number of seconds, got {shown_json(value)}")
+    return value
+
+
+def _count(arity: int) -> str:
+    return {0: "no arguments", 1: "one argument", 2: "two arguments"}[arity]
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,16 +261,6 @@ class Scheduled:
     at: float
     command: Command
     source: str
-
-
-def parse_number(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{what} must be a number, not {text!r}") from None
-    if not math.isfinite(value):
-        raise InputError(f"{what} must be a finite number, not {text!r}")
-    return value
 
 
 def parse_delay(text: str) -> tuple[float, float]:
@@ -237,13 +273,18 @@ def parse_delay(text: str) -> tuple[float, float]:
 
 def parse_node(text: str, ids: tuple[int, ...]) -> int:
     """A rank (1 is the lowest id), as the id it names."""
-    try:
-        rank = int(text)
-    except ValueError:
-        raise InputError(f"node must be a whole number, not {text!r}") from None
-    if not 1 <= rank <= len(ids):
+    rank = parse_whole(text, "node", 1)
+    if rank > len(ids):
         raise InputError(f"there is no node {rank} (nodes are 1..{len(ids)})")
     return ids[rank - 1]
+
+
+def parse_list(text: str, what: str) -> list[str]:
+    """`1,2,5` -> ["1", "2", "5"]: a comma-separated list, no item empty."""
+    items = [part.strip() for part in text.split(",")]
+    if not all(items):
+        raise InputError(f"{what} must be a comma-separated list, not {shown(text)}")
+    return items
 
 
 def parse_command(words: list[str], ids: tuple[int, ...], seed: int = 1) -> Command:
@@ -251,11 +292,10 @@ def parse_command(words: list[str], ids: tuple[int, ...], seed: int = 1) -> Comm
     a join's newcomer gets its id from `ids` and the seed."""
     name, args = words[0].lower(), words[1:]
     if name not in COMMANDS:
-        raise InputError(f"unknown command {words[0]!r} (expected one of: {', '.join(COMMANDS)})")
+        raise InputError(f"unknown command {shown(words[0])} (expected one of: {', '.join(COMMANDS)})")
     arity = ARITY.get(name, 1)
     if len(args) != arity:
-        count = {0: "no arguments", 1: "one argument", 2: "two arguments"}[arity]
-        raise InputError(f"{name} takes {count}: {USAGE[name]}")
+        raise InputError(f"{name} takes {_count(arity)}: {USAGE[name]}")
     cls = COMMANDS[name]
     if cls in NODE_COMMANDS:
         return cls(parse_node(args[0], ids))
@@ -269,13 +309,44 @@ def parse_command(words: list[str], ids: tuple[int, ...], seed: int = 1) -> Comm
             raise InputError(f"{name} needs two different nodes: {USAGE[name]}")
         return cls(src, dst)
     if cls is Partition:
-        group = tuple(sorted({parse_node(k, ids) for k in args[0].split(",") if k}))
-        if not group or len(group) == len(ids):
-            raise InputError(f"partition cuts some nodes off from the others: {USAGE[name]} (not none, not all)")
-        return Partition(group)
+        return Partition(tuple(sorted({parse_node(k, ids) for k in parse_list(args[0], "partition's nodes")})))
     if cls is Join:
         return Join(next_id(ids, seed))
     return Heal()
+
+
+@dataclass(slots=True)
+class Members:
+    """Who is in the cluster, as commands read in time order leave it: every node it has
+    had (ranks count them all, and so do ids) and those that left for good. The one place
+    that says which commands cannot mean anything: the parser asks it of every line, and
+    the app of every key, before the cluster records a command that would do nothing."""
+
+    every: tuple[int, ...]
+    left: set[int] = field(default_factory=set)
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        return tuple(i for i in self.every if i not in self.left)
+
+    def refusal(self, command: Command, name: Callable[[int], str] = str) -> str | None:
+        """Why `command` cannot mean anything now (one line, nodes named by `name`), or None."""
+        nodes = getattr(command, "node", None), getattr(command, "src", None), getattr(command, "dst", None)
+        gone = [n for n in (*nodes, *getattr(command, "group", ())) if n is not None and n in self.left]
+        if gone:
+            return f"node {name(gone[0])} has left the cluster: {command.name} cannot reach it"
+        members = self.members
+        if type(command) is Leave and members == (command.node,):
+            return f"node {name(command.node)} is the last member: the cluster would be empty"
+        if type(command) is Partition and len(command.group) >= len(members):
+            return "a partition cuts some members off from the others (not none, not all)"
+        return None
+
+    def apply(self, command: Command) -> None:
+        if type(command) is Join and command.node is not None:
+            self.every = tuple(sorted((*self.every, command.node)))
+        elif type(command) is Leave:
+            self.left.add(command.node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,37 +358,45 @@ class Line:
     where: str
 
 
-def parse_lines(lines: list[Line], ids: tuple[int, ...], seed: int) -> list[Scheduled]:
+def parse_lines(lines: list[Line], ids: tuple[int, ...], seed: int,
+                ends: tuple[float, str] | None = None) -> list[Scheduled]:
     """Command lines, blank and comment lines skipped, into commands in time order (lines
     of one time in the order given). They are read in that order so that a rank can
-    name a node that joined before it (`ids` grows with each join)."""
+    name a node that joined before it, and a command on a node that has left by then,
+    which could only do nothing, is refused (Members). `ends`: when the run ends, and
+    what says so (a headless run's --until): a command after it would never run."""
     timed = []
     for line in lines:
         words = line.text.split("#", 1)[0].split()
-        if not words:
-            continue
+        if not words and line.source == "scenario":
+            continue  # a file's blank lines and comments; an --at must say something
         try:
             if len(words) < 2:
                 raise InputError("expected TIME COMMAND ARGS")
-            timed.append((INSTANT.check(parse_number(words[0], "time")), words[1:], line))
+            at = INSTANT.check(parse_number(words[0], "time"))
+            if ends is not None and at > ends[0]:
+                raise InputError(f"at {at:g} s, after the run ends at {ends[0]:g} s ({ends[1]}): it would never run")
+            timed.append((at, words[1:], line))
         except InputError as e:
             raise InputError(f"{line.where}: {e}") from None
     timed.sort(key=lambda entry: entry[0])  # stable
     out = []
-    every = tuple(ids)
+    members = Members(tuple(ids))
     for at, words, line in timed:
         try:
-            command = parse_command(words, every, seed)
+            command = parse_command(words, members.every, seed)
+            if why := members.refusal(command, lambda node: str(members.every.index(node) + 1)):
+                raise InputError(f"at {at:g} s, {why}")
         except InputError as e:
             raise InputError(f"{line.where}: {e}") from None
-        if type(command) is Join:
-            every = tuple(sorted((*every, command.node)))
+        members.apply(command)
         out.append(Scheduled(at, command, line.source))
     return out
 
 
 # The options a scenario may set (`set NAME VALUE`), as the command line spells them.
-SETTINGS = ("algorithm", "nodes", "ids", "seed", "timeout", "coordinator-timeout", "delay", "probe-interval", "settle")
+SETTINGS = ("algorithm", "nodes", "ids", "seed", "timeout", "coordinator-timeout", "delay", "probe-interval", "settle",
+            "until")
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +427,7 @@ def read_scenario(path: str) -> Scenario:
                 raise InputError(f"{where}: expected set NAME VALUE")
             name = words[1].lower()
             if name not in SETTINGS:
-                raise InputError(f"{where}: unknown setting {words[1]!r} (expected one of: {', '.join(SETTINGS)})")
+                raise InputError(f"{where}: unknown setting {shown(words[1])} (expected one of: {', '.join(SETTINGS)})")
             if name in settings:
                 raise InputError(f"{where}: {name} is already set on {settings[name][1]}")
             settings[name] = (words[2], where)
@@ -358,7 +437,7 @@ def read_scenario(path: str) -> Scenario:
 
 
 def at_lines(texts: list[str]) -> list[Line]:
-    return [Line(text, "at", f"--at {text!r}") for text in texts]
+    return [Line(text, "at", f"--at {shown(text)}") for text in texts]
 
 
 def parse_at(texts: list[str], ids: tuple[int, ...], seed: int = 1) -> list[Scheduled]:

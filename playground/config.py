@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass, replace
 
 from protocol import Config
@@ -22,6 +24,56 @@ def to_seconds(us: int) -> float:
 
 class InputError(ValueError):
     """Bad user input. The message is one line that names what is wrong."""
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """A value the user gave, quoted for an error line: cut to `limit` characters, with
+    how long it was, so that a 5,000-digit number does not fill the terminal."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text):,} characters)"
+
+
+def shown_json(value: object, limit: int = 60) -> str:
+    """A value read from a file, as JSON, cut to `limit` characters for an error line."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# Numbers are typed in ASCII: Python's int() and float() also read other scripts' digits
+# ("١٢" is 12) and underscores ("3_0" is 30), which nobody means on a command line.
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
+
+
+def parse_number(text: str, what: str) -> float:
+    """A finite decimal number, in ASCII (1, 0.5, 1e3)."""
+    if not _DECIMAL.fullmatch(text.strip()):
+        raise InputError(f"{what} must be a number, not {shown(text)}")
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputError(f"{what} must be a finite number, not {shown(text)}")
+    return value
+
+
+def parse_whole(text: str, what: str, low: int, high: int | None = None) -> int:
+    """A whole number in ASCII digits, from `low` to `high` (None: no limit above)."""
+    if not _WHOLE.fullmatch(text.strip()):
+        raise InputError(f"{what} must be a whole number, not {shown(text)}")
+    digits = text.strip()
+    value = int(digits) if len(digits) <= 40 else None  # (a longer one is out of every range here)
+    if value is None or value < low or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f"{low} or more"
+        number = digits if value is None else str(value)
+        raise InputError(f"{what} must be {bounds}, not {number if len(number) <= 40 else f'a {len(number):,}-digit number'}")
+    return value
+
+
+MAX_NODES = 1000  # nodes a run starts with (joins may add more)
+MAX_SEED = 2**63 - 1  # seeds are whole numbers that fit in 64 bits, as every JSON reader can take
 
 
 class WriteError(Exception):

@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from typing import BinaryIO
 
+from . import guard
 from .config import InputError, WriteError
 
 
@@ -81,20 +83,45 @@ def check_new(path: str, what: str, overwrite: bool) -> None:
         raise InputError(f"cannot write {what} {path}: its folder is not writable (or does not exist)")
 
 
-def write_whole(path: str, what: str, data: bytes, overwrite: bool) -> None:
-    """`data` as the file `path`, whole or not at all: written beside it, then renamed
-    over it (a full disk leaves the user's old file as it was, and no half a new one)."""
+def write_whole(path: str, what: str, data: bytes | Iterable[bytes], overwrite: bool) -> None:
+    """`data` (bytes, or pieces of it) as the file `path`, whole or not at all: written
+    beside it, then renamed over it, or without `overwrite` linked to its name, which
+    fails if the name was taken meanwhile. A full disk, a signal or a kill leaves the
+    user's old file as it was, and no half a new one (the guardian removes a piece left
+    behind by a kill)."""
     check_new(path, what, overwrite)
     folder = os.path.dirname(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=".bully-", suffix=".part")
+    guard.remove_if_left(temporary)
     try:
         os.fchmod(fd, _mode_for(path))  # (mkstemp's is private: the file is the user's, as any other)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temporary, path)
+            for piece in [data] if isinstance(data, bytes) else data:
+                f.write(piece)
+        if overwrite:
+            os.replace(temporary, path)
+        else:
+            _link(temporary, path)
+    except FileExistsError:
+        raise InputError(f"{path} already exists; choose another name, or pass --overwrite") from None
     except OSError as e:
-        os.unlink(temporary)
         raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
+    finally:
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
+        guard.done(guard.REMOVE, temporary)
+
+
+def _link(temporary: str, path: str) -> None:
+    """The finished file under its name, unless the name is taken."""
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: look, then rename
+        if os.path.lexists(path):
+            raise FileExistsError(path) from None
+        os.replace(temporary, path)
 
 
 def _mode_for(path: str) -> int:

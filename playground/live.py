@@ -116,8 +116,13 @@ class LiveRun:
     # --- commands in --------------------------------------------------------------------
 
     def submit(self, request: Request) -> None:
-        """Hand a command to the cluster; it runs at the current virtual time."""
+        """Hand a command to the cluster; it runs at the current virtual time. While
+        paused, the clock moves on by a microsecond, so that it runs (and shows) now: the
+        command's time is the same either way (engine rule 2), only the wait for space is
+        not."""
         self._call(self.cluster.submit, request, "user")
+        if self.paused:
+            self.advance(1e-6)
 
     def _call(self, fn: Callable, *args: object) -> None:
         if self._token is not None:
@@ -157,7 +162,14 @@ class LiveRun:
             self.advance(to_seconds(due) - self.cluster.clock_time())
 
     def advance(self, seconds: float) -> None:
-        """Move the clock forward (a single step, and tests)."""
+        """Move the clock forward (a single step, and tests). Before trio is up, once it
+        is (the run takes the clock's time as its start)."""
+        if self._token is None:
+            self._call(self._jump, seconds)
+        else:
+            self._jump(seconds)
+
+    def _jump(self, seconds: float) -> None:
         if seconds > 0:
             self.clock.jump(seconds)
         self._call(self.cluster.poke)

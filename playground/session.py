@@ -18,6 +18,7 @@ from .commands import Scheduled
 from .config import ClusterConfig
 from .engine import Engine
 from .ids import node_ids
+from .interrupt import stopped_by
 from .progress import RunProgress
 from .summary import Summary
 from .transcript import Header, Recorder, WriteError
@@ -89,17 +90,10 @@ def fewer_gc_passes() -> Iterator[None]:
         gc.unfreeze()
 
 
-class Interrupted(Exception):
-    """Ctrl-C stopped a headless run at virtual time `t` (its transcript keeps whole lines)."""
-
-    def __init__(self, t: float):
-        super().__init__(f"interrupted at t={t:g}")
-        self.t = t
-
-
 def run_headless(session: Session, until: float, progress: bool = False) -> dict[str, object]:
     """Run in virtual time, as fast as the CPU allows, and return the JSON summary.
-    `progress`: show it on stderr (a terminal) if the run lasts more than a second."""
+    `progress`: show it on stderr (a terminal) if the run lasts more than a second.
+    A signal stops it with its transcript whole (interrupt.Stopped says when)."""
     with ExitStack() as files, fewer_gc_passes():
         engine, summary, _ = session.start(files, lookahead=True)
         if progress:
@@ -107,10 +101,14 @@ def run_headless(session: Session, until: float, progress: bool = False) -> dict
         try:
             trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
         except BaseException as error:  # trio hands back what stopped it inside exception groups
-            stop = _why_stopped(error, engine)
-            if stop is None:
+            stop = stopped_by(error)
+            if stop is not None:
+                stop.t, stop.transcript = engine.now, session.transcript
+                raise stop from None
+            written = next((e for e in exception_leaves(error) if isinstance(e, WriteError)), None)
+            if written is None:
                 raise
-            raise stop from None
+            raise written from None
     return {
         "algorithm": session.algorithm,
         "nodes": session.nodes,
@@ -118,15 +116,6 @@ def run_headless(session: Session, until: float, progress: bool = False) -> dict
         "until": until,
         **summary.report(),
     }
-
-
-def _why_stopped(error: BaseException, engine: Engine) -> Exception | None:
-    """A Ctrl-C (as Interrupted) or a transcript that could not be written, found among
-    what trio raised; None for anything else (a bug, with its traceback)."""
-    leaves = exception_leaves(error)
-    if any(isinstance(e, KeyboardInterrupt) for e in leaves):
-        return Interrupted(engine.now)
-    return next((e for e in leaves if isinstance(e, WriteError)), None)
 
 
 def exception_leaves(error: BaseException) -> list[BaseException]:

@@ -23,6 +23,7 @@ import io
 import json
 import math
 import os
+import re
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
@@ -35,13 +36,18 @@ import cattrs
 import orjson
 from cattrs.strategies import configure_tagged_union
 
-from protocol import ALGORITHMS, Message
+from protocol import ALGORITHMS, Message, StatusRole
 
-from .commands import NODE_ARGUMENTS
+from .commands import Join as JoinCommand
+from .commands import check_words
 from .config import (  # (WriteError: the recorder raises it; importers find it here too)
+    INSTANT,
+    MAX_NODES,
+    MAX_SEED,
     ClusterConfig,
     InputError,
     WriteError,
+    shown_json,
 )
 from .events import (
     EVENT_TYPES,
@@ -54,8 +60,12 @@ from .events import (
     TimerCancelEvent,
     TimerEvent,
     TimerSetEvent,
+    ViolationEvent,
 )
+from . import guard
 from .files import open_to_read, open_to_write
+from .host import DOWN_STATUS, DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, LEFT_STATUS
+from .monitor import PROPERTY_NAMES, SLE2
 
 FORMAT = "bully-transcript"
 VERSION = 3
@@ -65,6 +75,11 @@ AnyEvent = Union[EVENT_TYPES]  # noqa: UP007 - built from a tuple at run time
 EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
 NODE_FIELDS = ("node", "src", "dst", "leader", "nodes", "leaders", "expected")  # ids, one or a tuple
 TIME_FIELDS = ("t", "arrives", "fires", "duration", "since")
+LATEST = INSTANT.high * 2  # no time in a run comes near it: a moment is at most INSTANT.high, a timer or a delay adds 1e6 s
+ROLES = tuple(role.value for role in StatusRole)
+DROP_REASONS = (DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT)
+PHASES = ("begin", "end")
+SOURCE = re.compile(r"[a-z]{1,20}")  # where a command came from: scenario, at, user
 
 
 
@@ -113,13 +128,12 @@ def _strict(kind: type, *also: type, name: str | None = None) -> Any:
 @cache
 def converter(algorithm: str) -> cattrs.Converter:
     """The codec for one algorithm's transcripts."""
-    conv = cattrs.Converter()
+    conv = cattrs.Converter(forbid_extra_keys=True)  # a field no message has is refused, not dropped
     conv.register_structure_hook(int, _strict(int))
     conv.register_structure_hook(float, _strict(float, int, name="number"))
     conv.register_structure_hook(str, _strict(str, name="string"))
     conv.register_structure_hook(bool, _strict(bool, name="true or false"))
     conv.register_structure_hook(int | float, _strict(float, int, name="number"))
-    conv.register_structure_hook(ClusterConfig, _structure_config)
 
     messages = ALGORITHMS[algorithm].wire_messages()
     by_type = {cls.type: cls for cls in messages}
@@ -140,30 +154,14 @@ def converter(algorithm: str) -> cattrs.Converter:
 
     def structure_msg(value: object, _: object) -> Message:
         kind = value.get("type") if isinstance(value, dict) else None
-        if kind not in by_type:
-            raise ValueError(f"unknown {algorithm} message type {json.dumps(kind)}")
+        if type(kind) is not str or kind not in by_type:
+            raise ValueError(f"unknown {algorithm} message type {shown_json(kind)}")
         return structure_message(value, any_message)
 
     conv.register_unstructure_hook(Message, unstructure_message)
     conv.register_structure_hook(Message, structure_msg)
     configure_tagged_union(AnyEvent, conv, tag_name="kind", tag_generator=lambda cls: cls.kind)
     return conv
-
-
-def _structure_config(value: object, _: object) -> ClusterConfig:
-    if not isinstance(value, dict):
-        raise ValueError("expected an object")
-    known = ClusterConfig.__dataclass_fields__
-    numbers = {k: v for k, v in value.items() if k in known}
-    for key, v in numbers.items():
-        if v is None and key in ("coordinator_timeout", "settle"):
-            continue
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise ValueError(f"config {key} must be a number, got {json.dumps(v)}")
-    try:
-        return ClusterConfig(**numbers)
-    except InputError as e:
-        raise ValueError(str(e)) from None
 
 
 def wide(nodes: list[int]) -> bool:
@@ -278,28 +276,37 @@ class Recorder:
 
     CHUNK = 4096  # lines joined into one write: fewer calls, and a bounded join
 
-    def __init__(self, out: BinaryIO, header: Header, name: str = "transcript"):
+    def __init__(self, out: BinaryIO, header: Header, name: str = "transcript", *, resume: bool = False):
+        """`resume`: `out` already holds a header and whole lines (a branch, its parent's
+        beginning copied in), and the recording goes on after them."""
         self._out = out
         self._name = name
-        self._whole = 0  # bytes of whole lines on disk
+        self._guarded = False  # the guardian keeps the file whole if we are killed
         self._line = LineEncoder(header.algorithm, wide(header.nodes))
         self.index: array | None = None  # where every INDEX_BLOCKth event's line starts, if wanted
-        self._write(header_line(header))
+        if resume:
+            self._whole = out.seek(0, io.SEEK_END)  # bytes of whole lines on disk
+        else:
+            self._whole = 0
+            self._write(header_line(header))
 
     @classmethod
     def create(cls, path: str, header: Header, overwrite: bool = False) -> Recorder:
         """A recorder writing a new file (an InputError if the path will not do)."""
-        return cls(open_to_write(path, "transcript", overwrite), header, path)
+        return cls(open_to_write(path, "transcript", overwrite), header, path).guarded()
 
     @classmethod
-    def resume(cls, out: BinaryIO, header: Header, name: str) -> Recorder:
-        """A recorder going on with a file that already holds a header and whole lines
-        (a branch, its parent's beginning copied in)."""
-        recorder = cls.__new__(cls)
-        recorder._out, recorder._name, recorder.index = out, name, None
-        recorder._whole = out.seek(0, io.SEEK_END)
-        recorder._line = LineEncoder(header.algorithm, wide(header.nodes))
-        return recorder
+    def resume(cls, path: str, header: Header) -> Recorder:
+        """A recorder going on with the file at `path`, which already holds a header and
+        whole lines (a branch, its parent's beginning copied in)."""
+        return cls(open(path, "r+b", buffering=0), header, path, resume=True).guarded()
+
+    def guarded(self) -> Recorder:
+        """Have the guardian cut the file back to its last whole line if the process is
+        killed while it writes (guard.py); `close` tells it all is well."""
+        guard.keep_whole(self._name)
+        self._guarded = True
+        return self
 
     def __call__(self, events: list[Event]) -> None:
         by_kind = self._line.by_kind
@@ -342,6 +349,8 @@ class Recorder:
         if self._out.tell() != self._whole:
             self._trim()
         self._out.close()
+        if self._guarded:
+            guard.done(guard.WHOLE, self._name)
 
     def __enter__(self) -> Recorder:
         return self
@@ -384,18 +393,48 @@ class EventDecoder:
     generated once from its dataclass's fields (what cattrs does, without the tagged
     union's detour), and a message is structured (by cattrs, checked) once per distinct
     message: a broadcast's copies are alike. JSON scalars are taken as they are: "3" is
-    not an int, true is not a number. A problem raises ValueError("field 'x': ...")."""
+    not an int, true is not a number; a field the event does not have is refused. Then
+    the kinds whose values have rules of their own are checked by them (`checks`): a
+    state's status and role are ones its algorithm declares, a command is one the
+    command line could have given (commands.check_words), a violation one the monitor
+    could have reported. A problem raises ValueError("field 'x': ...")."""
 
     def __init__(self, algorithm: str, nodes: set[int]):
         self._converter = converter(algorithm)
         self._messages: dict[tuple, Message] = {}
+        self._nodes = nodes  # the header's, and each node that joins, from its join on
+        self._statuses = {*ALGORITHMS[algorithm].statuses, DOWN_STATUS, LEFT_STATUS}
         self.by_kind = {cls.kind: _generate_decoder(cls, self._message, nodes) for cls in EVENT_TYPES}  # kind -> decoder
+        self.checks: dict[type, Callable[[Any], None]] = {
+            StateEvent: self._state, DropEvent: self._drop, CommandEvent: self._command, ViolationEvent: self._violation}
 
-    def __call__(self, raw: dict[str, Any]) -> Event:
-        decode = self.by_kind.get(raw.get("kind"))
-        if decode is None:
-            raise ValueError(f"field 'kind': unknown event kind {json.dumps(raw.get('kind'))}")
-        return decode(raw)
+    def _state(self, e: StateEvent) -> None:
+        if e.role not in ROLES:
+            raise ValueError(f"field 'role': expected one of {', '.join(ROLES)}, got {shown_json(e.role)}")
+        if e.status not in self._statuses:
+            raise ValueError(f"field 'status': not a status of this algorithm: {shown_json(e.status)}")
+
+    def _drop(self, e: DropEvent) -> None:
+        if e.reason not in DROP_REASONS:
+            raise ValueError(f"field 'reason': expected {' or '.join(map(json.dumps, DROP_REASONS))}, got {shown_json(e.reason)}")
+
+    def _command(self, e: CommandEvent) -> None:
+        command = check_words(e.command, e.args, self._nodes)
+        if type(command) is JoinCommand:
+            self._nodes.add(command.node)
+        if not SOURCE.fullmatch(e.source):
+            raise ValueError(f"field 'source': expected a word such as \"user\", got {shown_json(e.source)}")
+
+    @staticmethod
+    def _violation(e: ViolationEvent) -> None:
+        if e.property not in PROPERTY_NAMES:
+            raise ValueError(f"field 'property': expected one of {', '.join(PROPERTY_NAMES)}, got {shown_json(e.property)}")
+        if e.phase not in PHASES or (e.property == SLE2 and e.phase != "begin"):
+            raise ValueError(f"field 'phase': expected {' or '.join(PHASES)} (sle2 only begins), got {shown_json(e.phase)}")
+        if len(e.leaders) != len(e.nodes):
+            raise ValueError(f"field 'leaders': one for each of the {len(e.nodes)} nodes, got {len(e.leaders)}")
+        if e.phase == "end" and e.duration is None:
+            raise ValueError("field 'duration': an episode's end says how long it lasted")
 
     def _message(self, value: Any) -> Message:
         if type(value) is not dict:
@@ -409,7 +448,9 @@ class EventDecoder:
             try:
                 msg = self._converter.structure(value, Message)
             except cattrs.BaseValidationError as e:
-                raise ValueError(_describe(e).replace("field '", "field 'msg.", 1)) from None
+                problem = _describe(e)
+                where = problem.replace("field '", "field 'msg.", 1) if problem.startswith("field '") else f"field 'msg': {problem}"
+                raise ValueError(where) from None
             except Exception as e:  # cattrs reports through several exception types
                 raise ValueError(f"field 'msg': {e}") from None
             if key is not None:
@@ -427,16 +468,20 @@ _JSON_TYPES = {int: ("int", "int"), float: ("number", "int, float"), str: ("stri
 def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[int]) -> Callable[[dict[str, Any]], Event]:
     """One straight-line function that checks and builds a `cls` from its JSON object,
     generated from the class's fields: per field, its JSON type, and if it holds a time
-    or nodes, that the time is finite and the nodes are `nodes`."""
+    or nodes, that the time is in range and the nodes are `nodes`; then that the object
+    has no other field (counted: the required ones, `kind`, and the optional ones present)."""
     hints = get_type_hints(cls)
     names, lines = [], []
+    count = "1"  # `kind`
     for f in fields(cls):
         var, hint = f"v_{f.name}", hints[f.name]
         names.append(var)
         if f.default is MISSING:  # a missing field fails its type check, which says it is missing
             lines.append(f"    {var} = raw.get({f.name!r}, missing)")
+            count += " + 1"
         else:
             lines.append(f"    {var} = raw.get({f.name!r}, {f.default!r})")
+            count += f" + ({f.name!r} in raw)"
         optional = get_origin(hint) in (Union, UnionType) and type(None) in get_args(hint)
         base = [a for a in get_args(hint) if a is not type(None)][0] if optional else hint
         none_ok = f"{var} is not None and " if optional else ""
@@ -448,7 +493,8 @@ def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[i
             test = f"type({var}) is not {types}" if "," not in types else f"type({var}) not in ({types})"
             lines.append(f"    if {none_ok}{test}: wrong({f.name!r}, {name!r}, {var})")
             if f.name in TIME_FIELDS:
-                lines.append(f"    if {none_ok}not isfinite({var}): infinite({f.name!r}, {var})")
+                limit = INSTANT.high if f.name == "t" else LATEST
+                lines.append(f"    if {none_ok}not 0 <= {var} <= {limit!r}: bad_time({f.name!r}, {var}, {limit!r})")
             if f.name in NODE_FIELDS:
                 lines.append(f"    if {none_ok}{var} not in nodes: stranger({f.name!r}, {var})")
         elif get_origin(base) is tuple:  # tuple[X, ...], written as a JSON list
@@ -465,9 +511,10 @@ def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[i
             lines.append(f"    {var} = tuple({var})")
         else:  # a field type this decoder does not know: say so when the class is new, not later
             raise TypeError(f"no decoder for field {f.name!r} of {cls.__name__}: {hint!r}")
+    lines.append(f"    if len(raw) != {count}: unknown(raw, {cls.kind!r})")
     source = "def decode(raw):\n" + "\n".join(lines) + f"\n    return cls({', '.join(names)})\n"
-    scope = {"cls": cls, "message": message, "nodes": nodes, "isfinite": math.isfinite, "fail": _field_problem, "missing": _MISSING,
-             "wrong": _wrong_type, "infinite": _not_finite, "stranger": _not_a_node}
+    scope = {"cls": cls, "message": message, "nodes": nodes, "fail": _field_problem, "missing": _MISSING,
+             "wrong": _wrong_type, "bad_time": _bad_time, "stranger": _not_a_node, "unknown": _unknown_field}
     exec(source, scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
     return scope["decode"]
 
@@ -485,8 +532,16 @@ def _wrong_type(name: str, expected: str, value: Any) -> None:
     raise ValueError(f"field '{name}': expected {expected}, got {json.dumps(value)}")
 
 
-def _not_finite(name: str, value: float) -> None:
-    raise ValueError(f"field '{name}': expected a finite number of seconds, got {value}")
+def _bad_time(name: str, value: float, limit: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"field '{name}': expected a finite number of seconds, got {value}")
+    raise ValueError(f"field '{name}': {value:g} s is out of range (0 to {limit:,.0f} s)")
+
+
+def _unknown_field(raw: dict[str, Any], kind: str) -> None:
+    fields_of = {f.name for f in fields(EVENT_KINDS[kind])} | {"kind"}
+    extra = next(k for k in raw if k not in fields_of)
+    raise ValueError(f"field {shown_json(extra)}: not a field of a {kind} event")
 
 
 def _not_a_node(name: str, value: int) -> None:
@@ -557,7 +612,8 @@ class Reader:
         # (a line that spoils it is then parsed alone, to say what is wrong with it),
         # and the checks run in one loop with everything local.
         self._f.seek(offset)
-        readline, loads, by_kind, nodes, upgrade = self._f.readline, self._loads, self._decode.by_kind, self._nodes, self._upgrade
+        readline, loads, by_kind, upgrade = self._f.readline, self._loads, self._decode.by_kind, self._upgrade
+        checks = self._decode.checks
         last_t = 0.0
         while True:
             lines, start = [], offset
@@ -589,22 +645,18 @@ class Reader:
                         raise ValueError("expected a JSON object")
                     if upgrade is not None:
                         upgrade(raw)
-                    decode = by_kind.get(raw.get("kind"))
+                    kind = raw.get("kind")
+                    decode = by_kind.get(kind) if type(kind) is str else None
                     if decode is None:
-                        raise ValueError(f"field 'kind': unknown event kind {json.dumps(raw.get('kind'))}")
+                        raise ValueError(f"field 'kind': unknown event kind {shown_json(kind)}")
                     event = decode(raw)
                     if event.seq != seq:
                         raise ValueError(f"field 'seq': expected {seq}, got {event.seq}")
                     if event.t < last_t:
                         raise ValueError(f"field 't': {event.t:g} is earlier than the line before ({last_t:g})")
-                    if type(event) is CommandEvent:
-                        if event.command in NODE_ARGUMENTS:
-                            if any(arg not in nodes for arg in event.args):
-                                raise ValueError(f"field 'args': {list(event.args)} names a node that is not one of the header's")
-                        elif event.command == "join":
-                            if len(event.args) != 1 or type(event.args[0]) is not int or event.args[0] in nodes:
-                                raise ValueError(f"field 'args': a join names one new node, not {list(event.args)}")
-                            nodes.add(event.args[0])
+                    check = checks.get(type(event))
+                    if check is not None:
+                        check(event)
                 except ValueError as e:
                     self._n = seq + 2  # the line's number: the header is line 1
                     raise self._fail(str(e)) from None
@@ -660,22 +712,66 @@ def _not_a_number(name: str) -> Any:
     raise ValueError(f"{name} is not a number in JSON")
 
 
+HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "parent")
+OPTIONAL_SETTINGS = ("coordinator_timeout", "settle")  # config fields that may be null
+MAX_ID = 2**128  # ids are 1..N or 128-bit UUIDs
+
+
 def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tuple[Header, int]:
+    """Line 1, every field checked by the command line's own rules: what a run could not
+    have been started with is not re-created either (a header of 155,000 nodes is refused,
+    not simulated)."""
     if raw.get("format") != FORMAT:
-        raise fail(f"field 'format': expected {json.dumps(FORMAT)}, got {json.dumps(raw.get('format'))}")
-    if raw.get("version") not in READABLE_VERSIONS:
+        raise fail(f"field 'format': expected {json.dumps(FORMAT)}, got {shown_json(raw.get('format'))}")
+    version = raw.get("version")
+    if type(version) is not int or version not in READABLE_VERSIONS:
         readable = ", ".join(map(str, READABLE_VERSIONS[:-1])) + f" and {READABLE_VERSIONS[-1]}"
-        raise fail(f"field 'version': this program reads versions {readable}, got {json.dumps(raw.get('version'))}")
+        raise fail(f"field 'version': this program reads versions {readable}, got {shown_json(version)}")
+    for key in raw:
+        if key not in HEADER_FIELDS:
+            raise fail(f"field {shown_json(key)}: not a field of a transcript's header")
     algorithm = raw.get("algorithm")
-    if algorithm not in ALGORITHMS:
-        raise fail(f"field 'algorithm': unknown algorithm {json.dumps(algorithm)}")
+    if type(algorithm) is not str or algorithm not in ALGORITHMS:
+        raise fail(f"field 'algorithm': unknown algorithm {shown_json(algorithm)} (known: {', '.join(ALGORITHMS)})")
+    nodes = raw.get("nodes")
+    if type(nodes) is not list or not nodes or any(type(i) is not int or not 0 < i < MAX_ID for i in nodes) \
+            or len(set(nodes)) != len(nodes):
+        raise fail(f"field 'nodes': expected a list of 1 to {MAX_NODES} distinct positive ids, got {shown_json(nodes)}")
+    if len(nodes) > MAX_NODES:
+        raise fail(f"field 'nodes': {len(nodes):,} nodes; a run has 1 to {MAX_NODES}")
+    seed = raw.get("seed")
+    if type(seed) is not int or not 0 <= seed <= MAX_SEED:
+        raise fail(f"field 'seed': expected a whole number from 0 to {MAX_SEED}, got {shown_json(seed)}")
+    return Header(algorithm, nodes, seed, _config(raw.get("config"), fail), _parent(raw.get("parent"), fail)), version
+
+
+def _config(value: object, fail: Callable[[str], InputError]) -> ClusterConfig:
+    if type(value) is not dict:
+        raise fail(f"field 'config': expected an object, got {shown_json(value)}")
+    known = ClusterConfig.__dataclass_fields__
+    for key, v in value.items():
+        if key not in known:
+            raise fail(f"field 'config.{key}': not a setting (settings: {', '.join(known)})")
+        if not (v is None and key in OPTIONAL_SETTINGS) and (type(v) not in (int, float) or not math.isfinite(v)):
+            raise fail(f"field 'config.{key}': expected a number, got {shown_json(v)}")
     try:
-        header = converter(algorithm).structure(raw, Header)
-    except Exception as e:
-        raise fail(_describe(e)) from None
-    if not header.nodes or len(set(header.nodes)) != len(header.nodes):
-        raise fail("field 'nodes': expected a non-empty list of distinct ids")
-    return Header(header.algorithm, header.nodes, header.seed, header.config, header.parent), header.version
+        return ClusterConfig(**value)
+    except InputError as e:
+        raise fail(f"field 'config': {e}") from None
+
+
+def _parent(value: object, fail: Callable[[str], InputError]) -> Parent | None:
+    """A branch's parent: a file beside this one (a plain name), and the last event they share."""
+    if value is None:
+        return None
+    if type(value) is not dict or set(value) != {"file", "seq"}:
+        raise fail(f'field \'parent\': expected {{"file": NAME, "seq": N}}, got {shown_json(value)}')
+    name, seq = value["file"], value["seq"]
+    if type(name) is not str or not name or "/" in name or "\0" in name or name in (".", ".."):
+        raise fail(f"field 'parent.file': expected the name of a file beside this one, got {shown_json(name)}")
+    if type(seq) is not int or seq < 0:
+        raise fail(f"field 'parent.seq': expected a whole number of 0 or more, got {shown_json(seq)}")
+    return Parent(name, seq)
 
 
 class _Upgrade:
@@ -687,19 +783,22 @@ class _Upgrade:
         self.up: set[object] = set()
 
     def __call__(self, raw: dict[str, Any]) -> None:
-        kind = raw.get("kind")
+        kind, node = raw.get("kind"), raw.get("node")
+        if type(node) is not int:
+            node = None  # (the event's own check names a wrong one)
         if kind in ("start", "recover"):
-            self.up.add(raw.get("node"))
+            self.up.add(node)
         elif kind == "crash":
-            self.up.discard(raw.get("node"))
+            self.up.discard(node)
         elif kind == "state" and "normal" in raw:
             normal = raw.pop("normal")
+            status = raw.get("status")
             if normal is True:
                 raw["role"] = "normal"
-            elif raw.get("node") not in self.up:
+            elif node not in self.up:
                 raw["role"] = "down"
-            else:
-                raw["role"] = getattr(self.statuses.get(raw.get("status")), "value", "electing")
+            elif type(status) is str:
+                raw["role"] = getattr(self.statuses.get(status), "value", "electing")
         elif kind == "violation" and "detail" in raw:
             raw.pop("detail")
             nodes = raw.get("nodes")
@@ -719,4 +818,6 @@ def _describe(error: Exception) -> str:
 def _format_exception(exc: BaseException, _type: object) -> str:
     if isinstance(exc, KeyError):
         return "required field missing"
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return f"not a field of a {getattr(exc.cl, 'label', exc.cl.__name__)} message: {', '.join(sorted(exc.extra_fields))}"
     return str(exc) or type(exc).__name__

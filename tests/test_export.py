@@ -109,7 +109,7 @@ def test_filters_keep_what_they_name(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["--format", "png"], "argument --format: invalid choice"),
+    (["--format", "png"], "unknown --format 'png' (choose from: svg, mermaid, shiviz)"),
     (["--format", "svg", "--nodes", "1,9"], "--nodes: there is no node 9 (the transcript has 5, by rank 1 to 5)"),
     (["--format", "svg", "--nodes", "1,,2"], "--nodes must be a comma-separated list"),
     (["--format", "svg", "--types", "Ldr"], "--types: classic has no message 'Ldr' (its messages: Election, Answer"),

@@ -52,7 +52,7 @@ def test_link_commands_parse_and_say_what_is_wrong(capsys):
     [hold, part, heal] = at("5 hold 1 2", "6 partition 3,1", "7 heal", ids=ids)
     assert (hold.command, part.command, heal.command) == (Hold(1, 2), Partition((1, 3)), Heal())
     for line, expected in [("5 hold 1 1", "hold needs two different nodes"),
-                           ("5 partition 1,2,3,4", "partition cuts some nodes off from the others"),
+                           ("5 partition 1,2,3,4", "a partition cuts some members off from the others"),
                            ("5 heal 3", "heal takes no arguments"), ("5 release 1", "release takes two arguments"),
                            ("5 partition 9", "there is no node 9")]:
         with pytest.raises(InputError, match=expected):

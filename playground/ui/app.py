@@ -24,9 +24,10 @@ import asyncio
 import gc
 import math
 import os
-import shutil
 import signal
+import sys
 import tempfile
+import threading
 import time
 import traceback
 from contextlib import ExitStack
@@ -46,6 +47,7 @@ from textual.widgets import Footer
 import themes
 from protocol import ALGORITHMS
 
+from .. import guard, interrupt
 from ..cluster import Cluster
 from ..commands import (
     ChangeDelay,
@@ -56,6 +58,7 @@ from ..commands import (
     Hold,
     Join,
     Leave,
+    Members,
     Partition,
     Recover,
     Release,
@@ -66,7 +69,7 @@ from ..config import InputError
 from ..engine import Engine, steps
 from ..export import Filters, export
 from ..files import write_whole
-from ..host import Internals
+from ..host import LEFT_STATUS, Internals
 from ..live import LiveRun
 from ..session import Session, exception_leaves
 from ..transcript import Recorder, WriteError
@@ -74,7 +77,7 @@ from .alert_bar import AlertBar
 from .branch_screen import BranchScreen
 from .compact_grid import CompactGrid
 from .help_screen import HelpScreen
-from .history import History, Loading
+from .history import History, Loading, save_with_parents
 from .message_log import MessageLog
 from .model import ClusterModel
 from .node_grid import NodeGrid
@@ -93,7 +96,7 @@ TEXT_HZ = 8  # the log and the panel: nobody reads text that scrolls faster, and
 T_STEP = 0.5
 DELAY_STEP = 0.25
 NODE_REQUESTS = {"crash": Crash, "recover": Recover, "elect": Elect}
-HANG_UPS = (signal.SIGTERM, signal.SIGHUP)  # quit cleanly on these, as on ctrl+q
+QUIT_WITHIN = 1.5  # seconds a signal gives a clean quit before the process ends anyway
 
 
 @dataclass
@@ -183,6 +186,8 @@ class BullyApp(App[None]):
         # a new one with it (cli.py), since every widget is built for one cluster.
         self.restart_with: str | None = None
         self.failure: str | None = None  # why the app ended with an error, to print after it
+        self.stopped_by: int | None = None  # the signal that ended the app, if one did
+        self._temporary_recording = False  # the session is recorded to a temporary file (no --transcript)
 
     @property
     def speed(self) -> float:
@@ -208,9 +213,9 @@ class BullyApp(App[None]):
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
-        loop = asyncio.get_running_loop()
-        for signum in HANG_UPS:  # before the temporary recording exists, so it never outlives us
-            loop.add_signal_handler(signum, self._hang_up)
+        # Before the temporary recording exists, so that it never outlives us.
+        self._loop = asyncio.get_running_loop()
+        self._handlers = {signum: signal.signal(signum, self._signalled) for signum in interrupt.SIGNALS}
         for theme in themes.THEMES:
             self.register_theme(theme)
         self.theme = themes.DARK.name
@@ -240,6 +245,7 @@ class BullyApp(App[None]):
         its history fed as it happens, and start the cluster."""
         if not self.session.transcript:
             self.session = replace(self.session, transcript=str(self._open_spool()), overwrite=True)
+            self._temporary_recording = True
         self._spool = Path(self.session.transcript)
         engine, _, recorder = self.session.start(self._files, lookahead=False)
         history = History(self.session.transcript, self.session.header, self._fresh_model())
@@ -307,11 +313,23 @@ class BullyApp(App[None]):
         self.panel.display = event.size.width >= PANEL_NEEDS  # a narrow screen keeps the log readable
 
     def _open_spool(self) -> Path:
-        """Without --transcript the session is still recorded, to a file `s` copies."""
+        """Without --transcript the session is still recorded, to a temporary file `s`
+        copies, removed at the end whatever ends the process."""
         fd, name = tempfile.mkstemp(prefix="bully-", suffix=".jsonl")
         os.close(fd)
-        self._files.callback(os.unlink, name)
+        self._temporary(name)
         return Path(name)
+
+    @property
+    def kept_transcript(self) -> str | None:
+        """The transcript the session leaves behind (None: a temporary recording, gone)."""
+        return None if self._temporary_recording or self.history is None else self.history.path
+
+    def _temporary(self, path: str) -> None:
+        """`path` goes when the app does: at quit, or by the guardian if the process is killed."""
+        guard.remove_if_left(path)
+        self._files.callback(guard.done, guard.REMOVE, path)
+        self._files.callback(os.unlink, path)
 
     async def action_quit(self) -> None:
         if self.live is not None:
@@ -319,9 +337,8 @@ class BullyApp(App[None]):
         self.exit()
 
     async def on_unmount(self) -> None:
-        loop = asyncio.get_running_loop()
-        for signum in HANG_UPS:
-            loop.remove_signal_handler(signum)
+        for signum, handler in self._handlers.items():
+            signal.signal(signum, handler)
         if self.live is not None:
             await self.live.stop()
         self._files.close()
@@ -346,10 +363,25 @@ class BullyApp(App[None]):
         self.failure = text
         self.exit(return_code=code)
 
-    def _hang_up(self) -> None:
-        """SIGTERM or SIGHUP (the terminal closed): quit as ctrl+q does, so the run ends
-        cleanly and a temporary recording is removed."""
-        self.exit()
+    def _signalled(self, signum: int, _frame: object) -> None:
+        """SIGINT, SIGTERM or SIGHUP (the terminal closed): quit as ctrl+q does, so the run
+        ends cleanly and a temporary recording is removed. A plain signal handler, not the
+        event loop's: it runs even while the loop is busy or stuck (writing a frame to a
+        terminal that is gone can block), and if the clean quit has not ended the process
+        within QUIT_WITHIN seconds, a watchdog ends it (the guardian, guard.py, removes
+        the temporary recording and keeps the transcript whole)."""
+        if self.stopped_by is None:
+            self.stopped_by = signum
+            threading.Thread(target=self._quit_anyway, args=(signum,), daemon=True).start()
+        self._loop.call_soon_threadsafe(self.exit)
+
+    def _quit_anyway(self, signum: int) -> None:
+        time.sleep(QUIT_WITHIN)
+        try:
+            os.write(sys.__stdout__.fileno(), b"\x1b[?1049l\x1b[?25h")  # leave the app's screen, show the cursor
+        except (OSError, AttributeError, ValueError):
+            pass  # no terminal any more
+        os._exit(128 + signum)
 
     # --- events in --------------------------------------------------------------------
 
@@ -484,7 +516,13 @@ class BullyApp(App[None]):
     # --- requests out -----------------------------------------------------------------
 
     def _request(self, request: Request, text: str) -> None:
-        """A request to the cluster: now, at the present; from the past, a branch."""
+        """A request to the cluster: now, at the present; from the past, a branch. One that
+        cannot mean anything at the moment shown (a node that has left) is refused with
+        a line that says why."""
+        left = {i for i, node in self.model.nodes.items() if node.status == LEFT_STATUS}
+        if why := Members(self.model.ids, left).refusal(request, self.model.label.__getitem__):
+            self.notify(why[0].upper() + why[1:] + ".", severity="warning")
+            return
         if self.position is None and self.live is not None:
             self.live.submit(request)
             return
@@ -516,15 +554,14 @@ class BullyApp(App[None]):
         self.run_worker(self._branch_to(request, engine, path), exclusive=True, group="branch")
 
     async def _branch_to(self, request: Request, engine: Engine, path: Path) -> None:
-        """The session goes on from the instant shown, in a new transcript at `path`."""
+        """The session goes on from the instant shown, in a new transcript at `path`,
+        with the command given (run at once: the session stays paused)."""
         if self.live is not None:
             await self.live.stop()
-        temporary = self.session.transcript == str(self._spool) and self._spool.name.startswith("bully-") and \
-            str(self._spool.parent) == tempfile.gettempdir()
         history, header = self.history.branch(self.position, str(path))
-        if temporary:
-            self._files.callback(os.unlink, str(path))
-        recorder = self._files.enter_context(Recorder.resume(open(path, "r+b", buffering=0), header, str(path)))
+        if self._temporary_recording:  # beside a temporary recording: as temporary as it
+            self._temporary(str(path))
+        recorder = self._files.enter_context(Recorder.resume(str(path), header))
         recorder.index = history.offsets
         engine.subscribe(recorder)
         engine.subscribe(history.add)
@@ -533,7 +570,10 @@ class BullyApp(App[None]):
         self.position = None
         self._run(engine, history, paused=True)
         self.live.submit(request)
-        self.notify(f"A new future: recorded in {path}")
+        if self._temporary_recording:
+            self.notify("A new future. The session is not being kept: s saves it (with what it branched from).")
+        else:
+            self.notify(f"A new future: recorded in {path}")
         self.redraw(text=True)
 
     def action_command(self, name: str, node: int | None = None) -> None:
@@ -552,7 +592,7 @@ class BullyApp(App[None]):
             self.notify(why, severity="warning")
             return
         view, label = self.model.nodes[node], self.model.label[node]
-        if not view.up:
+        if not view.up and view.status != LEFT_STATUS:  # (one that left is refused as every command on it is)
             self.notify(f"Node {label} is {view.status}: only an up node can leave.", severity="warning")
             return
         self._request(Leave(node), f"leave {label}")
@@ -660,22 +700,27 @@ class BullyApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_save(self) -> None:
-        """Copy the session's transcript so far (a branch's, after a branch) to a new file,
-        and say where."""
+        """Copy the session's transcript so far (a branch's, after a branch, with the
+        transcripts it branched from) to a new file, and say where."""
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         base = f"bully-{self.session.algorithm}-n{self.session.nodes}-seed{self.session.seed}-{stamp}"
         for n in range(100):
             target = self.save_dir / (f"{base}.jsonl" if n == 0 else f"{base}-{n}.jsonl")
+            if any(target.parent.glob(f"{target.stem}.*")):
+                continue  # (its parents' names are taken)
             try:
-                with open(target, "xb") as out, self._spool.open("rb") as spool:  # never clobber
-                    shutil.copyfileobj(spool, out)
-            except FileExistsError:
-                continue
-            except OSError as e:  # a full disk or a read-only folder: say so, keep running
-                self.notify(f"Could not save to {target}: {e.strerror}", severity="error")
+                written = save_with_parents(str(self._spool), target)
+            except InputError as e:
+                if "already exists" in str(e):
+                    continue
+                self.notify(f"Could not save: {e}", severity="error")
+                return
+            except WriteError as e:  # a full disk or a read-only folder: say so, keep running
+                self.notify(f"Could not save: {e}", severity="error")
                 return
             self.saved = target
-            self.notify(f"Saved the transcript to {target}")
+            parents = f", and the transcripts it branched from beside it ({len(written) - 1})" if len(written) > 1 else ""
+            self.notify(f"Saved the transcript to {target}{parents}")
             return
         self.notify(f"Could not save: {base}.jsonl and 99 variants exist in {self.save_dir}", severity="error")
 

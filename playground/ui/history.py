@@ -25,11 +25,13 @@ import bisect
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from protocol import ALGORITHMS
 
 from ..commands import Scheduled, from_words
 from ..engine import Engine, run_sync
+from ..files import write_whole
 from ..events import (
     AgreementEvent,
     CommandEvent,
@@ -258,6 +260,45 @@ class History:
                 if not f.readline():
                     break
             return f.tell()
+
+
+def save_with_parents(path: str, target: Path) -> list[Path]:
+    """The transcript at `path` saved as `target`, and if it is a branch, its parent as
+    `<target stem>.parent-1.jsonl`, that one's parent as `.parent-2`, and so on, each
+    copy's header naming the copy of its parent: what is saved verifies, replays and
+    tells its story without the session's own files (which may be temporary). Each
+    file is written whole, never over an existing one; returns the files written."""
+    chain: list[tuple[str, Header]] = []
+    folder = Path(path).parent
+    while path is not None and len(chain) < 100:
+        with Reader.open(path) as reader:
+            chain.append((path, reader.header))
+        parent = reader.header.parent
+        path = None if parent is None else str(folder / parent.file)
+        if path is not None and not Path(path).exists():
+            path = None  # (its parent was not kept: the branch holds every event it shares with it anyway)
+    names = [target] + [target.with_name(f"{target.stem}.parent-{k}{target.suffix}") for k in range(1, len(chain))]
+    written = []
+    try:
+        for k, (source, header) in enumerate(chain):
+            parent = None if k + 1 == len(chain) else Parent(names[k + 1].name, header.parent.seq)
+            own = Header(header.algorithm, header.nodes, header.seed, header.config, parent)
+            write_whole(str(names[k]), "transcript", _copy_after_header(source, header_line(own)), overwrite=False)
+            written.append(names[k])
+    except BaseException:
+        for done in written:  # all of it or none of it
+            done.unlink(missing_ok=True)
+        raise
+    return written
+
+
+def _copy_after_header(path: str, first: bytes) -> Iterator[bytes]:
+    """`first`, then the file's lines after its own first line."""
+    yield first
+    with open(path, "rb") as f:
+        f.readline()
+        while block := f.read(1 << 20):
+            yield block
 
 
 class Loading:

@@ -1,0 +1,117 @@
+"""Stopping on a signal, at any moment: one line, the usual status, and whole files.
+
+SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed) are taken over as soon as
+`bully-tui` starts (cli.main, before its heavy imports). The first one raises `Stopped`,
+a KeyboardInterrupt, so that no `except Exception` on the way swallows it; the command
+that was running closes its files on the way out (a transcript at its last whole
+line), and cli.main turns it into one line, "bully-tui: interrupted at t=12.3 s; the
+transcript so far is in FILE", and the status 128 + the signal's number (130 for
+Ctrl-C). That clean-up is not interrupted in its turn: a second signal, from someone
+who will not wait, ends the process at once with the same status, and the guardian
+(guard.py) mends what it was writing.
+
+The live app takes these signals on its own event loop instead, and quits as on ctrl+q
+(ui/app.py).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """A signal stopped the command. Whoever knows more says so on the way out: the
+    virtual time the run had reached (`t`) and the transcript it leaves (`transcript`)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+        self.t: float | None = None
+        self.transcript: str | None = None
+
+    @property
+    def status(self) -> int:
+        return 128 + self.signum
+
+    def line(self) -> str:
+        what = "interrupted" if self.signum == signal.SIGINT else f"stopped by {signal.Signals(self.signum).name}"
+        at = f" at t={self.t:g} s" if self.t is not None else ""
+        kept = f"; the transcript so far is in {self.transcript}" if self.transcript else ""
+        return f"bully-tui: {what}{at}{kept}"
+
+
+_first: Stopped | None = None  # the signal being handled
+_said = False  # its line has been printed
+
+
+def _handle(signum: int, _frame: object) -> None:
+    global _first
+    if _first is not None:  # a second signal while the first is handled: out, now
+        try:
+            if not _said:
+                os.write(2, f"{Stopped(signum).line()}\n".encode())
+        finally:
+            os._exit(128 + signum)
+    _first = Stopped(signum)
+    raise _first
+
+
+def said(stop: Stopped) -> str:
+    """`stop`'s line, to print once, when all is cleaned up: what is left is to exit, and
+    from now on the signals are ignored (Python's own tear-down would otherwise meet a
+    second Ctrl-C with the default handler, and die of it)."""
+    global _said
+    _said = True
+    for signum in SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    return stop.line()
+
+
+def install() -> None:
+    """Take the signals over (for the whole program: `bully-tui` does it first thing)."""
+    for signum in SIGNALS:
+        signal.signal(signum, _handle)
+
+
+@contextmanager
+def handled() -> Iterator[None]:
+    """The signals are ours for the duration. Where they were not already (cli.main
+    called in-process, by a test), what handled them before does again after."""
+    global _first, _said
+    previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
+    ours = all(handler is _handle for handler in previous.values())
+    install()
+    try:
+        yield
+    finally:
+        if not ours:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            _first, _said = None, False
+
+
+def stopped_by(error: BaseException) -> Stopped | None:
+    """The signal behind `error`, if a signal stopped things: the error itself, or one
+    inside trio's exception groups or the chain of causes (a signal that came while trio
+    ran its own code reaches us as trio's internal error, caused by it). A plain
+    KeyboardInterrupt (Python's own handler, before ours was in place) is a Ctrl-C."""
+    seen: set[int] = set()
+    todo = [error]
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, Stopped):
+            return e
+        if isinstance(e, KeyboardInterrupt):
+            return Stopped(signal.SIGINT)
+        if isinstance(e, BaseExceptionGroup):
+            todo += e.exceptions
+        todo += [c for c in (e.__cause__, e.__context__) if c is not None]
+    return None
