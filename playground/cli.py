@@ -318,7 +318,7 @@ USAGE = {
     "verify": "usage: bully-tui verify FILE",
     "replay": "usage: bully-tui replay FILE",
     "export": "usage: bully-tui export FILE --format svg|mermaid|shiviz [-o OUT [--overwrite]] [--from T] [--to T] "
-              "[--nodes K,...] [--types NAME,...]",
+              "[--nodes K,...] [--types NAME,...] [--hide-detector] [--axis scaled|instants]",
 }
 
 
@@ -342,7 +342,7 @@ def run_verify(argv: list[str]) -> int:
 
 
 def run_export(argv: list[str]) -> int:
-    from .export import Filters, export
+    from .export import AXES, Filters, export
 
     p = _file_parser("export")
     p.add_argument("--format", required=True, help=f"{', '.join(EXPORT_FORMATS)}")
@@ -352,18 +352,22 @@ def run_export(argv: list[str]) -> int:
     p.add_argument("--to", dest="stop", metavar="T", help="... up to T seconds")
     p.add_argument("--nodes", metavar="K,...", help="the messages between these nodes, by rank (1 the lowest id): 1,2,5")
     p.add_argument("--types", metavar="NAME,...", help="the messages of these types, by name: Election,Coordinator")
+    p.add_argument("--hide-detector", action="store_true", help="leave failure-detector traffic out (probes, heartbeats)")
+    p.add_argument("--axis", default="scaled", help="SVG: time down to scale where there is room (scaled, the default), "
+                                                     "or every instant one row (instants)")
     args = p.parse_args(argv)
     fmt = _choice(args.format, "--format", EXPORT_FORMATS)
+    axis = _choice(args.axis, "--axis", AXES)
     start = INSTANT.check(parse_number(args.start, "--from"), "--from")
     stop = math.inf if args.stop is None else INSTANT.check(parse_number(args.stop, "--to"), "--to")
     if stop < start:
         raise InputError(f"--to ({stop:g}) is before --from ({start:g})")
     ranks = tuple(parse_whole(k, "--nodes", 1) for k in parse_list(args.nodes, "--nodes")) if args.nodes is not None else ()
     types = tuple(parse_list(args.types, "--types")) if args.types is not None else ()
-    filters = Filters(start, stop, ranks, types)
+    filters = Filters(start, stop, ranks, types, detector=not args.hide_detector)
     if args.output is not None:
         check_new(args.output, "export", args.overwrite)  # before the work, not after
-    text = export(args.file, fmt, filters)
+    text = export(args.file, fmt, filters, axis)
     if args.output is None:
         _emit(text)
         return 0

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 import themes
-from protocol import ALGORITHMS
+from protocol import ALGORITHMS, MessageRole
 
 from .config import InputError
 from .events import (
@@ -116,6 +116,7 @@ class Filters:
     stop: float = math.inf
     ranks: tuple[int, ...] = ()  # nodes by rank; none: all
     types: tuple[str, ...] = ()  # message labels, any case; none: all
+    detector: bool = True  # failure-detector traffic too (the app's log hides it until asked)
 
 
 def collect(path: str, filters: Filters = Filters()) -> Diagram:
@@ -143,7 +144,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
             if kind is SendEvent:
                 if e.t < filters.start or e.src not in inside or e.dst not in inside:
                     continue
-                if types and e.msg.label not in types:
+                if types and e.msg.label not in types or not filters.detector and e.msg.role is MessageRole.DETECTOR:
                     continue
                 flight = flights[e.id] = Flight(e.id, e.src, e.dst, e.msg.label, str(e.msg.role), e.t)
                 diagram.flights.append(flight)
@@ -199,12 +200,17 @@ def _mark(e: object, labels: dict[int, str]) -> Mark | None:
 
 # --- SVG ----------------------------------------------------------------------------
 
-LANE = 96  # px between lanes
-LEFT = 76  # px for the time axis
-TOP = 96  # px for the legend and the lanes' names
+LANE = 110  # px between lanes
+LEFT = 90  # px for the time column
+TOP = 100  # px for the legend and the lanes' names
+ROW = 16  # px: the least room an instant gets, a line of text, so that no two instants' words meet
+SCALE = 60  # px per virtual second, while an instant's room follows the time to the next
+QUIET = 180  # px: a longer quiet stretch is cut to this, and says how long it was
+NOTES_GAP = 24  # px between the last lane's end and the column on the right where the violations are told
 THEME = themes.LIGHT  # paper is light
 MUTED = "#8A8A8A"
 LEGEND_WIDTH = 760  # px the legend needs: a narrower diagram is widened to it
+AXES = ("scaled", "instants")
 
 
 def colour(variable: str) -> str:
@@ -213,26 +219,69 @@ def colour(variable: str) -> str:
     return MUTED if name == "text_muted" else getattr(THEME, name, None) or THEME.foreground
 
 
-def scale(span: float) -> float:
-    """Pixels per virtual second: a second's delay readable on a short run, and a long
-    run still a file a browser opens (at most about 40,000 px tall)."""
-    return max(0.5, min(60.0, 40_000 / span)) if span > 0 else 60.0
+def text_width(text: str, size: float) -> float:
+    """A text's width in a monospace font: 0.6 em a character, a whole em for the wide
+    glyphs (✕ ◆ ⚠) that fonts draw from elsewhere."""
+    return sum(0.6 if ch.isascii() else 1.0 for ch in text) * size
 
 
-def tick(per_second: float) -> float:
-    """Seconds between two time marks, about 80 px apart: 1, 2 or 5 times a power of ten."""
-    want = 80 / per_second
-    power = 10 ** math.floor(math.log10(want))
-    return next(step * power for step in (1, 2, 5, 10) if step * power >= want)
+class Room:
+    """Where words already are on the drawing. A label goes where it overlaps nothing,
+    or is left to the element's tooltip: a crowded instant shows what fits, not a smear."""
+
+    CELL = 32  # px: boxes are filed by the rows of cells they touch
+
+    def __init__(self):
+        self._rows: dict[int, list[tuple[float, float, float, float]]] = {}
+
+    def take(self, x0: float, y0: float, x1: float, y1: float) -> bool:
+        """Claim the box if it is free; whether it was."""
+        rows = range(int(y0 // self.CELL), int(y1 // self.CELL) + 1)
+        for r in rows:
+            for a0, b0, a1, b1 in self._rows.get(r, ()):
+                if x0 < a1 and a0 < x1 and y0 < b1 and b0 < y1:
+                    return False
+        for r in rows:
+            self._rows.setdefault(r, []).append((x0, y0, x1, y1))
+        return True
+
+    def label(self, x: float, y: float, text: str, size: float, anchor: str = "start") -> bool:
+        """Claim the box of `text` drawn at (x, y) (its baseline) with `anchor`."""
+        width = text_width(text, size)
+        x0 = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
+        return self.take(x0 - 3, y - size * 0.85, x0 + width + 3, y + size * 0.25)  # (a little air between words)
 
 
-def to_svg(d: Diagram) -> str:
-    per_second = scale(d.stop - d.start)
+def rows(times: list[float], axis: str) -> tuple[dict[float, float], list[tuple[float, float, float]]]:
+    """Each instant's y, time flowing down: at least ROW apart, so that what happens at
+    one instant never sits on another's words; apart as far as the time between them on
+    the `scaled` axis (`instants`: every instant a row); a quiet stretch longer than
+    QUIET px is cut to QUIET and noted (its middle y, its top, its seconds). So the
+    drawing's height follows the number of instants, never the time span."""
+    y_of: dict[float, float] = {}
+    cuts = []
+    y = TOP + 28.0
+    for k, t in enumerate(times):
+        if k:
+            gap = t - times[k - 1]
+            room = ROW if axis == "instants" else max(ROW, gap * SCALE)
+            if room > QUIET:
+                cuts.append((y + QUIET / 2, y, gap))
+                room = QUIET
+            y += room
+        y_of[t] = y
+    return y_of, cuts
+
+
+def to_svg(d: Diagram, axis: str = "scaled") -> str:
+    times = sorted({d.start, d.stop, *(f.sent for f in d.flights), *(f.ended for f in d.flights if f.ended is not None),
+                    *(m.t for m in d.marks), *(b.t for b in d.bands), *(b.end for b in d.bands if b.end is not None)})
+    y, cuts = rows(times, axis)
     x = {node: LEFT + LANE // 2 + k * LANE for k, node in enumerate(d.ids)}
-
-    def y(t: float) -> float:
-        return TOP + 20 + (t - d.start) * per_second
-    width, height = max(LEFT + LANE * max(1, len(d.ids)) + 20, LEGEND_WIDTH), int(y(d.stop)) + 40
+    lanes_end = LEFT + LANE * max(1, len(d.ids))
+    notes = max((text_width(_note(band), 11) for band in d.bands), default=0)
+    width, height = int(max(lanes_end + NOTES_GAP + notes + 20, LEGEND_WIDTH)), int(y[times[-1]]) + 40
+    room = Room()
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, monospace" font-size="11">',
            f'<rect width="100%" height="100%" fill="{THEME.background}"/>', "<defs>"]
@@ -240,60 +289,113 @@ def to_svg(d: Diagram) -> str:
         out.append(f'<marker id="arrow-{role}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
                    f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour(variable)}"/></marker>')
     out.append("</defs>")
-    out += _legend(width)
-    # Violations under everything: a band across the lanes while each lasts.
-    for band in d.bands:
-        top, bottom = y(band.t), y(band.end if band.end is not None else d.stop)
-        out.append(f'<rect x="{LEFT}" y="{top:.1f}" width="{width - LEFT - 10}" height="{max(2.0, bottom - top):.1f}" '
-                   f'fill="{THEME.error}" fill-opacity="0.12" stroke="{THEME.error}" stroke-width="0.5"/>')
-        out.append(f'<text x="{LEFT + 4}" y="{top + 12:.1f}" fill="{THEME.error}">⚠ {escape(band.text)}</text>')
-    # The time axis.
-    step = tick(per_second)
-    t = math.ceil(d.start / step) * step
-    while t <= d.stop + 1e-9:
-        out.append(f'<text x="{LEFT - 8}" y="{y(t) + 4:.1f}" text-anchor="end" fill="{MUTED}">{t:g}s</text>')
-        out.append(f'<line x1="{LEFT}" x2="{width - 10}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="{MUTED}" stroke-opacity="0.15"/>')
-        t += step
-    # Lanes: solid while up, dashed while down.
-    for node in d.ids:
+    out += _legend(room)
+    out += _violations(d, y, lanes_end, width, room)
+    for node in d.ids:  # lanes: solid while up, dashed while down
+        room.label(x[node], TOP, d.labels[node], 11, "middle")
         out.append(f'<text x="{x[node]}" y="{TOP}" text-anchor="middle" font-weight="bold" '
                    f'fill="{THEME.foreground}">{escape(d.labels[node])}</text>')
         for (a, b), up in _lane_spans(d, node):
             dash = "" if up else ' stroke-dasharray="3,4"'
-            out.append(f'<line x1="{x[node]}" x2="{x[node]}" y1="{y(a):.1f}" y2="{y(b):.1f}" '
+            out.append(f'<line x1="{x[node]}" x2="{x[node]}" y1="{y[a]:.1f}" y2="{y[b]:.1f}" '
                        f'stroke="{THEME.foreground if up else MUTED}" stroke-width="{1.5 if up else 1}"{dash}/>')
-    # Messages.
-    for f in d.flights:
-        c = colour(MESSAGE_COLOUR.get(f.role, "$foreground"))
-        end = f.ended if f.ended is not None else d.stop
-        x1, y1, x2, y2 = x[f.src], y(f.sent), x[f.dst], y(end)
-        if f.ended is None:  # still in flight at the end: half way, dotted
-            x2, y2 = (x1 + x2) / 2, (y1 + y2) / 2
-        style = ' stroke-dasharray="2,3"' if f.ended is None or f.dropped else ""
-        arrow = "" if f.dropped or f.ended is None else f' marker-end="url(#arrow-{f.role})"'
-        what = "dropped" if f.dropped else "in flight" if f.ended is None else f"delivered at {end:g}s"
-        out.append(f'<g><title>{escape(f.label)} #{f.id} {d.labels[f.src]}→{d.labels[f.dst]}, sent at {f.sent:g}s, {what}</title>'
-                   f'<line x1="{x1}" y1="{y1:.1f}" x2="{x2}" y2="{y2:.1f}" stroke="{c}" stroke-width="1.2"{style}{arrow}/>')
-        if f.dropped:
-            out.append(f'<text x="{x2}" y="{y2 + 4:.1f}" text-anchor="middle" fill="{THEME.error}">✕</text>')
-        # The label two thirds along: a broadcast's labels part as their arrows do.
-        lx, ly = x1 + (x2 - x1) * 0.66, y1 + (y2 - y1) * 0.66
-        out.append(f'<text x="{lx:.1f}" y="{ly - 3:.1f}" text-anchor="middle" fill="{c}" '
-                   f'font-size="9">{escape(f.label)}</text></g>')
-    # Marks on the lanes.
-    # Not the start (the lane's beginning says it), nor a crash's "down" state (the crash
-    # says it); and at one instant, a lane's last word only.
+    out += _time_column(times, y, cuts, lanes_end, room)
+    out += _marks(d, x, y, room)
+    out += _messages(d, x, y, room)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _violations(d: Diagram, y: dict[float, float], lanes_end: int, width: int, room: Room) -> list[str]:
+    """A red band across the lanes while each violation lasts, under everything, and its
+    words in the column on the right, a line each (one that would sit on another's goes
+    lower)."""
+    out = []
+    for band in d.bands:
+        top, bottom = y[band.t], y[band.end if band.end is not None else d.stop]
+        out.append(f'<rect x="{LEFT}" y="{top - ROW / 2:.1f}" width="{width - LEFT - 10}" '
+                   f'height="{max(4.0, bottom - top + ROW / 2):.1f}" fill="{THEME.error}" fill-opacity="0.10" '
+                   f'stroke="{THEME.error}" stroke-width="0.5"/>')
+        text, line = _note(band), top + 4
+        while not room.label(lanes_end + NOTES_GAP, line, text, 11):
+            line += ROW
+        out.append(f'<text x="{lanes_end + NOTES_GAP}" y="{line:.1f}" fill="{THEME.error}">{escape(text)}</text>')
+    return out
+
+
+def _note(band: Band) -> str:
+    return "⚠ " + band.text + ("" if band.end is None else f" (until {band.end:g} s)")
+
+
+def _time_column(times: list[float], y: dict[float, float], cuts: list[tuple[float, float, float]], lanes_end: int,
+                 room: Room) -> list[str]:
+    """The time of each instant that has room for it on the left; a cut quiet stretch as
+    a gap across the lanes that says how long it was."""
+    out = []
+    for middle, _, seconds in cuts:  # the lanes broken, with how long it was quiet
+        text = f"+{seconds:,.6g} s"
+        room.label(LEFT - 8, middle + 4, text, 10, "end")
+        out.append(f'<g><title>{seconds:,.6g} s of nothing to draw, cut short</title>'
+                   f'<rect x="{LEFT}" y="{middle - 6:.1f}" width="{lanes_end - LEFT}" height="12" fill="{THEME.background}"/>'
+                   f'<text x="{LEFT - 8}" y="{middle + 4:.1f}" text-anchor="end" font-size="10" fill="{MUTED}">'
+                   f'{escape(text)}</text></g>')
+    for t in times:
+        text = f"{t:g}s"
+        if room.label(LEFT - 8, y[t] + 4, text, 11, "end"):
+            out.append(f'<text x="{LEFT - 8}" y="{y[t] + 4:.1f}" text-anchor="end" fill="{MUTED}">{text}</text>')
+    return out
+
+
+def _marks(d: Diagram, x: dict[int, int], y: dict[float, float], room: Room) -> list[str]:
+    """What happens on a lane: its glyph in its role's colour, and a word when there is
+    room (the tooltip has it all). Not the start (the lane's beginning says it), nor a
+    crash's "down" state (the crash says it); at one instant, a lane's last word only."""
     shown = [m for m in d.marks if m.kind != "start" and not (m.kind == "state" and m.role == "down")]
     last = {(m.node, m.t): m for m in shown}
+    out = []
     for m in shown:
         if last[m.node, m.t] is not m:
             continue
         glyph, variable = role_look(m.role) if m.role else ("▲", "$success")
-        c = colour(variable)
-        out.append(f'<g><title>{d.labels[m.node]} at {m.t:g}s: {escape(m.text)}</title>'
-                   f'<text x="{x[m.node] + 5}" y="{y(m.t) + 4:.1f}" fill="{c}">{glyph} {escape(m.text.split(",")[0])}</text></g>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+        word = f"{glyph} {m.text.split(',')[0]}"
+        for text in (word, glyph):
+            if room.label(x[m.node] + 5, y[m.t] + 4, text, 11):
+                break
+        else:
+            continue
+        out.append(f'<g><title>{escape(d.labels[m.node])} at {m.t:g}s: {escape(m.text)}</title>'
+                   f'<text x="{x[m.node] + 5}" y="{y[m.t] + 4:.1f}" fill="{colour(variable)}">{escape(text)}</text></g>')
+    return out
+
+
+def _messages(d: Diagram, x: dict[int, int], y: dict[float, float], room: Room) -> list[str]:
+    """An arrow from (sender, send time) to (receiver, delivery time), coloured by its
+    role; a drop ends in ✕ at the down receiver; one still in flight at the end is
+    dotted, half way. Its name where it fits along it (a broadcast's names part as their
+    arrows do); every detail in its tooltip."""
+    out = []
+    for f in d.flights:
+        c = colour(MESSAGE_COLOUR.get(f.role, "$foreground"))
+        end = f.ended if f.ended is not None else d.stop
+        x1, y1, x2, y2 = x[f.src], y[f.sent], x[f.dst], y[end]
+        if f.ended is None:
+            x2, y2 = (x1 + x2) / 2, (y1 + y2) / 2
+        style = ' stroke-dasharray="2,3"' if f.ended is None or f.dropped else ""
+        arrow = "" if f.dropped or f.ended is None else f' marker-end="url(#arrow-{f.role})"'
+        what = "dropped" if f.dropped else "in flight" if f.ended is None else f"delivered at {end:g}s"
+        out.append(f'<g><title>{escape(f.label)} #{f.id} {escape(d.labels[f.src])}→{escape(d.labels[f.dst])}, '
+                   f'sent at {f.sent:g}s, {what}</title>'
+                   f'<line x1="{x1}" y1="{y1:.1f}" x2="{x2}" y2="{y2:.1f}" stroke="{c}" stroke-width="1.2"{style}{arrow}/>')
+        if f.dropped and room.label(x2, y2 + 4, "✕", 11, "middle"):  # (one ✕ for the drops at one place)
+            out.append(f'<text x="{x2}" y="{y2 + 4:.1f}" text-anchor="middle" fill="{THEME.error}">✕</text>')
+        for along in (0.66, 0.5, 0.8, 0.35):
+            lx, ly = x1 + (x2 - x1) * along, y1 + (y2 - y1) * along - 3
+            if room.label(lx, ly, f.label, 9, "middle"):
+                out.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" fill="{c}" '
+                           f'font-size="9">{escape(f.label)}</text>')
+                break
+        out.append("</g>")
+    return out
 
 
 COMES_UP, GOES_DOWN = ("recover", "start", "join"), ("crash", "leave")
@@ -314,8 +416,9 @@ def _lane_spans(d: Diagram, node: int) -> list[tuple[tuple[float, float], bool]]
     return spans
 
 
-def _legend(width: int) -> list[str]:
+def _legend(room: Room) -> list[str]:
     out, lx = [], LEFT
+    room.take(0, 0, LEFT + LEGEND_WIDTH, TOP - 30)
     for role, variable in MESSAGE_COLOUR.items():
         out.append(f'<line x1="{lx}" x2="{lx + 24}" y1="16" y2="16" stroke="{colour(variable)}" stroke-width="1.5" '
                    f'marker-end="url(#arrow-{role})"/><text x="{lx + 30}" y="20" fill="{THEME.foreground}">{role}</text>')
@@ -326,7 +429,7 @@ def _legend(width: int) -> list[str]:
         out.append(f'<text x="{lx}" y="42" fill="{colour(variable)}">{glyph} {role}</text>')
         lx += 100
     out.append(f'<text x="{LEFT}" y="62" fill="{THEME.foreground}">✕ dropped at a down node · dashed lane: down · '
-               f'▲ recovered · red band: a violation, while it lasts</text>')
+               f'▲ recovered · red band: a violation · hover for details</text>')
     return out
 
 
@@ -341,7 +444,7 @@ def to_mermaid(d: Diagram) -> str:
     everyone = f"{name[d.ids[0]]},{name[d.ids[-1]]}" if len(d.ids) > 1 else name[d.ids[0]] if d.ids else ""
     b = 0
     for what, item in d.order:
-        while b < len(bands) and bands[b].t <= _time(what, item):
+        while b < len(bands) and bands[b].t < _time(what, item):  # judged at the end of its instant
             out.append(f"    Note over {everyone}: ⚠ {_mermaid_text(bands[b].text)}")
             b += 1
         if what == "deliver":
@@ -399,8 +502,9 @@ def to_shiviz(d: Diagram) -> str:
 WRITERS = {"svg": to_svg, "mermaid": to_mermaid, "shiviz": to_shiviz}
 
 
-def export(path: str, fmt: str, filters: Filters = Filters()) -> str:
-    return WRITERS[fmt](collect(path, filters))
+def export(path: str, fmt: str, filters: Filters = Filters(), axis: str = "scaled") -> str:
+    diagram = collect(path, filters)
+    return to_svg(diagram, axis) if fmt == "svg" else WRITERS[fmt](diagram)
 
 
 def parse_list(text: str, what: str, item: type) -> tuple:

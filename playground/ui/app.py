@@ -738,7 +738,7 @@ class BullyApp(App[None]):
         log = self.log_view
         ranks = (self.model.ids.index(log.node_filter) + 1,) if log.node_filter is not None else ()
         types = (log.topic_filter,) if log.topic_filter in self.model.topics else ()
-        filters = Filters(lines[0].t, self.now(), ranks, types)
+        filters = Filters(lines[0].t, self.now(), ranks, types, detector=log.show_detector)
         stamp = f"t{math.floor(filters.start)}-{math.ceil(filters.stop)}s"
         target = self.save_dir / f"bully-{self.session.algorithm}-n{self.session.nodes}-{stamp}.svg"
         n = 1
