@@ -36,10 +36,10 @@ class _Stop(Exception):
 def verify(path: str) -> int:
     """Compare; return the number of events (raise Different or InputError)."""
     with Reader.open(path) as reader:
+        commands, last_t = _recipe(reader)  # every line checked first, as replay and export check them
         if reader.version != VERSION:
             raise InputError(f"{path} is a version {reader.version} transcript: verify re-creates runs of this program "
                              f"(version {VERSION}); older ones were made by other rules")
-        commands, last_t = _recipe(reader)
     engine = Engine(ALGORITHMS[reader.header.algorithm], reader.header.nodes, reader.header.config, reader.header.seed)
     engine.schedule(commands)
     compare = _Comparer(path, reader.header.algorithm, wide(reader.header.nodes))

@@ -312,3 +312,122 @@ def test_progress_shows_after_a_second_on_a_terminal_only(monkeypatch):
 def test_no_progress_when_stderr_is_not_a_terminal(capsys):
     code, _, err = run(capsys, "--headless", "--nodes", "30", "--until", "200")
     assert code == 0 and err == ""
+
+
+# --- issue "Every input, every signal" -----------------------------------------------------
+
+V3 = json.loads(HEADER)
+STATE_EVENT = json.loads(STATE)
+
+
+def transcript_file(tmp_path, header: dict, *events: dict) -> str:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in (header, *events)))
+    return str(path)
+
+
+BAD_TRANSCRIPTS = [
+    ({**V3, "algorithm": ["classic"]}, [], "line 1: field 'algorithm': unknown algorithm [\"classic\"]"),
+    (V3, [{**STATE_EVENT, "kind": ["send"]}], "line 2: field 'kind': unknown event kind [\"send\"]"),
+    ({**V3, "version": 2}, [{"seq": 0, "t": 0.0, "kind": "start", "node": [1]}], "line 2: field 'node': expected int, got [1]"),
+    (V3, [{"seq": 0, "t": 1.0, "kind": "command", "command": "explode", "args": [], "source": "user"}],
+     "line 2: field 'command': unknown command \"explode\""),
+    (V3, [{"seq": 0, "t": 1.0, "kind": "command", "command": "crash", "args": [1, 2], "source": "user"}],
+     "line 2: field 'args': crash takes one argument, not [1, 2]"),
+    (V3, [{"seq": 0, "t": 1.0, "kind": "command", "command": "crash", "args": [3.0], "source": "user"}],
+     "line 2: field 'args': [3.0] names a node that is not one of the header's"),
+    (V3, [{"seq": 0, "t": 1.0, "kind": "command", "command": "timeout", "args": [1e300], "source": "user"}],
+     "line 2: field 'args': timeout must be from 0.001 s to 1,000,000 s, not 1e+300"),
+    (V3, [{"seq": 0, "t": 1.0, "kind": "violation", "property": "liveness", "phase": "begin", "nodes": [1], "leaders": [None]}],
+     "line 2: field 'property': expected one of sle1, split_brain, sle2, got \"liveness\""),
+    (V3, [{"seq": 0, "t": 1.0, "kind": "violation", "property": "sle1", "phase": "begin", "nodes": [1, 2], "leaders": [3]}],
+     "line 2: field 'leaders': one for each of the 2 nodes, got 1"),
+    (V3, [{"seq": 0, "t": 1.0, "kind": "violation", "property": "sle1", "phase": "during", "nodes": [1], "leaders": [3]}],
+     "line 2: field 'phase': expected begin or end"),
+    (V3, [{**STATE_EVENT, "role": "king"}], "line 2: field 'role': expected one of down, electing, waiting, normal"),
+    (V3, [{**STATE_EVENT, "extra": json.loads("[" * 100 + "]" * 100)}], "line 2: field \"extra\": not a field of a state event"),
+    ({**V3, "nodes": list(range(1, 5001))}, [], "line 1: field 'nodes': 5,000 nodes; a run has 1 to 1000"),
+    ({**V3, "seed": -1}, [], "line 1: field 'seed': expected a whole number from 0 to 9223372036854775807, got -1"),
+    ({**V3, "parent": "gone.jsonl"}, [], "line 1: field 'parent': expected {\"file\": NAME, \"seq\": N}, got \"gone.jsonl\""),
+    (V3, [{**STATE_EVENT, "t": 1e300}], "line 2: field 't': 1e+300 s is out of range (0 to 1,000,000,000,000 s)"),
+]
+
+
+@pytest.mark.parametrize("header, events, expected", BAD_TRANSCRIPTS)
+def test_verify_replay_and_export_refuse_a_bad_transcript_with_the_same_line(tmp_path, capsys, header, events, expected):
+    from playground.cli import replay_app
+
+    path = transcript_file(tmp_path, header, *events)
+    lines = []
+    for command in (["verify", path], ["export", path, "--format", "svg"], ["export", path, "--format", "shiviz"]):
+        assert main(command) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and one_line(err), err
+        lines.append(err)
+    with pytest.raises(InputError) as replay:
+        replay_app(path)
+    lines.append(f"bully-tui: error: {replay.value}\n")
+    assert len(set(lines)) == 1 and f"{path} {expected}" in lines[0], lines
+
+
+def test_a_header_of_155000_nodes_is_refused_at_once_not_simulated(tmp_path, capsys):
+    path = transcript_file(tmp_path, {**V3, "nodes": list(range(1, 155_001))})
+    started = time.monotonic()
+    assert main(["verify", path]) == 2 and time.monotonic() - started < 5
+    assert "line 1: longer than 1,000,000 bytes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--timeout", "-inf"], "--timeout must be a finite number, not '-inf'"),
+    (["--delay", "-1:1"], "minimum delay must be from 0 s to 1,000,000 s, not -1"),
+    (["--nodes", "١٢"], "--nodes must be a whole number, not '١٢'"),
+    (["--nodes", "3_0"], "--nodes must be a whole number, not '3_0'"),
+    (["--at", "1_0 crash 1"], "time must be a number, not '1_0'"),
+    (["--node", "3"], "unrecognized arguments: --node 3"),
+    (["--time", "4"], "unrecognized arguments: --time 4"),
+    (["--seed", "9" * 5000], "--seed must be from 0 to 9223372036854775807, not a 5,000-digit number"),
+    (["--algorithm", "x" * 5000], "unknown --algorithm 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'… (5,000 characters)"),
+    (["--at", "100 crash 1", "--until", "60"], "--at '100 crash 1': at 100 s, after the run ends at 60 s (--until)"),
+    (["--at", "100 crash 1"], "at 100 s, after the run ends at 60 s (--until's default): it would never run"),
+    (["--at", ""], "--at '': expected TIME COMMAND ARGS"),
+    (["--at", "# a note"], "--at '# a note': expected TIME COMMAND ARGS"),
+    (["--at", "5 leave 2", "--at", "6 crash 2"], "at 6 s, node 2 has left the cluster: crash cannot reach it"),
+    (["--at", "5 leave 2", "--at", "6 recover 2"], "node 2 has left the cluster: recover cannot reach it"),
+    (["--at", "5 leave 2", "--at", "6 elect 2"], "node 2 has left the cluster: elect cannot reach it"),
+    (["--at", "5 leave 2", "--at", "6 leave 2"], "node 2 has left the cluster: leave cannot reach it"),
+    (["--at", "5 leave 2", "--at", "6 hold 1 2"], "node 2 has left the cluster: hold cannot reach it"),
+    (["--at", "5 leave 2", "--at", "6 partition 2,3"], "node 2 has left the cluster: partition cannot reach it"),
+    (["--nodes", "2", "--at", "5 leave 2", "--at", "6 leave 1"], "node 1 is the last member: the cluster would be empty"),
+    (["--nodes", "3", "--at", "5 leave 3", "--at", "6 partition 1,2"], "a partition cuts some members off from the others"),
+    (["--at", "5 partition 1,,2"], "partition's nodes must be a comma-separated list, not '1,,2'"),
+])
+def test_what_cannot_mean_anything_is_refused_with_one_line_that_says_why(capsys, args, expected):
+    code, out, err = run(capsys, "--headless", *args)
+    assert code == 2 and out == "" and one_line(err) and expected in err, err
+    assert len(err) < 200
+
+
+def test_a_scenario_command_after_the_end_names_its_line(tmp_path, capsys):
+    path = tmp_path / "late.scenario"
+    path.write_text("set nodes 3\n10 crash 1\n90 recover 1\n")
+    code, _, err = run(capsys, "--headless", "--scenario", str(path))
+    assert code == 2 and f"{path} line 3: at 90 s, after the run ends at 60 s" in err
+    path.write_text("set nodes 3\nset until 100\n10 crash 1\n90 recover 1\n")  # a scenario says how long it runs
+    assert run(capsys, "--headless", "--scenario", str(path))[0] == 0
+
+
+@pytest.mark.parametrize("subcommand", ["verify", "replay", "export"])
+def test_subcommands_print_their_help_and_exit_0(capsys, subcommand):
+    assert main([subcommand, "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"usage: bully-tui {subcommand} FILE") and err == ""
+
+
+def test_the_main_help_names_the_subcommands(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"bully-tui {name} FILE" in out for name in ("verify", "replay", "export"))
+
+
+def test_names_are_taken_in_any_case(capsys):
+    assert run(capsys, "--headless", "--nodes", "3", "--until", "5", "--algorithm", "Garcia-Molina", "--ids", "UUID")[0] == 0

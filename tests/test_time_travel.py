@@ -93,6 +93,9 @@ async def test_a_command_in_the_past_asks_then_branches_a_new_transcript(tmp_pat
         assert not isinstance(app.screen, BranchScreen) and not (tmp_path / "t.branch-1.jsonl").exists()
         await pilot.press("r", "y")
         await wait_for(pilot, lambda: app.position is None and app.live is not None and app.live.running, "the branch")
+        # The command runs when confirmed: the session stays paused, but 5 is up now, not at space.
+        await wait_for(pilot, lambda: app.model.nodes[5].up, "the recovery to run")
+        assert app.live.paused and [line.text for line in app.model.log if line.kind == "command"][-1] == "user: recover 5"
         parent = path.read_bytes()
         await advance(pilot, app, 15)
         assert app.model.nodes[5].up and app.model.leaders() == [5]
@@ -201,3 +204,31 @@ async def test_a_bad_line_far_into_a_replay_ends_it_with_one_line(tmp_path):
     assert app.return_code == 2
     assert app.failure.startswith("bully-tui: error: ") and "\n" not in app.failure
     assert f"line {3 * INDEX_BLOCK + 1}: field 'kind'" in app.failure  # (lines[0] is line 1, the header)
+
+
+@on_asyncio
+async def test_a_branch_of_an_unrecorded_session_is_saved_with_what_it_branched_from(tmp_path, capsys):
+    """Without --transcript the session and its branches are temporary: `s` after a branch
+    saves the branch, and its parent beside it with the branch's header pointing at that
+    copy, so that verify and replay work on what was saved after the session is gone."""
+    app = make_app(tmp_path, nodes=5, config=JITTER, commands=tuple(at("20 crash 5")))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await advance(pilot, app, 30)
+        temporary = Path(app.history.path)
+        await pilot.press("left_curly_bracket", "5", "r", "y")
+        await wait_for(pilot, lambda: app.position is None and app.live is not None and app.live.running, "the branch")
+        branch = Path(app.history.path)
+        assert branch.parent == temporary.parent and branch.name.startswith(temporary.stem + ".branch-")
+        await advance(pilot, app, 5)
+        await pilot.press("s")
+        await pilot.press("ctrl+q")
+    assert not temporary.exists() and not branch.exists()  # the session's own files go with it
+    [saved] = [p for p in tmp_path.glob("bully-*.jsonl") if ".parent-" not in p.name]
+    parent = saved.with_name(f"{saved.stem}.parent-1.jsonl")
+    assert json.loads(saved.read_text().splitlines()[0])["parent"]["file"] == parent.name
+    assert "parent" not in json.loads(parent.read_text().splitlines()[0])
+    capsys.readouterr()
+    assert main(["verify", str(saved)]) == 0 and main(["verify", str(parent)]) == 0
+    replayed = cli.replay_app(str(saved))
+    replayed.loading.close()
+    assert replayed.history.instants > 0

@@ -1,0 +1,206 @@
+"""Whatever stops bully-tui, and whenever: one line, the usual status, and every file it
+wrote ends on a whole line (issue "Every input, every signal").
+
+Real processes, real signals, at moments drawn from a fixed seed: a run of Stoller's
+algorithm at N = 20 writes a transcript fast (batches of many kilobytes, which SIGKILL
+used to cut at a page boundary). What must hold does not depend on the moment."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from playground import transcript
+from tests.test_hardening import wait_until
+
+ROOT = Path(__file__).parent.parent
+LONG_RUN = ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", "1000000"]
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGKILL: -9}
+
+
+def bully(*args: str, cwd: Path, env: dict | None = None, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "playground", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(cwd), **(env or {})}, **kw)
+
+
+def eventually(condition, limit: float = 3.0) -> bool:
+    """`condition` holds, now or within `limit` seconds (after SIGKILL, the guardian mends
+    what was left as the process dies)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def ends_whole(path: Path) -> bool:
+    """The file ends on a whole line, or is empty or absent."""
+    return eventually(lambda: not path.exists() or path.read_bytes()[-1:] in (b"", b"\n"))
+
+
+MOMENTS = random.Random(17)  # the same moments every run
+
+
+@pytest.mark.parametrize("signum, after", [
+    *((s, round(MOMENTS.uniform(0.03, 1.5), 3)) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) for _ in range(3)),
+    *((signal.SIGKILL, round(MOMENTS.uniform(0.3, 1.5), 3)) for _ in range(5)),
+])
+def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_path, signum, after):
+    path = tmp_path / "t.jsonl"
+    run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path)
+    time.sleep(after)
+    run.send_signal(signum)
+    out, err = run.communicate(timeout=30)
+    assert run.returncode == STATUS[signum], err
+    assert ends_whole(path)
+    text = err.decode()
+    assert "Traceback" not in text and text.count("\n") <= 1
+    if signum != signal.SIGKILL:
+        assert text.startswith("bully-tui: interrupted" if signum == signal.SIGINT else f"bully-tui: stopped by {signum.name}")
+    if path.exists() and path.stat().st_size:
+        assert transcript.load(str(path)).header.algorithm == "stoller"  # whole, and every line valid
+
+
+def test_a_second_ctrl_c_while_the_first_is_handled_still_exits_130(tmp_path):
+    for gap in (0.001, 0.05):
+        path = tmp_path / f"t{gap}.jsonl"
+        run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path)
+        time.sleep(0.5)
+        run.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=30)
+        assert run.returncode == 130 and err.decode().count("\n") == 1 and ends_whole(path)
+
+
+def caught(pid: int, signum: int) -> bool:
+    """Whether the process has a handler of its own for `signum` (Linux: /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(mask >> (signum - 1) & 1)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_start_up_is_a_clean_interruption(tmp_path, signum):
+    """From the first lines of bully-tui on, before its imports: the moment its handler
+    for SIGTERM is in place (only Python's own start-up, about 20 ms, is the
+    interpreter's), a signal is one line and its status."""
+    run = bully("--headless", "--nodes", "3", cwd=tmp_path)
+    assert eventually(lambda: caught(run.pid, signal.SIGTERM), limit=10)
+    run.send_signal(signum)
+    _, err = run.communicate(timeout=30)
+    assert run.returncode == STATUS[signum] and err.decode().startswith("bully-tui: ") and err.count(b"\n") == 1, err
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> Path:
+    """A transcript of about 300,000 events, for commands that take a while to read it."""
+    path = tmp_path_factory.mktemp("big") / "big.jsonl"
+    done = subprocess.run([sys.executable, "-m", "playground", "--headless", "--algorithm", "stoller", "--nodes", "20",
+                           "--until", "2000", "--transcript", str(path)], capture_output=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0
+    return path
+
+
+@pytest.mark.parametrize("command", [["verify", "{big}"], ["export", "{big}", "--format", "svg", "-o", "out.svg"],
+                                     ["--headless", "--compare", "--nodes", "64"]])
+def test_ctrl_c_in_every_subcommand_is_one_line_and_130(tmp_path, big, command):
+    run = bully(*(word.format(big=big) for word in command), cwd=tmp_path)
+    time.sleep(0.6)
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=30)
+    assert run.returncode == 130 and err.decode().startswith("bully-tui: interrupted") and err.count(b"\n") == 1
+    assert not [p.name for p in tmp_path.iterdir()]  # no export, and no piece of one
+
+
+def test_sigkill_of_the_live_app_leaves_nothing_in_the_temporary_folder(tmp_path):
+    """The app records to a temporary file `s` copies; killed with -9, it cannot remove
+    it, so the guardian does."""
+    main_fd, child_fd = pty.openpty()
+    app = subprocess.Popen([sys.executable, "-m", "playground", "--nodes", "5"], cwd=tmp_path, stdin=child_fd,
+                           stdout=child_fd, stderr=child_fd, close_fds=True,
+                           env={**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"})
+    os.close(child_fd)
+    try:
+        assert wait_until(lambda: list(tmp_path.glob("bully-*.jsonl")), main_fd), "the app never started recording"
+        app.kill()
+        app.wait(timeout=10)
+        assert wait_until(lambda: not list(tmp_path.glob("bully-*.jsonl")), main_fd, limit=5)
+    finally:
+        if app.poll() is None:
+            app.kill()
+        os.close(main_fd)
+
+
+def test_a_hang_up_ends_a_busy_live_app_within_two_seconds(tmp_path):
+    """64 nodes in classic's start-up storm at x64: the terminal closes (SIGHUP) and the
+    process must be gone within two seconds, forced if a clean quit stalls."""
+    main_fd, child_fd = pty.openpty()
+    app = subprocess.Popen([sys.executable, "-m", "playground", "--nodes", "64", "--speed", "64"], cwd=tmp_path,
+                           stdin=child_fd, stdout=child_fd, stderr=child_fd, close_fds=True, start_new_session=True,
+                           env={**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"})
+    os.close(child_fd)
+    try:
+        assert wait_until(lambda: list(tmp_path.glob("bully-*.jsonl")), main_fd), "the app never started"
+        wait_until(lambda: False, main_fd, limit=1.5)  # let the storm get going
+        os.close(main_fd)  # the terminal goes away, as when tmux kills the session ...
+        main_fd = -1
+        hung_up = time.monotonic()
+        app.send_signal(signal.SIGHUP)  # ... which hangs it up
+        app.wait(timeout=10)
+        assert time.monotonic() - hung_up < 2.0
+    finally:
+        if app.poll() is None:
+            app.kill()
+        if main_fd >= 0:
+            os.close(main_fd)
+    assert eventually(lambda: not list(tmp_path.glob("bully-*.jsonl")))  # the recording: removed, by the guardian if need be
+
+
+def test_the_live_app_refuses_to_draw_into_a_pipe(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "playground", "--speed", "100"], cwd=tmp_path, capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=30)
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().strip().endswith("(for a run without a screen, use --headless)")
+
+
+@pytest.mark.parametrize("command", [["--headless", "--nodes", "3", "--until", "5"], ["--headless", "--compare", "--nodes", "4",
+                                     "--algorithm", "classic"], ["export", "{t}", "--format", "mermaid"], ["verify", "{t}"]])
+def test_standard_output_that_cannot_be_written_is_one_line_and_exit_1(tmp_path, command):
+    t = tmp_path / "t.jsonl"
+    subprocess.run([sys.executable, "-m", "playground", "--headless", "--nodes", "3", "--until", "5", "--transcript", str(t)],
+                   check=True, capture_output=True, cwd=ROOT)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "playground", *(w.format(t=t) for w in command)], stdout=full,
+                              stderr=subprocess.PIPE, cwd=tmp_path, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.decode() == "bully-tui: error: cannot write to standard output: No space left on device\n"
+
+
+def test_a_full_disk_mid_run_keeps_whole_lines_and_says_so(tmp_path):
+    """A file size limit stands in for a full disk: the write fails part-way."""
+    import resource
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    path = tmp_path / "t.jsonl"
+    done = subprocess.run([sys.executable, "-m", "playground", *LONG_RUN, "--transcript", str(path)], cwd=tmp_path,
+                          capture_output=True, preexec_fn=limited, timeout=60)
+    assert done.returncode == 1 and done.stderr.decode().startswith(f"bully-tui: error: cannot write transcript {path}")
+    assert 0 < path.stat().st_size <= 300_000 and path.read_bytes().endswith(b"\n")
+    assert json.loads(path.read_bytes().splitlines()[-1])["seq"] >= 0
