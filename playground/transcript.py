@@ -25,7 +25,7 @@ import math
 import os
 import re
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
 from itertools import accumulate
@@ -596,8 +596,11 @@ class Reader:
         """Every event, in order, each checked."""
         return self.events_from(self._events_start, 0)
 
-    def events_from(self, offset: int, seq: int) -> Iterator[Event]:
-        """The events from the line at byte `offset` on, the first of them `seq`."""
+    def events_from(self, offset: int, seq: int, nodes: Iterable[int] = ()) -> Iterator[Event]:
+        """The events from the line at byte `offset` on, the first of them `seq`, in a
+        file read whole before (a history reading a moment back): `nodes` are those that
+        joined before that line, which this reader has not seen join."""
+        self._nodes.update(nodes)
         for _, events in self.blocks_from(offset, seq):
             yield from events
 
@@ -614,6 +617,7 @@ class Reader:
         self._f.seek(offset)
         readline, loads, by_kind, upgrade = self._f.readline, self._loads, self._decode.by_kind, self._upgrade
         checks = self._decode.checks
+        sent = 0 if offset == self._events_start else None  # the next message id, when read from the start
         last_t = 0.0
         while True:
             lines, start = [], offset
@@ -657,6 +661,10 @@ class Reader:
                     check = checks.get(type(event))
                     if check is not None:
                         check(event)
+                    if sent is not None and type(event) is SendEvent:
+                        if event.id != sent:  # (a table of messages by id relies on it: ui/model.Messages)
+                            raise ValueError(f"field 'id': expected {sent} (sends count their ids 0, 1, 2, ...), got {event.id}")
+                        sent += 1
                 except ValueError as e:
                     self._n = seq + 2  # the line's number: the header is line 1
                     raise self._fail(str(e)) from None

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Message, MessageRole, Node, StatusRole
+from .interface import Ids, Message, MessageRole, Node, StatusRole
 
 DOWN, ELECTION, REORGANIZATION, NORMAL = "down", "election", "reorganization", "normal"
 
@@ -164,7 +164,7 @@ class GarciaMolina(Node):
         self.up: set[int] = set()  # GM's Up: the nodes this node halted
         self.phase: str | None = None
         self.awaiting: set[int] = set()  # replies the current phase still waits for
-        self.lower = tuple(i for i in self.ids if i < self.id)
+        self.lower = Ids(i for i in self.ids if i < self.id)
 
     def variables(self) -> dict[str, object]:
         return {

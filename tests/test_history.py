@@ -5,6 +5,7 @@ from contextlib import ExitStack
 
 import pytest
 
+from playground.commands import parse_at
 from playground.config import ClusterConfig
 from playground.engine import run_sync
 from playground.session import Session
@@ -70,3 +71,21 @@ def test_markers_lead_from_instant_to_instant(tmp_path):
     assert history.marker_near(crash, -1) <= before and history.times[history.marker_near(crash, -1)] < 20
     kinds = [m.kind for m in history.markers if m.t == 20.0]
     assert kinds == ["command", "crash"]
+
+
+def test_a_moment_after_a_join_is_shown_again_from_any_checkpoint(tmp_path):
+    """A transcript read back from a block after a join names the newcomer: the reader
+    is told who had joined by then (it once said the node was none of the header's),
+    and a checkpoint with the newcomer makes the model take it in."""
+    path = tmp_path / "j.jsonl"
+    session = Session("epoch-bully", 4, config=CONFIG, commands=tuple(parse_at(["10 join"], (1, 2, 3, 4))), transcript=str(path))
+    with ExitStack() as files:
+        engine, _, _ = session.start(files, lookahead=True)
+        run_sync(engine, 2500)
+    history = History.read(str(path), fresh_model(session))
+    assert history.count > 3 * history_module.CHECKPOINT
+    model = fresh_model(session)
+    for instant in (history.instants - 1, 0, history.instants // 2, 3):
+        history.model_at(instant, model)
+        joined = history.times[instant] >= 10
+        assert model.ids == (1, 2, 3, 4, 5) and (model.nodes[5].status != "not joined yet") == joined

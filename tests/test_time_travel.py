@@ -193,6 +193,23 @@ async def test_a_replay_shows_its_first_block_at_once_and_reads_the_rest_as_it_s
 
 
 @on_asyncio
+async def test_a_replay_of_huge_instants_follows_to_its_last_instant(tmp_path, monkeypatch):
+    """A storm's instants hold tens of thousands of events each, more than a batch read:
+    the screen stays with the latest instant read until the user goes elsewhere (it
+    stayed at t=0), however rarely it is redrawn meanwhile."""
+    monkeypatch.setattr("playground.ui.app.LOADING_SHOWN_EVERY", 1e9)  # no redraw until the end
+    path = tmp_path / "storm.jsonl"
+    assert main(["--headless", "--nodes", "100", "--delay", "1", "--probe-interval", "0", "--until", "10",
+                 "--transcript", str(path)]) == 0
+    app = replay_app(path)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await wait_for(pilot, lambda: app.loading.done, "the whole file")
+        assert app.history.count > 3 * 8192 and app.history.instants < 20
+        assert app.position == app.history.instants - 1
+        await pilot.press("ctrl+q")
+
+
+@on_asyncio
 async def test_a_bad_line_far_into_a_replay_ends_it_with_one_line(tmp_path):
     path = long_run(tmp_path)
     lines = path.read_bytes().splitlines(keepends=True)

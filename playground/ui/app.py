@@ -165,6 +165,7 @@ class BullyApp(App[None]):
         self.loading = loading
         self.history = loading.history if loading is not None else history
         self._shown_at = 0.0  # wall time the loading last showed its latest instant
+        self._following = True  # a replay being read shows its latest instant as it comes
         self.position: int | None = None  # the instant shown; None: the present of a live run
         self._then: tuple[int, Engine | None] | None = None  # (instant, the engine at its end), for the panel
         self.selected = session.ids[-1]
@@ -276,16 +277,15 @@ class BullyApp(App[None]):
 
     def _took(self, batch: list) -> None:
         """A batch read: into the history; the screen follows the latest instant read
-        (a few times a second) unless the user went somewhere else."""
-        following = self.position == self.history.instants - 1
+        (a few times a second) unless the user went somewhere else (`_following`)."""
         self.loading.take(batch)
         if self.loading.done:
-            if following:
+            if self._following:
                 self._show(self.history.instants - 1)
             self._read_all()
         elif time.monotonic() - self._shown_at >= LOADING_SHOWN_EVERY:
             self._shown_at = time.monotonic()
-            if following:
+            if self._following:
                 self._show(self.history.instants - 1)
             else:
                 self.redraw()  # the timeline and "reading n%"
@@ -439,7 +439,7 @@ class BullyApp(App[None]):
         if self.position is None:
             return self.live.cluster.engine.internals(self.selected)
         if self._then is None or self._then[0] != self.position or self._then[1] is None:
-            self._then = (self.position, self.history.engine_at(self.position))
+            self._then = (self.position, self.history.engine_at(self.position, to_read=True))
         engine = self._then[1]
         return None if engine is None else engine.internals(self.selected)
 
@@ -467,6 +467,7 @@ class BullyApp(App[None]):
             self._ticker.pause()
         h.model_at(instant, self.model)
         self.position = instant
+        self._following = instant == h.instants - 1  # (a replay being read goes on showing its latest instant)
         self.redraw(text=True)
 
     def action_back(self) -> None:
@@ -559,6 +560,7 @@ class BullyApp(App[None]):
         if self.live is not None:
             await self.live.stop()
         history, header = self.history.branch(self.position, str(path))
+        history.model_at(history.instants - 1, self.model)  # (the branch's own table of messages from now on)
         if self._temporary_recording:  # beside a temporary recording: as temporary as it
             self._temporary(str(path))
         recorder = self._files.enter_context(Recorder.resume(str(path), header))

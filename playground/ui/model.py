@@ -12,6 +12,7 @@ algorithm declares, statuses by their role, violations in the monitor's words.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -87,6 +88,41 @@ class LogLine:
     state: tuple[str, str] | None = None  # a state line's (status role, status): the diagram's mark
 
 
+class Messages:
+    """What each message of a session is, by its id: its label and role. A transcript's
+    sends count their ids 0, 1, 2, ... (the reader checks), so this is a table that only
+    grows, two bytes a message, and a fact of the session: every model of one history
+    shares it, and a checkpoint keeps only how many messages had been sent, not a copy
+    of the messages in flight (80,000 of them at a time in a broadcast storm)."""
+
+    def __init__(self):
+        self._kinds = array("H")  # message id -> index in `_names`
+        self._names: list[tuple[str, str]] = []  # (label, role)
+        self._index: dict[tuple[str, str], int] = {}
+
+    def add(self, msg_id: int, label: str, role: str) -> None:
+        kind = self._index.get((label, role))
+        if kind is None:
+            kind = self._index[label, role] = len(self._names)
+            self._names.append((label, role))
+        if msg_id == len(self._kinds):
+            self._kinds.append(kind)
+        elif msg_id > len(self._kinds) or self._kinds[msg_id] != kind:  # (another model of this history folded it)
+            raise ValueError(f"message #{msg_id} out of order, or not what this session sent as #{msg_id}")
+
+    def get(self, msg_id: int) -> tuple[str, str | None]:
+        return self._names[self._kinds[msg_id]] if 0 <= msg_id < len(self._kinds) else ("?", None)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def until(self, count: int) -> Messages:
+        """A table of the first `count` messages (a branch goes on from there with its own)."""
+        twin = Messages()
+        twin._kinds, twin._names, twin._index = self._kinds[:count], list(self._names), dict(self._index)
+        return twin
+
+
 @dataclass(slots=True)
 class ModelState:
     """A ClusterModel's state at one moment, apart from its log (copies, not shared):
@@ -99,7 +135,8 @@ class ModelState:
     elections: int
     agreed: int | None
     election_messages: int
-    in_flight: dict[int, tuple[str, str]]
+    messages: Messages = field(compare=False)  # shared, not copied: it only grows (its labels count in `nodes`)
+    sent: int  # how many messages had been sent
     held_links: frozenset[tuple[int, int]]
     held: dict[int, int]
 
@@ -121,7 +158,8 @@ class ClusterModel:
         self.elections = 0
         self.agreed: int | None = None  # the leader of the agreement, while there is one
         self.election_messages = 0  # sent in the current (or last) round, failure detection apart
-        self._in_flight: dict[int, tuple[str, str]] = {}  # message id -> (label, role)
+        self.messages = Messages()  # message id -> (label, role): the history's, once the model shows a moment of it
+        self.sent = 0  # messages sent so far
         self.held_links: frozenset[tuple[int, int]] = frozenset()  # as the trace's link commands left them
         self._held: dict[int, int] = {}  # message id -> its receiver, while it waits at a held link's end
 
@@ -133,7 +171,8 @@ class ClusterModel:
             kind = type(e)
             if kind is SendEvent:
                 label, role = e.msg.label, str(e.msg.role)
-                self._in_flight[e.id] = (label, role)
+                self.messages.add(e.id, label, role)
+                self.sent = e.id + 1
                 self.nodes[e.src].sent[label] += 1
                 if self.in_election and role != DETECTOR:
                     self.election_messages += 1
@@ -142,14 +181,14 @@ class ClusterModel:
                 if line:
                     line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id}")
             elif kind is DeliverEvent:
-                label, role = self._in_flight.pop(e.id, ("?", None))
+                label, role = self.messages.get(e.id)
                 self.nodes[e.dst].received[label] += 1
                 if self._held and e.id in self._held:
                     self.nodes[self._held.pop(e.id)].waiting -= 1
                 if line:
                     line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} delivered")
             elif kind is DropEvent:
-                label, role = self._in_flight.pop(e.id, ("?", None))
+                label, role = self.messages.get(e.id)
                 if self._held and e.id in self._held:
                     self.nodes[self._held.pop(e.id)].waiting -= 1
                 if line:
@@ -192,7 +231,7 @@ class ClusterModel:
                 self._held[e.id] = e.dst
                 self.nodes[e.dst].waiting += 1
                 if line:
-                    label, role = self._in_flight.get(e.id, ("?", None))
+                    label, role = self.messages.get(e.id)
                     line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} waits: the link is held")
             elif kind is CommandEvent:
                 if e.command == "timeout":
@@ -249,17 +288,19 @@ class ClusterModel:
     def state(self) -> ModelState:
         return ModelState(
             {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.config, dict(self.topics),
-            self.elections, self.agreed, self.election_messages, dict(self._in_flight), self.held_links, dict(self._held))
+            self.elections, self.agreed, self.election_messages, self.messages, self.sent, self.held_links, dict(self._held))
 
     def load(self, state: ModelState, log: Iterable[LogLine] = ()) -> None:
         """Become `state` (with these log lines), in place: widgets hold this model and
         its node views, so they show the new state without being told."""
+        for i in state.nodes.keys() - self.nodes.keys():  # one that had joined by then: a view of its own
+            self._admit(i)
         for i, node in self.nodes.items():  # one that joins later: not there yet
             node.become(state.nodes.get(i) or NodeView(i, status=NOT_JOINED))
         self.episodes = state.episodes.copy()
         self.config, self.topics = state.config, dict(state.topics)
         self.elections, self.agreed, self.election_messages = state.elections, state.agreed, state.election_messages
-        self._in_flight = dict(state.in_flight)
+        self.messages, self.sent = state.messages, state.sent
         self.held_links, self._held = state.held_links, dict(state.held)
         self.log.clear()
         self.log.extend(log)
