@@ -27,6 +27,7 @@ from .cluster import Cluster
 from .commands import Crash, Scheduled
 from .config import ClusterConfig
 from .engine import Engine
+from .interrupt import run_trio
 from .events import AgreementEvent, ElectionStartEvent, Event, SendEvent
 from .session import fewer_gc_passes
 
@@ -103,7 +104,7 @@ def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int) -> Res
         return watcher
 
     with fewer_gc_passes():
-        w = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        w = run_trio(main, clock=trio.testing.MockClock(autojump_threshold=0))
     return Result(algorithm, nodes, w.fault_at, w.detect, w.agree, dict(w.sent[False]), dict(w.sent[True]))
 
 

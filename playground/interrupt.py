@@ -10,16 +10,19 @@ Ctrl-C). That clean-up is not interrupted in its turn: a second signal, from som
 who will not wait, ends the process at once with the same status, and the guardian
 (guard.py) mends what it was writing.
 
-The live app takes these signals on its own event loop instead, and quits as on ctrl+q
-(ui/app.py).
+Inside a trio run (a headless run, --compare) a signal must not raise in the middle of
+trio's own code: there trio takes it (`run_trio`) and cancels the run between two of
+its steps, and the Stopped is raised once trio is done. The live app takes the signals
+on its own event loop, and quits as on ctrl+q (ui/app.py).
 """
 
 from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -115,3 +118,36 @@ def stopped_by(error: BaseException) -> Stopped | None:
             todo += e.exceptions
         todo += [c for c in (e.__cause__, e.__context__) if c is not None]
     return None
+
+
+def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -> Any:
+    """trio.run(fn, *args), which a signal cancels between two steps, never inside trio's
+    own code (a Stopped raised there could leave trio half-done, and say so in a
+    traceback). The Stopped is raised once the run has ended; a second signal meanwhile
+    ends the process at once, as everywhere."""
+    import trio
+
+    stopped: list[Stopped] = []
+
+    async def main() -> Any:
+        async with trio.open_nursery() as nursery:
+            with trio.open_signal_receiver(*SIGNALS) as signals:
+
+                async def watch() -> None:
+                    global _first
+                    async for signum in signals:
+                        if _first is not None:
+                            _handle(signum, None)  # the second: out, now
+                        _first = Stopped(signum)
+                        stopped.append(_first)
+                        nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch)
+                result = await fn(*args)
+                nursery.cancel_scope.cancel()
+                return result
+
+    result = trio.run(main, clock=clock)
+    if stopped:
+        raise stopped[0]
+    return result

@@ -18,7 +18,7 @@ from .commands import Scheduled
 from .config import ClusterConfig
 from .engine import Engine
 from .ids import node_ids
-from .interrupt import stopped_by
+from .interrupt import run_trio, stopped_by
 from .progress import RunProgress
 from .summary import Summary
 from .transcript import Header, Recorder, WriteError
@@ -99,7 +99,7 @@ def run_headless(session: Session, until: float, progress: bool = False) -> dict
         if progress:
             engine.subscribe(files.enter_context(RunProgress(engine, until)))
         try:
-            trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
+            run_trio(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
         except BaseException as error:  # trio hands back what stopped it inside exception groups
             stop = stopped_by(error)
             if stop is not None:
