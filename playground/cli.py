@@ -445,16 +445,18 @@ def run_live(session, speed: float) -> int:
     if session.transcript is not None:
         open_to_write(session.transcript, "transcript", session.overwrite).close()
         session = replace(session, overwrite=True)
+    selected = None
     while True:
-        app = BullyApp(session, speed=speed)
+        app = BullyApp(session, speed=speed, selected=selected)
         app.run()
         if app.restart_with is None:
             return finished(app)
-        # The palette picked another algorithm: the same run again with it. A transcript
-        # goes to a new file beside the first, which stays as it was.
-        transcript = session.transcript and free_path(session.transcript, app.restart_with)
-        session = replace(session, algorithm=app.restart_with, transcript=transcript)
-        speed = app.speed
+        # The palette picked another algorithm: the same run again with it, the settings as
+        # they were. A transcript goes to a new file beside the first, which stays as it was.
+        restart = app.restart_with
+        transcript = session.transcript and free_path(session.transcript, restart.algorithm)
+        session = replace(session, algorithm=restart.algorithm, config=restart.config, transcript=transcript)
+        speed, selected = app.speed, restart.selected
 
 
 def free_path(path: str, algorithm: str) -> str:

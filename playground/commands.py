@@ -163,7 +163,8 @@ class ChangeTimeout:
 
 @dataclass(frozen=True, slots=True)
 class ChangeDelay:
-    """Both delay bounds + by, never below 0; recorded as the SetDelay it becomes."""
+    """Both delay bounds + by, whole or not at all (the minimum never below 0: a step back
+    undoes a step); recorded as the SetDelay it becomes."""
 
     by: float
 

@@ -106,6 +106,11 @@ class TimeRange:
         return f"0 or {span}" if self.zero and self.low > 0 else span
 
 
+def duration_text(seconds: float) -> str:
+    """A duration for people, to the millisecond: "0.81 s", "1.053 s", "12 s"."""
+    return f"{seconds:.3f}".rstrip("0").rstrip(".") + " s"
+
+
 def seconds_text(value: float) -> str:
     """Seconds for people: "0.001 s", "1,000,000 s" (not "1e+06")."""
     return f"{int(value):,} s" if value >= 1000 and value == int(value) else f"{value:g} s"

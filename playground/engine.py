@@ -352,10 +352,9 @@ class Engine:
             case ChangeTimeout(by):
                 timeout = c.timeout + by
                 return SetTimeout(timeout) if abs(by) <= timeout <= TIMEOUT.high else None
-            case ChangeDelay(by):
-                low = max(0.0, c.delay_min + by)
-                high = max(low, c.delay_max + by)
-                if high > DELAY.high or (low, high) == (c.delay_min, c.delay_max):
+            case ChangeDelay(by):  # a step is taken whole or not at all, so that steps back undo it
+                low, high = c.delay_min + by, c.delay_max + by
+                if low < 0 or high > DELAY.high:
                     return None
                 return SetDelay(low, high)
             case Join(node) if node in self.hosts or self.algorithm.fixed_members:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from .config import to_us
+from .config import duration_text, to_us
 from .events import (
     UNSET,
     AgreementEvent,
@@ -184,7 +184,7 @@ def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
     """One line for a violation event, with nodes named by `name` (full ids in the
     summary, the UI's short labels on screen). The one place this text is made."""
     if v.phase == "end":
-        return f"{PROPERTY_NAMES[v.property]} over after {v.duration:g} s"
+        return f"{PROPERTY_NAMES[v.property]} over after {duration_text(v.duration)}"
     if v.property == SPLIT_BRAIN:
         return f"nodes {_names(v.nodes, name)} each lead"
     if v.property == SLE1:  # who follows whom, as the cards write it: "1, 2 → 5"
@@ -194,7 +194,7 @@ def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
         sides = "; ".join(f"{_names(members, name)} → {_name(leader, name)}" for leader, members in groups.items())
         return f"normal nodes disagree: {sides}"
     waited = round(v.t - v.since, 6) if v.since is not None else 0
-    return (f"{waited:g} s after the last crash or recovery, "
+    return (f"{duration_text(waited)} after the last crash or recovery, "
             f"node{'s' if len(v.nodes) > 1 else ''} {_names(v.nodes, name)} not normal under {_name(v.expected, name)}")
 
 

@@ -178,8 +178,8 @@ async def test_every_key_works_at_odd_moments(tmp_path):
         await advance(pilot, app, 30)
         config = app.live.cluster.engine.config
         assert app.live.running and config.timeout == 0.5
-        # 0.5:1.5, lowered eight times (both stop at 0), then raised once
-        assert (config.delay_min, config.delay_max) == (0.25, 0.25)
+        # 0.5:1.5, lowered twice (six more would take the minimum below 0: a step is whole or none), raised once
+        assert (config.delay_min, config.delay_max) == (0.25, 1.25)
         commands = [line.text for line in app.model.log if line.kind == "command"]
         assert commands[:7] == ["user: crash 7"] + [f"user: {c} 1" for c in ("crash", "recover", "elect") for _ in "12"]
         assert app.live.paused and app.live.speed == 1  # steps pause; space resumes, space pauses; slower, faster
@@ -193,9 +193,12 @@ async def test_help_is_generated_from_the_bindings(tmp_path):
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = str(app.screen.query_one("Static").render())
+        text = "\n".join(str(static.render()) for static in app.screen.query("Static"))
         for binding in BullyApp.BINDINGS:
             assert binding.tooltip in text
+        # Two columns: a long description wraps in its own column, never under the keys.
+        keys, what = app.screen.query_one(".row .keys"), app.screen.query_one(".row .what")
+        assert what.region.x >= keys.region.right and what.region.right <= app.screen.size.width
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
 
@@ -296,7 +299,7 @@ async def test_a_split_brain_raises_the_alert_with_its_moment_and_nodes(tmp_path
         assert "split brain since t=21.00s: nodes 4, 5 each lead" in text
         assert any("⚠ split brain: nodes 4, 5 each lead" in line.text for line in app.model.log)
         await advance(pilot, app, 1.5)  # 22.7: the split brain is over; SLE1 starts at 23
-        assert "lasted 1.5s" in str(app.alert_bar.render()) and not app.alert_bar.has_class("active")
+        assert "lasted 1.5 s" in str(app.alert_bar.render()) and not app.alert_bar.has_class("active")
 
 
 @on_asyncio
@@ -307,9 +310,13 @@ async def test_the_palette_switches_the_algorithm_by_restarting(tmp_path):
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert {"Algorithm: garcia-molina", "Algorithm: stoller", "Algorithm: ring"} <= set(titles)
         assert "Algorithm: classic" not in titles
+        await pilot.press("plus", "plus", "right_square_bracket", "3")  # T 5, delays 0.75:1.75, node 3
+        await advance(pilot, app, 0.01)
         app.action_switch_algorithm("ring")
         await pilot.pause()
-    assert app.restart_with == "ring" and app.return_code in (None, 0)
+    restart = app.restart_with
+    assert restart.algorithm == "ring" and app.return_code in (None, 0)
+    assert (restart.config.timeout, restart.config.delay_min, restart.config.delay_max, restart.selected) == (5, 0.75, 1.75, 3)
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in SCENARIO_DIR.glob("*.scenario")))

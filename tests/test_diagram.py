@@ -65,13 +65,14 @@ async def test_d_draws_the_log_as_lanes_and_follows_time_travel(tmp_path):
         await pilot.press("4", "c")
         await advance(pilot, app, 12)
         await pilot.press("d")
-        assert app.log_view.diagram and app.log_view.border_title.startswith("space-time diagram")
-        rows = app.log_view.visible_text()
+        assert app.log_view.diagram and app.log_view.border_title == "diagram (d: text)"
+        header, *rows = app.log_view.visible_text()
+        assert header.split() == ["node", "1", "2", "3", "4"]  # the lanes' names, above the rows
         assert any("▶" in r or "◀" in r for r in rows)
         lane_4 = [r for r in rows if "┊" in r]  # node 4 is down: its lane is dashed
         assert lane_4 and rows[-1].count("┊") == 1
         await pilot.press("home")  # time travel: the diagram is of the moment shown
-        assert all(float(r.split()[0]) == 0.0 for r in app.log_view.visible_text())
+        assert all(float(r.split()[0]) == 0.0 for r in app.log_view.visible_text()[1:])
         await pilot.press("end", "d")
         assert not app.log_view.diagram and app.log_view.border_title == "messages"
 
@@ -83,7 +84,8 @@ async def test_many_nodes_keep_the_selected_ones_partners_and_say_how_many_are_l
         await advance(pilot, app, 3)
         await pilot.press("d")
         app.redraw(text=True)
-        assert "left out" in app.log_view.border_title
+        lanes = app.log_view.visible_text()[0].split()[1:]
+        assert app.log_view.border_title == f"diagram · {len(lanes)} of 32 lanes (d: text)" and "32" in lanes
 
 
 @on_asyncio

@@ -8,6 +8,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
+from ..config import duration_text
 from ..monitor import PROPERTY_NAMES, describe
 from .model import ClusterModel
 
@@ -40,6 +41,6 @@ class AlertBar(Widget):
                      for e in episodes.open.values()]
             return Content("\n").join([*lines[:-1], Content.assemble(lines[-1], total)])
         last = episodes.all[-1]
-        lasted = f", lasted {last.lasted:g}s" if last.lasted is not None else ""
+        lasted = f", lasted {duration_text(last.lasted)}" if last.lasted is not None else ""
         return Content(f"⚠ last: {PROPERTY_NAMES[last.property]} at t={last.began.t:.2f}s: "
                        f"{describe(last.began, name)}{lasted}{total}")

@@ -65,7 +65,7 @@ from ..commands import (
     Request,
     membership_refused,
 )
-from ..config import InputError
+from ..config import ClusterConfig, InputError
 from ..engine import Engine, steps
 from ..export import Filters, export
 from ..files import write_whole
@@ -104,6 +104,15 @@ class EventsReady(Message):
     """New trace events are waiting in the live run's buffer."""
 
 
+@dataclass(frozen=True)
+class Restart:
+    """What the next app runs, after the palette switched the algorithm."""
+
+    algorithm: str
+    config: ClusterConfig
+    selected: int
+
+
 class BullyApp(App[None]):
     CSS_PATH = str(themes.STYLESHEET)
     TITLE = "bully-tui"
@@ -131,8 +140,9 @@ class BullyApp(App[None]):
         Binding("end", "latest", show=False, tooltip="the latest instant (a live session: the present)"),
         Binding("plus,equals_sign", "timeout(1)", "T+", show=False, tooltip=f"raise T by {T_STEP:g}s"),
         Binding("minus", "timeout(-1)", "T-", show=False, tooltip=f"lower T by {T_STEP:g}s"),
-        Binding("left_square_bracket", "delay(-1)", "delay-", show=False, tooltip=f"lower the link delay by {DELAY_STEP:g}s"),
-        Binding("right_square_bracket", "delay(1)", "delay+", show=False, tooltip=f"raise the link delay by {DELAY_STEP:g}s"),
+        Binding("left_square_bracket", "delay(-1)", "delay-", show=False,
+                tooltip=f"lower both link delay bounds by {DELAY_STEP:g}s (not below 0)"),
+        Binding("right_square_bracket", "delay(1)", "delay+", show=False, tooltip=f"raise both link delay bounds by {DELAY_STEP:g}s"),
         Binding("less_than_sign", "pace(-1)", "slower", show=False, tooltip="halve the speed"),
         Binding("greater_than_sign", "pace(1)", "faster", show=False, tooltip="double the speed"),
         Binding("t", "next_theme", "theme", show=False, tooltip="next theme (dark, light)"),
@@ -155,7 +165,7 @@ class BullyApp(App[None]):
     ]
 
     def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = ".",
-                 history: History | None = None, loading: Loading | None = None):
+                 history: History | None = None, loading: Loading | None = None, selected: int | None = None):
         """A live session; or, given the `history` of its transcript (or its `loading`,
         which the app finishes reading in the background), a replay of it."""
         super().__init__()
@@ -168,7 +178,7 @@ class BullyApp(App[None]):
         self._following = True  # a replay being read shows its latest instant as it comes
         self.position: int | None = None  # the instant shown; None: the present of a live run
         self._then: tuple[int, Engine | None] | None = None  # (instant, the engine at its end), for the panel
-        self.selected = session.ids[-1]
+        self.selected = selected if selected in session.ids else session.ids[-1]
         self.saved: Path | None = None
         self._start = (speed, paused)
         self._files = ExitStack()
@@ -185,7 +195,7 @@ class BullyApp(App[None]):
         self._spool: Path | None = None  # the transcript `s` copies: the session's, or a temporary one
         # Set when the user picks another algorithm: the app exits, and run_live starts
         # a new one with it (cli.py), since every widget is built for one cluster.
-        self.restart_with: str | None = None
+        self.restart_with: Restart | None = None
         self.failure: str | None = None  # why the app ended with an error, to print after it
         self.stopped_by: int | None = None  # the signal that ended the app, if one did
         self._temporary_recording = False  # the session is recorded to a temporary file (no --transcript)
@@ -206,9 +216,10 @@ class BullyApp(App[None]):
             yield self.panel
         yield self.alert_bar
         if self.history is not None:  # a replay: the timeline exists from the start
-            self.timeline = Timeline(self.history)
+            self.timeline = Timeline(self.history, ALGORITHMS[self.session.algorithm].title)
         else:
-            self.timeline = Timeline(History("", self.session.header, self._fresh_model()))  # replaced on mount
+            self.timeline = Timeline(History("", self.session.header, self._fresh_model()),  # replaced on mount
+                                     ALGORITHMS[self.session.algorithm].title)
         yield self.timeline
         yield self.status_bar
         yield Footer(compact=True)
@@ -626,8 +637,9 @@ class BullyApp(App[None]):
         self._request(ChangeTimeout(direction * T_STEP), f"T {'+' if direction > 0 else '-'}{T_STEP:g}s")
 
     def action_delay(self, direction: int) -> None:
-        if direction < 0 and self.model.config.delay_max == 0:
-            self.notify("The delay cannot go below 0.", severity="warning")
+        if direction < 0 and self.model.config.delay_min < DELAY_STEP:
+            self.notify(f"The minimum delay is {self.model.config.delay_min:g}s: it cannot go {DELAY_STEP:g}s lower.",
+                        severity="warning")
         self._request(ChangeDelay(direction * DELAY_STEP), f"delay {'+' if direction > 0 else '-'}{DELAY_STEP:g}s")
 
     def action_toggle_pause(self) -> None:
@@ -758,7 +770,11 @@ class BullyApp(App[None]):
         self.call_from_thread(self.notify, f"Exported the diagram to {target}")
 
     def action_switch_algorithm(self, name: str) -> None:
-        self.restart_with = name
+        """The same run again with another algorithm: same nodes, seed and scenario, and the
+        settings as they are now (T and the delays as the keys left them), the same node
+        selected."""
+        config = self.live.cluster.engine.config if self.live is not None else self.session.config
+        self.restart_with = Restart(name, config, self.selected)
         self.exit()
 
     def get_system_commands(self, screen: Screen):

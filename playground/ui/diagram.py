@@ -101,6 +101,18 @@ def row(line: LogLine, lanes: tuple[int, ...], lane_width: int, down: frozenset[
     return _runs(cells, styles)
 
 
+def header(lanes: tuple[int, ...], lane_width: int, label: dict[int, str], width: int) -> list[tuple[str, str]]:
+    """The row above the lanes: each lane's node, centred on it (cut to fit)."""
+    cells = [" "] * width
+    for k, node in enumerate(lanes):
+        name = label[node][: max(1, lane_width - 1)]
+        x = k * lane_width + lane_width // 2 - (len(name) - 1) // 2
+        for j, ch in enumerate(name):
+            if 0 <= x + j < width:
+                cells[x + j] = ch
+    return [("".join(cells), "b")]
+
+
 def _runs(cells: list[str], styles: list[str | None]) -> list[tuple[str, str]]:
     """Cells and their styles as runs of one style each. (Drawn as plain segments: a
     Content of a hundred spans costs milliseconds a row, too dear at 20 frames a second.)"""

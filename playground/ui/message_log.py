@@ -78,8 +78,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
 
     def watch_diagram(self) -> None:
         self._lanes = None
-        self._title()
-        self.refresh()
+        self._resize(follow=self.following)
 
     def _refilter(self) -> None:
         log = self.model.log
@@ -127,8 +126,13 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             self.scroll_to(y=max(0, self.scroll_y - dropped), animate=False, immediate=True)
         self._resize(follow=following)
 
+    @property
+    def _top(self) -> int:
+        """Rows above the lines: the diagram's row of lane names."""
+        return 1 if self.diagram else 0
+
     def _resize(self, follow: bool) -> None:
-        self.virtual_size = Size(self.size.width, len(self._lines))
+        self.virtual_size = Size(self.size.width, len(self._lines) + self._top)
         if follow:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         self._title()
@@ -138,15 +142,15 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         label = self.model.label
         filters = [f"node {label[self.node_filter]}" if self.node_filter is not None else "", self.topic_filter or "",
                    "" if self.show_detector else "detector hidden (h)"]
-        back = max(0, len(self._lines) - int(self.scroll_y) - self.scrollable_content_region.height)
+        back = max(0, len(self._lines) + self._top - int(self.scroll_y) - self.scrollable_content_region.height)
         self.border_subtitle = " · ".join(
             [f"{len(self._lines)} of {len(self.model.log)} shown", *filter(None, filters)] + ([f"{back} back"] if back else []))
         self.border_title = "messages"
         if self.diagram:
             lanes, _ = self._lanes_now()
             left_out = len(self.model.ids) - len(lanes)
-            self.border_title = "space-time diagram (d: the log)" + (
-                f" · nodes {', '.join(label[n] for n in lanes)}; {left_out} left out" if left_out else "")
+            self.border_title = "diagram" + (f" · {len(lanes)} of {len(self.model.ids)} lanes" if left_out else "") + \
+                " (d: text)"
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
@@ -170,8 +174,14 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         return self._lanes[1]
 
     def render_line(self, y: int) -> Strip:
-        index = int(self.scroll_y) + y
         width = self.scrollable_content_region.width
+        if self.diagram and y == 0:  # the lanes' names stay on top as the rows scroll
+            lanes, lane_width = self._lanes_now()
+            names = drawing.header(lanes, lane_width, self.model.label, max(1, width - TIME_WIDTH))
+            segments = [Segment(f"{'node':>{TIME_WIDTH - 1}} ", self._style("$text-muted"))]
+            segments += [Segment(text, self._style("$secondary")) for text, _ in names]
+            return Strip(segments).adjust_cell_length(width, self.rich_style).crop(0, width)
+        index = int(self.scroll_y) + y - self._top
         if index >= len(self._lines):
             return Strip.blank(width, self.rich_style)
         line = self._lines[index]
@@ -210,4 +220,5 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     def visible_text(self) -> list[str]:
         """The lines on screen, as text (for tests)."""
         top = int(self.scroll_y)
-        return [self.render_line(y).text for y in range(min(self.scrollable_content_region.height, len(self._lines) - top))]
+        rows = min(self.scrollable_content_region.height, len(self._lines) + self._top - top)
+        return [self.render_line(y).text for y in range(rows)]

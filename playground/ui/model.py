@@ -134,6 +134,7 @@ class ModelState:
     topics: dict[str, str]
     elections: int
     agreed: int | None
+    lost: bool
     election_messages: int
     messages: Messages = field(compare=False)  # shared, not copied: it only grows (its labels count in `nodes`)
     sent: int  # how many messages had been sent
@@ -153,10 +154,13 @@ class ClusterModel:
         self.logged = 0  # every line ever logged, kept or not
         self.loads = 0  # times it became another moment (its log with it)
         self.topics: dict[str, str] = {}  # message labels seen -> their role, in order of appearance
-        # Election rounds, as the monitor sees them: from losing agreement (every up node
-        # normal under the highest) to having it again; the start-up is the first.
+        # Election rounds: one begins with the first election started after agreement (every
+        # up node normal under the highest, as the monitor judges it) was lost, and the
+        # start-up's is the first; it lasts until agreement again. (A loss of agreement no
+        # election follows, a node recovering under its leader, begins none.)
         self.elections = 0
         self.agreed: int | None = None  # the leader of the agreement, while there is one
+        self.lost = False  # agreement was lost, and no election has started since
         self.election_messages = 0  # sent in the current (or last) round, failure detection apart
         self.messages = Messages()  # message id -> (label, role): the history's, once the model shows a moment of it
         self.sent = 0  # messages sent so far
@@ -205,12 +209,13 @@ class ClusterModel:
             elif kind is TimerEvent or kind is TimerCancelEvent:
                 self.nodes[e.node].timers.pop(e.name, None)
             elif kind is ElectionStartEvent:
-                if self.elections == 0:
-                    self.elections = 1  # the start-up's
-            elif kind is AgreementEvent:
-                if e.leader is None and self.agreed is not None:
+                if self.elections == 0 or self.lost:  # a new round
                     self.elections += 1
                     self.election_messages = 0
+                    self.lost = False
+            elif kind is AgreementEvent:
+                if e.leader is None and self.agreed is not None:
+                    self.lost = True
                 self.agreed = e.leader
                 if line:
                     text = "agreement lost" if e.leader is None else f"agreement: every up node follows {self.label[e.leader]}"
@@ -260,7 +265,7 @@ class ClusterModel:
 
     @property
     def in_election(self) -> bool:
-        return self.agreed is None and self.elections > 0
+        return self.agreed is None and self.elections > 0 and not self.lost
 
     def command_text(self, e: CommandEvent) -> str:
         args = (self.label[a] if e.command in NODE_ARGUMENTS or e.command == "join" else f"{a:g}" for a in e.args)
@@ -288,7 +293,8 @@ class ClusterModel:
     def state(self) -> ModelState:
         return ModelState(
             {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.config, dict(self.topics),
-            self.elections, self.agreed, self.election_messages, self.messages, self.sent, self.held_links, dict(self._held))
+            self.elections, self.agreed, self.lost, self.election_messages, self.messages, self.sent, self.held_links,
+            dict(self._held))
 
     def load(self, state: ModelState, log: Iterable[LogLine] = ()) -> None:
         """Become `state` (with these log lines), in place: widgets hold this model and
@@ -299,7 +305,8 @@ class ClusterModel:
             node.become(state.nodes.get(i) or NodeView(i, status=NOT_JOINED))
         self.episodes = state.episodes.copy()
         self.config, self.topics = state.config, dict(state.topics)
-        self.elections, self.agreed, self.election_messages = state.elections, state.agreed, state.election_messages
+        self.elections, self.agreed, self.lost = state.elections, state.agreed, state.lost
+        self.election_messages = state.election_messages
         self.messages, self.sent = state.messages, state.sent
         self.held_links, self._held = state.held_links, dict(state.held)
         self.log.clear()

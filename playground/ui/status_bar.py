@@ -62,6 +62,8 @@ class StatusBar(Widget):
         worst = f" (worst {s.worst_case})" if s.worst_case is not None else ""
         if not s.elections:
             count = "no election yet"
+        elif s.elections == 1:  # every node starts at once: no one initiator's worst case to compare with
+            count = f"start-up election{'…' if s.in_election else ''}: {s.election_messages} msgs"
         else:  # the current election's count while one runs, else the last one's
             count = f"election {s.elections}{'…' if s.in_election else ''}: {s.election_messages} msgs{worst}"
         return Content.from_markup(f"[b]t={s.now:.2f}s[/] {pace} │ {sync} │ {delay} │ {count}")

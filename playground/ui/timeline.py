@@ -1,6 +1,7 @@
 """The timeline: one line, the session from its start to its latest instant, with its
 markers (crashes, recoveries, commands, election rounds, violations) and where you are.
-`,` `.` move by an instant, `{` `}` by a marker, home and end to either end."""
+`,` `.` move by an instant, `{` `}` by a marker, home and end to either end. It opens
+with the name of the algorithm that runs, so the screen always says what it shows."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ class Timeline(Widget):
     Timeline { height: 1; padding: 0 1; }
     """
 
-    def __init__(self, history: History):
+    def __init__(self, history: History, title: str):
         super().__init__()
         self.history = history
+        self.title = title  # the algorithm's name, for people
         self.position: int | None = None  # the instant shown; None: now
         self._drawn: tuple | None = None
 
@@ -38,9 +40,10 @@ class Timeline(Widget):
             self.refresh()
 
     def render(self) -> Content:
-        h, width = self.history, max(1, self.content_size.width)
+        title = Content.styled(f"{self.title} ", "b $primary")
+        h, width = self.history, max(1, self.content_size.width - title.cell_length)
         if not h.instants:
-            return Content("")
+            return title
         span = h.times[-1] or 1.0
         cells: list[tuple[str, str]] = [("─", "$panel")] * width
         rank = {kind: i for i, kind in enumerate(MARKS)}
@@ -54,4 +57,4 @@ class Timeline(Widget):
         column = min(width - 1, int(h.times[at] / span * (width - 1)))
         glyph, _ = cells[column]
         cells[column] = (glyph if glyph != "─" else "┃", "reverse b $accent")
-        return Content.assemble(*cells)
+        return Content.assemble(title, *cells)
