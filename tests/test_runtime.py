@@ -169,13 +169,16 @@ def test_rule2_a_live_command_never_runs_at_an_instant_that_has_already_run():
 def test_relative_commands_are_resolved_when_they_run_and_recorded_absolute():
     engine, events = make_engine(4)
     run_sync(engine, 1)
-    for request in (ChangeTimeout(0.5), ChangeTimeout(0.5), ChangeDelay(-0.25), ChangeDelay(-1), ChangeTimeout(-9)):
+    for request in (ChangeTimeout(0.5), ChangeTimeout(0.5), ChangeDelay(-0.25), ChangeDelay(-1), ChangeDelay(-0.75),
+                    ChangeTimeout(-9), ChangeDelay(0.25)):
         engine.submit(request, "user", clock_us=1_000_001)
     run_sync(engine, 2)
     got = [(e.command, e.args) for e in by_kind(events, "command")]
-    # T never drops below the step; the delay bounds stop at 0; a no-op is not a command.
-    assert got == [("timeout", (4.5,)), ("timeout", (5.0,)), ("delay", (0.75, 0.75)), ("delay", (0.0, 0.0))]
-    assert (engine.config.timeout, engine.config.delay_max) == (5.0, 0.0)
+    # T never drops below the step; a delay step is taken whole or not at all (the
+    # minimum never below 0), so a step back undoes a step; a no-op is not a command.
+    assert got == [("timeout", (4.5,)), ("timeout", (5.0,)), ("delay", (0.75, 0.75)), ("delay", (0.0, 0.0)),
+                   ("delay", (0.25, 0.25))]
+    assert (engine.config.timeout, engine.config.delay_max) == (5.0, 0.25)
 
 
 def test_an_exception_in_a_node_surfaces_from_the_run():
