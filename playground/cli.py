@@ -194,7 +194,7 @@ def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
         value = setting(name, lambda v, what, r=time_range: r.check(parse_number(v, what), what))
         if value is not None:
             numbers[name.replace("-", "_")] = value
-    delay = setting("delay", lambda v, _: parse_delay(v))
+    delay = setting("delay", parse_delay)
     if delay is not None:
         numbers["delay_min"], numbers["delay_max"] = delay
     config = ClusterConfig(**numbers)  # every value is checked by now

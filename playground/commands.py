@@ -264,12 +264,16 @@ class Scheduled:
     source: str
 
 
-def parse_delay(text: str) -> tuple[float, float]:
-    """`MIN` (a constant delay) or `MIN:MAX`, in seconds."""
-    low, sep, high = text.partition(":")
-    delay_min = parse_number(low, "minimum delay")
-    delay_max = parse_number(high, "maximum delay") if sep else delay_min
-    return check_delay(delay_min, delay_max)
+def parse_delay(text: str, what: str | None = None) -> tuple[float, float]:
+    """`MIN` (a constant delay) or `MIN:MAX`, in seconds; a problem names `what` (the
+    option, `--delay`) before the bound it is about."""
+    try:
+        low, sep, high = text.partition(":")
+        delay_min = parse_number(low, "minimum delay")
+        delay_max = parse_number(high, "maximum delay") if sep else delay_min
+        return check_delay(delay_min, delay_max)
+    except InputError as e:
+        raise InputError(f"{what}: {e}" if what else str(e)) from None
 
 
 def parse_node(text: str, ids: tuple[int, ...]) -> int:
