@@ -3,10 +3,11 @@
     python bench/ui.py
 
 1. Key latency, during classic's start-up Election storm (default delays): N = 32 at
-   the highest speed (x64), with the log as text and as the space-time diagram, and N = 64 at x1 (5.2 million messages, far more than the
-   app can show as they come, so the run falls behind its clock and says so). A key
-   that crashes or recovers the selected node, timed until its card shows the change
-   and the screen has been redrawn.
+   the highest speed (x64), with the log as text and as the space-time diagram; and
+   N = 64 at x1 for every algorithm (classic's storm is 5.2 million messages, far more
+   than the app can show as they come, so the run falls behind its clock and says so).
+   A key that crashes or recovers the selected node, timed until its card and the node
+   panel show the change and the screen has been redrawn.
 2. Paused: N = 7, paused, CPU seconds used over 5 s of wall time.
 3. Memory: N = 10 at x64 for 90 s of wall time: the log fills to its cap and stays
    there, and the process's resident memory stays flat.
@@ -25,17 +26,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from playground.cli import release  # noqa: E402
 from playground.session import Session  # noqa: E402
+from protocol import ALGORITHMS  # noqa: E402
 from playground.ui.app import SPEEDS, BullyApp  # noqa: E402
 
 SIZE = (200, 50)
 
 
-async def key_latency(nodes: int, speed: float, presses: int = 20, diagram: bool = False) -> tuple[list[float], float]:
+async def key_latency(nodes: int, speed: float, presses: int = 20, diagram: bool = False,
+                      algorithm: str = "classic") -> tuple[list[float], float]:
     """Latencies in ms, and how far behind its clock the run was at the end (s); with
     `diagram`, the log drawn as the space-time diagram."""
     with tempfile.TemporaryDirectory() as tmp:
-        app = BullyApp(Session(nodes=nodes), speed=speed, save_dir=tmp)
+        app = BullyApp(Session(algorithm, nodes=nodes), speed=speed, save_dir=tmp)
         latencies = []
         async with app.run_test(size=SIZE) as pilot:
             frames = []  # when the app composited a frame: what "on screen" means here
@@ -50,7 +54,8 @@ async def key_latency(nodes: int, speed: float, presses: int = 20, diagram: bool
                 want_up = i % 2 == 1  # crash, then recover
                 start = time.perf_counter()
                 app.simulate_key("r" if want_up else "c")
-                while ("✖" not in app.grid.node_text(node)) == (not want_up):  # the grid took it
+                while ("✖" not in app.grid.node_text(node)) == (not want_up) or \
+                        ("✖" not in app.panel.render().plain) == (not want_up):  # the grid and the panel took it
                     await asyncio.sleep(0.0005)
                 changed = time.perf_counter()
                 while not frames or frames[-1] < changed:  # ... and a frame showed it
@@ -98,11 +103,16 @@ async def memory(seconds: float = 90.0) -> list[tuple[int, float, int, int, floa
 
 
 def main() -> None:
-    for nodes, speed, diagram in ((32, max(SPEEDS), False), (32, max(SPEEDS), True), (64, 1.0, False)):
-        latencies, behind = asyncio.run(key_latency(nodes, speed, diagram=diagram))
-        print(f"key latency, N={nodes} at x{speed:g}{' with the diagram' if diagram else ''}: median {statistics.median(latencies):.1f} ms, "
-              f"max {max(latencies):.1f} ms over {len(latencies)} presses; {behind:.1f} s behind its clock at the end")
+    runs = [("classic", 32, max(SPEEDS), False), ("classic", 32, max(SPEEDS), True),
+            *((algorithm, 64, 1.0, False) for algorithm in ALGORITHMS)]
+    for algorithm, nodes, speed, diagram in runs:
+        latencies, behind = asyncio.run(key_latency(nodes, speed, diagram=diagram, algorithm=algorithm))
+        release()  # as bully-tui does between two apps (the palette's switch)
+        print(f"key latency, {algorithm} N={nodes} at x{speed:g}{' with the diagram' if diagram else ''}: "
+              f"median {statistics.median(latencies):.1f} ms, max {max(latencies):.1f} ms over {len(latencies)} presses; "
+              f"{behind:.1f} s behind its clock at the end", flush=True)
     used = asyncio.run(paused_cpu())
+    release()
     print(f"paused, N=7: {used:.3f} CPU seconds in 5 s of wall time ({used / 5 * 100:.1f}% of a core)")
     print("memory, N=10 at x64: wall s | virtual s | lines logged | lines kept | resident MB")
     for wall, virtual, logged, kept, mb in asyncio.run(memory()):

@@ -13,16 +13,30 @@ from .work import Fire
 
 
 class Agenda:
+    """Timer firings due, by instant. A firing is kept as a tuple of plain values (node,
+    name, generation), not as its Fire: the garbage collector stops tracking such tuples,
+    and a classic storm at N = 64 keeps 250,000 firings queued (most of them for timers
+    set again since), which every full collection otherwise walked (300 ms, a stall the
+    app shows). The Fire is made when the firing is due."""
+
     def __init__(self):
-        self._instants: dict[int, list[tuple[int, Fire]]] = {}  # time -> [(node, firing)]
+        self._instants: dict[int, list[tuple[int, str, int]]] = {}  # time -> [(node, name, generation)]
         self._times: list[int] = []  # heap of the keys of _instants
+
+    def __deepcopy__(self, memo: dict) -> Agenda:
+        """A copy for an engine's copy: the lists copied, the entries in them shared (they
+        are immutable). A generic deep copy walks every entry, one by one."""
+        twin = Agenda.__new__(Agenda)
+        twin._instants = {time: list(entries) for time, entries in self._instants.items()}
+        twin._times = list(self._times)
+        return twin
 
     def fire(self, time: int, node: int, item: Fire) -> None:
         instant = self._instants.get(time)
         if instant is None:
             instant = self._instants[time] = []
             heapq.heappush(self._times, time)
-        instant.append((node, item))
+        instant.append((node, item.name, item.generation))
 
     def next_time(self) -> int | None:
         return self._times[0] if self._times else None
@@ -31,5 +45,5 @@ class Agenda:
         """Remove and yield (time, node, firing) for everything due before `end`, in order."""
         while self._times and self._times[0] < end:
             time = heapq.heappop(self._times)
-            for node, item in self._instants.pop(time):
-                yield time, node, item
+            for node, name, generation in self._instants.pop(time):
+                yield time, node, Fire(name, generation)

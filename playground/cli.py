@@ -453,10 +453,22 @@ def run_live(session, speed: float) -> int:
             return finished(app)
         # The palette picked another algorithm: the same run again with it, the settings as
         # they were. A transcript goes to a new file beside the first, which stays as it was.
-        restart = app.restart_with
+        restart, speed = app.restart_with, app.speed
+        app = None
+        release()
         transcript = session.transcript and free_path(session.transcript, restart.algorithm)
         session = replace(session, algorithm=restart.algorithm, config=restart.config, transcript=transcript)
-        speed, selected = app.speed, restart.selected
+        selected = restart.selected
+
+
+def release() -> None:
+    """What an app that has ended leaves (a whole run, whose objects refer to each other
+    in cycles) is out of the collector's sight while it runs (ui/app.py, on_mount): free
+    it before another starts in this process."""
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
 
 
 def free_path(path: str, algorithm: str) -> str:

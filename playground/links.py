@@ -14,9 +14,12 @@ arrives at, in the order sent. Its rules are the model's:
      over at that instant, first on their link, so FIFO holds across the wait. Nothing
      is lost.
 
-Memory: a big run has over a million messages in flight, so each is one small tuple in
-its instant's list for its receiver, and a link's latest arrival is kept only while the
-link is busy.
+Memory: a big run has over a million messages in flight, so each is one small tuple of
+two ints (sender, id) in its instant's list for its receiver, the message itself in one
+table by id, and a link's latest arrival is kept only while the link is busy. Tuples of
+plain values are not tracked by the garbage collector: a storm's quarter of a million
+messages in flight would otherwise be walked by every full collection (a stall the app
+shows).
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ from protocol import Message
 
 from .work import Deliver, Held
 
-Arrivals = dict[int, list[tuple[int, int, Message]]]  # receiver -> [(src, id, message)], in send order
+Arrivals = dict[int, list[tuple[int, int]]]  # receiver -> [(src, id)], in send order
 
 
 class Links:
     def __init__(self):
         self._instants: dict[int, Arrivals] = {}  # arrival time -> who gets what then
+        self._messages: dict[int, Message] = {}  # id -> the message, while in flight
         self._sizes: dict[int, int] = {}  # arrival time -> how many
         self._times: list[int] = []  # heap of the keys of _instants
         self._tail: dict[tuple[int, int], int] = {}  # a busy link's latest arrival
@@ -47,6 +51,7 @@ class Links:
         deep copy walks every item: 100 ms at N = 32 mid-storm, a visible stall.)"""
         twin = Links.__new__(Links)
         twin._instants = {t: {dst: list(queue) for dst, queue in arrivals.items()} for t, arrivals in self._instants.items()}
+        twin._messages = dict(self._messages)
         twin._sizes = dict(self._sizes)
         twin._times = list(self._times)
         twin._tail = dict(self._tail)
@@ -67,11 +72,12 @@ class Links:
             instant = self._instants[arrives] = {}
             self._sizes[arrives] = 0
             heapq.heappush(self._times, arrives)
+        self._messages[msg_id] = msg
         queue = instant.get(dst)
         if queue is None:
-            instant[dst] = [(src, msg_id, msg)]
+            instant[dst] = [(src, msg_id)]
         else:
-            queue.append((src, msg_id, msg))
+            queue.append((src, msg_id))
         self._sizes[arrives] += 1
         self._count += 1
         return arrives
@@ -100,11 +106,12 @@ class Links:
         self._count -= self._sizes.pop(time)
         return self._instants.pop(time)
 
-    def deliveries(self, time: int, dst: int, queue: list[tuple[int, int, Message]]) -> Iterator[Deliver | Held]:
+    def deliveries(self, time: int, dst: int, queue: list[tuple[int, int]]) -> Iterator[Deliver | Held]:
         """A receiver's arrivals at `time`, as deliveries, in the order sent (on a held
         link: kept, and handed over as Held, rule 3)."""
-        tails, held = self._tail, self.held
-        for src, msg_id, msg in queue:
+        tails, held, messages = self._tail, self.held, self._messages
+        for src, msg_id in queue:
+            msg = messages.pop(msg_id)
             link = (src, dst)
             if tails.get(link) == time:  # the link's last message in flight: idle now
                 del tails[link]
@@ -132,7 +139,8 @@ class Links:
             instant = self._instants[now] = {}
             self._sizes[now] = 0
             heapq.heappush(self._times, now)
-        instant[dst] = [(src, msg_id, msg) for msg_id, msg in waiting] + instant.get(dst, [])
+        self._messages.update(waiting)
+        instant[dst] = [(src, msg_id) for msg_id, _ in waiting] + instant.get(dst, [])
         self._sizes[now] += len(waiting)
         self._count += len(waiting)
         self._tail[link] = max(self._tail.get(link, now), now)
@@ -145,9 +153,10 @@ class Links:
         """Remove the oldest message in flight on src->dst (a harness picks the link)."""
         for time in sorted(self._instants):
             queue = self._instants[time].get(dst, [])
-            for index, (sender, msg_id, msg) in enumerate(queue):
+            for index, (sender, msg_id) in enumerate(queue):
                 if sender == src:
                     del queue[index]
+                    msg = self._messages.pop(msg_id)
                     self._count -= 1
                     self._sizes[time] -= 1
                     if not queue:
@@ -166,8 +175,8 @@ class Links:
         out: dict[tuple[int, int], list[tuple[int, Message]]] = {}
         for time in sorted(self._instants):
             for dst, queue in self._instants[time].items():
-                for src, msg_id, msg in queue:
-                    out.setdefault((src, dst), []).append((msg_id, msg))
+                for src, msg_id in queue:
+                    out.setdefault((src, dst), []).append((msg_id, self._messages[msg_id]))
         return dict(sorted(out.items()))
 
     def __len__(self) -> int:

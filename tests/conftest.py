@@ -1,5 +1,7 @@
+import gc
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # CI pins hypothesis: the same examples every run, so a red run can be reproduced.
@@ -11,3 +13,13 @@ settings.register_profile("dev", max_examples=60, deadline=None, suppress_health
 # A longer hunt, run by hand (HYPOTHESIS_PROFILE=thorough) before claiming a property.
 settings.register_profile("thorough", max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(autouse=True)
+def collector_as_it_was():
+    """The app sets the garbage collector's policy for its process and leaves it so (the
+    process ends with it); between tests it is put back."""
+    threshold = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)

@@ -97,6 +97,8 @@ T_STEP = 0.5
 DELAY_STEP = 0.25
 NODE_REQUESTS = {"crash": Crash, "recover": Recover, "elect": Elect}
 QUIT_WITHIN = 1.5  # seconds a signal gives a clean quit before the process ends anyway
+GC_YOUNG, GC_MIDDLE, GC_NEVER = 20_000, 20, 1_000_000_000  # the collector's thresholds while the app runs
+GC_EVERY = 2.0  # seconds between two looks for a quiet moment to collect garbage in
 
 
 @dataclass
@@ -184,7 +186,8 @@ class BullyApp(App[None]):
         self._files = ExitStack()
         self._redraw_due = False
         self._text_drawn = 0.0  # wall time of the last log and panel redraw
-        self._gc_threshold = gc.get_threshold()  # restored on unmount
+        self._collected = False  # a full collection was made during the current pause
+        self._watched: float | None = None  # the instant of the user's latest command, drawn as its events come
         self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
         self.panel = NodePanel()
@@ -242,15 +245,26 @@ class BullyApp(App[None]):
             else:
                 self._read_all()
         self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=self._start[1] or self.live is None)
+        self.set_interval(GC_EVERY, self._collect_while_quiet)
         self.redraw()
-        # Everything built so far (Textual, its CSS, the widgets) lives as long as the app.
-        # Left to the collector, each full collection rescans it all: pauses of 100 ms,
-        # a visible stall at N=32 and x64. Frozen, only the churn of the run is scanned,
-        # and full collections come ten times less often (the run's objects are freed by
-        # reference counting; cycles are rare). bench/ui.py shows memory stays flat.
+        # The garbage collector's full collections walk every object alive: Textual's, and
+        # in a storm hundreds of thousands of the run's. That took 100 to 300 ms, a visible
+        # stall whenever it came. So: everything built so far (Textual, its CSS, the
+        # widgets) is frozen, out of the collector's sight; young collections come less
+        # often (objects of a window die by reference counting before one, so few are
+        # promoted); and full collections come only while the app is paused (`_collect`),
+        # when nobody waits for a frame. The run's objects are freed by reference counting
+        # (its data has no cycles); bench/ui.py shows memory stays flat.
         gc.freeze()
-        young, middle, _ = self._gc_threshold
-        gc.set_threshold(young, middle, 100)
+        gc.set_threshold(GC_YOUNG, GC_MIDDLE, GC_NEVER)
+
+    def _collect_while_quiet(self) -> None:
+        """A full garbage collection once the run is paused (or a replay stands still),
+        once per pause: the only time one comes while the app runs (on_mount says why)."""
+        quiet = self.live is None or self.live.paused
+        if quiet and not self._collected:
+            gc.collect()
+        self._collected = quiet
 
     def _start_live(self) -> None:
         """Record the session (to its transcript, or a temporary file `s` copies), with
@@ -353,8 +367,9 @@ class BullyApp(App[None]):
         if self.live is not None:
             await self.live.stop()
         self._files.close()
-        gc.unfreeze()
-        gc.set_threshold(*self._gc_threshold)
+        # (The collector's policy is left as on_mount set it: the process ends now, and
+        # undoing it would make the next collection walk every object the run left, a
+        # second and more at N = 64. tests/conftest.py restores it between tests.)
 
     def _run_done(self, result: outcome.Outcome) -> None:
         """trio finished: normally because we cancelled it; otherwise show why (one line
@@ -401,8 +416,13 @@ class BullyApp(App[None]):
         if self.position is not None:
             return  # looking at the past: the history has them, and the present will show them
         self.model.apply(events)
-        if any(e.kind == "command" and e.source == "user" for e in events):
-            self.redraw()  # someone is watching for this: show it now, not next tick
+        # Someone is watching for what a command of theirs does (the card, the panel): show
+        # it now, not at the next tick, and so what follows from it at its instant too
+        # (the node's work comes in the batch after the command's).
+        mine = [e.t for e in events if e.kind == "command" and e.source == "user"]
+        if mine or events and events[0].t == self._watched:
+            self._watched = mine[-1] if mine else self._watched
+            self.redraw(text=True)
         if self.live.paused:  # no ticker while paused: draw everything it caused, once
             self._redraw_soon()
 

@@ -43,6 +43,7 @@ from ..monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, describe
 from .labels import node_labels
 
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
+LOG_TAIL = 2 * LOG_CAP  # events of one batch that make log lines: the rest would fall off the log unseen
 _GOES_DOWN = {CrashEvent: "crashed", LeaveEvent: "left"}  # what the log says of each
 _COMES_UP = {StartEvent: "started", RecoverEvent: "recovered", JoinEvent: "joined"}
 NOT_JOINED = "not joined yet"  # the status of a node shown at a moment before it joined
@@ -152,7 +153,7 @@ class ClusterModel:
         self.config = config  # T and the delays, as the trace's commands have set them
         self.log: deque[LogLine] = deque(maxlen=LOG_CAP)
         self.logged = 0  # every line ever logged, kept or not
-        self.loads = 0  # times it became another moment (its log with it)
+        self.loads = 0  # times its log stopped following on from the last lines: another moment, or a backlog
         self.topics: dict[str, str] = {}  # message labels seen -> their role, in order of appearance
         # Election rounds: one begins with the first election started after agreement (every
         # up node normal under the highest, as the monitor judges it) was lost, and the
@@ -170,6 +171,10 @@ class ClusterModel:
     def apply(self, events: list[Event], log: bool = True) -> None:
         """Fold events in; `log=False` keeps the state only (the history's checkpoints
         need no log lines, and making them is most of the cost)."""
+        if log and len(events) > LOG_TAIL:  # a backlog: only its last lines can stay in the log
+            self.apply(events[:-LOG_TAIL], log=False)
+            events = events[-LOG_TAIL:]
+            self.loads += 1  # (the log no longer follows on from its last lines: whoever reads it, afresh)
         line = self._log if log else None
         for e in events:
             kind = type(e)
