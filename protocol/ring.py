@@ -14,53 +14,90 @@ order it is N(N+1)/2 Election messages.
 Crashes (what the lecture leaves out). C&R assumes nobody fails. Here a node can crash
 and recover at any time, so messages get lost with the nodes that held them, a node
 comes back knowing nothing, and two elections can overlap. What makes it heal:
-  - every hop is acked, and a successor that does not ack within T is skipped;
-  - a participant that sees no Elected in time starts again;
+  - every hop is acked, and a successor that does not ack within T is skipped; one that
+    stays silent is presumed down and skipped at once, until it says it is back;
+  - a node that comes back says so first, and takes no ring message for T;
+  - a participant starts again as soon as it learns its election cannot end well (its
+    candidate did not ack its Election coming back, a leader at least as high was
+    announced, its own id came back round in vain), and at the latest when no Elected
+    came within a lap;
   - a node never follows a node lower than itself: an announcement of a lower leader
     means that election went round while this node was away, so it starts its own;
   - followers probe their leader, and the reply says whether it still leads.
 What makes it safe is Garcia-Molina's idea (a node takes NewCoordinator only from the
-node that halted it), in ring form: a node follows only the election it backs, the one
-whose Election last passed through it with the highest candidate. An Election goes all
-the way round before its candidate leads, so by then every live node backs it or a
-higher one, and none can take a stale announcement: two normal nodes never follow
-different leaders (SLE1). With T >= 2 * max delay, once crashes and recoveries stop,
-every up node is normal under the highest up node within `settle_time` (SLE2). The
-property tests check both.
+node that last halted it), in ring form: a node follows only the election it backs, the
+one whose Election last passed through it (or its own). An Election goes all the way
+round before its candidate leads, so by then every node that was up when it came by
+backs it or has taken part in a later one since, and a stale announcement finds nobody
+backing it: two normal nodes never follow different leaders (SLE1). That rests on
+skipping only nodes that are down: with T >= 2 * max delay a node that does not ack
+within T was down when the message came. A node presumed down (rule 10) is skipped
+without waiting, and that is no different: a node that comes back first says so (Back,
+which arrives within max delay) and then takes no ring message for T >= 2 * max delay,
+so any message that skips it unheard of would have reached it while it was down or
+still quiet. With T >= 2 * max delay, once crashes and recoveries stop, every up node is
+normal under the highest up node within `settle_time` (SLE2). The property tests check
+both; bench/healing.py measures how long it takes, beside Garcia-Molina.
 
 Rules (P is this node; an election is named by its candidate, initiator and round):
-  1. Start, recovery, or the failure detector fires (the leader did not answer a probe
-     within T, or answered that it no longer leads): P initiates, sending
-     Election(P) to its successor, takes part, and backs its own election.
-  2. Election(c) with c > P: P takes part and forwards it. P backs it if P was not
-     taking part yet, or if c is at least the candidate P backs.
+  1. First start: P initiates (nobody can have presumed it down). Recovery: P sends Back
+     to every other member and is quiet for T: it takes no Election or Elected (it
+     leaves them unacked, as a down node would, rules 7 and 10) and ignores the elect
+     command; then it initiates. P also initiates when the failure detector fires: the
+     leader did not answer a probe within T, answered that it no longer leads, or did
+     not ack a ring message within T (rule 7). Initiating: P sends Election(P) to its
+     successor, takes part and backs its own election.
+  2. Election(c) with c > P: P takes part, forwards it and backs it, whatever it backed
+     before. (That Election got to P past every node above c while they were down or
+     quiet, rule 3: a higher election P backed has lost its candidate, or is stale.)
   3. Election(c) with c < P: if P does not take part yet, it takes part, backs and
-     forwards Election(P) instead; if it does, it swallows the message.
+     forwards Election(P) instead. If it takes part and backs its own election, it
+     swallows the message: its own Election will come by the sender's initiator. If it
+     backs a higher node's election, that Election has come by the initiator already
+     (who was down then, or has started again since): P forwards Election(P), still
+     backing what it backed, so that the initiator's election goes on to the nodes above.
   4. Election(P) comes back: if P still backs it, P is the largest alive. It leads, and
-     sends Elected(P). If P has since backed a higher candidate, it swallows it.
-  5. Elected(L) with L > P: P forwards it, and follows L if it backs that election.
-     Elected(P) back at P: the announcement has gone round.
+     sends Elected(P). If it does not, the nodes it went through back it in vain (rule
+     2): P initiates if it is normal, and otherwise swallows it.
+  5. Elected(L) with L > P: P forwards it, and follows L if it backs that election. If
+     it does not, but takes part in an election whose candidate is at most L, that
+     election was swallowed, or can only end in L taking it over: P initiates again
+     rather than wait (rule 8) to find out which. Elected(P) back at P: the announcement
+     has gone round.
   6. Elected(L) with L < P: P never follows a lower node. It swallows the message and,
      unless it already takes part in an election (which will decide), initiates (rule 1).
-  7. Every ring message is acked by its receiver, and the ack names the message. A
-     successor that does not ack the oldest message it was sent within T is presumed
-     down: that message goes to the node after it, which again must ack within T, and
-     the next waits T more. An ack for a later message means the earlier ones were lost
-     (the successor was down when they came; it has come back since, and runs its own
-     election). Each new message first tries the immediate successor, so a node that
-     comes back is part of the ring again at once. If every other node is skipped, P
-     is alone: the message has come back, and P leads if it backs that election. Acks
-     are transport, not election: the 3N-1 counts Election and Elected only.
-  8. A participant that sees no Elected within ELECTED_WAIT_LAPS laps of the ring, a hop
-     each T (the announcement was lost with a crashed node), initiates again.
+  7. Every ring message is acked by its receiver, and the ack names the message. Each
+     message P sends must be acked within T; one that is not goes to the node after the
+     receiver, which again must ack it within T (or it goes on to the next). An ack for
+     a later message means the earlier ones were lost (the successor was down when they
+     came; it has come back since, and runs its own election). Each new message first
+     tries the immediate successor (unless it is presumed down, rule 10), so a node that
+     comes back is part of the ring again at once. A message going back to its
+     candidate or leader that does not ack it has gone round: it is dropped (a candidate
+     that comes back backs a new election), and if P backs that Election, P initiates.
+     If every other node is skipped, P is alone: the message has come back, and P leads
+     if it backs its own election; if it backs another's, that candidate was skipped
+     too, and P initiates. Acks are transport, not election: the 3N-1 counts Election
+     and Elected only.
+  8. A participant that sees no Elected within ELECTED_WAIT_LAPS laps of the ring, N * T
+     (the Election or the announcement was lost with a crashed node), initiates again.
+     One lap is enough: from the Election P took part in to the next one it takes part
+     in or the Elected that answers it is at most once round (on to the candidate and
+     back; or on to the highest node, whose own Election then comes by P), and a lap
+     takes less than N * T (a live hop at most max delay <= T/2, each node skipped T).
   9. Copies. If T is too short, a slow successor is skipped although it is alive, and
      both it and the node after it pass the message on; every late ack would double the
      traffic, and the copies would go round for ever. So ring messages name their
      election: its initiator and the initiator's epoch when it began (`round`; epochs
      live in safe storage and each start bumps them, so no initiator reuses one). A
      node drops a message it has already taken (it remembers the last 4N).
+ 10. Presumed down. A node that did not ack within T, and from which no Back came within
+     2T before that message was sent or since, is presumed down: everything else P has
+     sent it goes on at once, and later messages skip it without waiting, until it says
+     it is back or sends anything, or for a lap at most (a held link can hide a live
+     node; after a lap it is tried again).
 
-Statuses: election (a participant: the flag is set), normal (following a leader).
+Statuses: election (a participant, or quiet after a recovery), normal (following a leader).
 """
 
 from __future__ import annotations
@@ -75,8 +112,11 @@ from .probing import Probe, ProbeReply, ProbingNode
 ELECTION, NORMAL = "election", "normal"
 
 ELECTED_WAIT = "elected_wait"
-ELECTED_WAIT_LAPS = 3  # Election up to twice round (to the largest, and back), then Elected
-HOP_WAIT = "hop_wait "  # + the node whose ack is awaited
+ELECTED_WAIT_LAPS = 1  # what a participant still needs, at most: its Election to the candidate, then Elected back
+HOP_WAIT = "hop_wait "  # + the node whose ack is awaited, a space and the message's number
+QUIET = "quiet"  # rule 1: a node that has just recovered takes no ring message until this fires
+BACK_SEEN = "back_seen "  # + a node whose Back came within the last 2T (rule 10: not to be presumed down)
+PRESUMED_DOWN = "presumed_down "  # + a node presumed down: when this fires, messages try it again (rule 10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +165,19 @@ class RingAck(Message):
         return (self.acked, self.value, self.initiator, self.round)
 
 
+@dataclass(frozen=True, slots=True)
+class Back(Message):
+    """The sender has just recovered, and takes no ring message for T (rule 1): whoever
+    presumes it down stops doing so (rule 10)."""
+
+    type: ClassVar[str] = "back"
+    role: ClassVar[MessageRole] = MessageRole.DETECTOR
+
+
 class Ring(ProbingNode):
     name = "ring"
     title = "Chang & Roberts ring"
-    messages = (Election, Elected, RingAck, Probe, ProbeReply)
+    messages = (Election, Elected, RingAck, Back, Probe, ProbeReply)
     statuses = {ELECTION: StatusRole.ELECTING, NORMAL: StatusRole.NORMAL}
 
     def __init__(self, *args, **kwargs):
@@ -136,9 +185,14 @@ class Ring(ProbingNode):
         self.participant = False
         self.backing: tuple[int, int, int] | None = None  # (candidate, initiator, round) of the election it backs
         self.seen: dict[tuple, None] = {}  # keys of ring messages taken, oldest first
-        # Messages sent and not yet acked, per node they were sent to (oldest first):
-        # FIFO links bring that node's acks back in the same order.
-        self.unacked: dict[int, list[tuple[type[Message], tuple]]] = {}
+        # Messages sent and not yet acked, per node they were sent to (oldest first; FIFO
+        # links bring that node's acks back in the same order): (class, fields, the count
+        # of that node's Backs when it was sent or None if a Back had come within 2T
+        # (rule 10), the number of its ack timer (rule 7)).
+        self.unacked: dict[int, list[tuple[type[Message], tuple, int | None, int]]] = {}
+        self.sent_count = 0  # numbers the ack timers
+        self.presumed_down: set[int] = set()  # skipped without waiting (rule 10)
+        self.backs: dict[int, int] = {}  # Backs heard from each node
 
     @classmethod
     def worst_case_messages(cls, n: int) -> int:
@@ -146,35 +200,48 @@ class Ring(ProbingNode):
         return 3 * n - 1 if n > 1 else 0
 
     @classmethod
+    def lap(cls, n: int, config: Config) -> float:
+        """The longest a message takes round the ring: T a hop (a skip takes T, a live
+        hop at most max delay <= T/2)."""
+        return n * config.timeout
+
+    @classmethod
     def elected_wait(cls, n: int, config: Config) -> float:
         """Rule 8: how long a participant waits for Elected."""
-        return ELECTED_WAIT_LAPS * n * config.timeout
+        return ELECTED_WAIT_LAPS * cls.lap(n, config)
 
     @classmethod
     def settle_time(cls, n: int, config: Config, max_delay: float) -> float:
-        """On top of the default: an election lost with a crashed node is noticed only
-        when its participants' wait runs out (rule 8), and then the new one goes round
-        the ring, a hop at a time, up to three laps; and a follower notices a leader
-        that no longer leads only at its next probe."""
+        """On top of the default: a node that recovered last is quiet for T (rule 1); an
+        election lost with a crashed node may be noticed only when its participants' wait
+        runs out (rule 8, a lap); and then the new one goes round the ring, a hop at a
+        time, up to three laps (to the highest up node, round, and Elected)."""
         lap = n * max(config.timeout, 2 * max_delay)
-        return super().settle_time(n, config, max_delay) + cls.elected_wait(n, config) + ELECTED_WAIT_LAPS * lap
+        return (super().settle_time(n, config, max_delay) + config.timeout
+                + cls.elected_wait(n, config) + 3 * lap)
 
     def variables(self) -> dict[str, object]:
         return {
             "participant": self.participant,
             "backing": None if self.backing is None else self.backing[0],
             "successor": self._successor_of(self.id),
-            "unacked": {node: [f"{kind.type} {fields[0]}" for kind, fields in items] for node, items in self.unacked.items()},
+            "unacked": {node: [f"{kind.type} {fields[0]}" for kind, fields, *_ in items]
+                        for node, items in self.unacked.items()},
         }
 
     # --- inputs ---------------------------------------------------------------------
 
     def on_start(self) -> None:  # rule 1
         self.storage.incarnation += 1
-        self._initiate()
+        if self.storage.incarnation == 1:  # its first start: nobody can have presumed it down
+            self._initiate()
+            return
+        self.status, self.leader = ELECTION, None
+        self.broadcast(self.others, Back)
+        self.set_timer(QUIET, self.config.timeout)
 
     def on_suspect(self) -> None:  # rule 1
-        if not self.participant:
+        if not self.participant and QUIET not in self.timers:
             self._initiate()
 
     def on_leader_lost(self) -> None:  # rule 1
@@ -184,11 +251,18 @@ class Ring(ProbingNode):
         return reply.leads
 
     def on_message(self, src: int, msg: Message) -> None:
+        self._up(src)  # rule 10: whoever sends anything is not down
+        if type(msg) is Back:  # rule 10
+            self.backs[src] = self.backs.get(src, 0) + 1
+            self.set_timer(BACK_SEEN + str(src), 2 * self.config.timeout)
+            return
         if self.handle_probe(src, msg):
             return
         match msg:
             case RingAck():  # rule 7
                 self._acked(src, msg.key)
+                return
+            case Election() | Elected() if QUIET in self.timers:  # rule 1: as if still down
                 return
             case Election() | Elected() if msg.key in self.seen:
                 pass  # rule 9: a copy
@@ -198,53 +272,65 @@ class Ring(ProbingNode):
             case Election(candidate=c) if c < self.id and not self.participant:  # rule 3
                 self._take_part(self.id, msg.initiator, msg.round)
                 self._forward(Election, self.id, msg.initiator, msg.round)
+            case Election(candidate=c) if c < self.id and self.backing[0] > self.id:  # rule 3
+                self._forward(Election, self.id, msg.initiator, msg.round)
             case Election(candidate=c) if c == self.id and self.backing == (c, msg.initiator, msg.round):  # rule 4
                 self._follow(self.id)
                 self._forward(Elected, self.id, msg.initiator, msg.round)
+            case Election(candidate=c) if c == self.id and self.normal:  # rule 4
+                self._initiate()
             case Elected(leader=leader) if leader > self.id:  # rule 5
-                if self.backing == (leader, msg.initiator, msg.round):
+                backed = self.backing == (leader, msg.initiator, msg.round)
+                if backed:
                     self._follow(leader)
                 self._forward(Elected, leader, msg.initiator, msg.round)
+                if not backed and self.participant and leader >= self.backing[0]:
+                    self._initiate()
             case Elected(leader=leader) if leader < self.id and not self.participant:  # rule 6
                 self._initiate()
-            # Otherwise: a participant swallows a smaller id (rule 3) or a lower leader
-            # (rule 6), my id back from an election I no longer back (rule 4), or
-            # Elected(my id) has gone round (rule 5).
+            # Otherwise: a participant backing its own election swallows a smaller id (rule
+            # 3), a participant swallows a lower leader (rule 6), my id back from an
+            # election I no longer back (rule 4), or Elected(my id) has gone round (rule 5).
         self._remember(msg.key)
         self.send(src, RingAck, *msg.key)  # rule 7
 
     def on_member_left(self, node: int) -> None:
-        """What waited for the leaver's ack goes on past it at once (rule 7's skip,
-        without waiting T); and if it led, the leader is gone (rule 1)."""
-        queue = self.unacked.pop(node, None)
-        if queue:
-            self.cancel_timer(HOP_WAIT + str(node))
-            self._send_on(self._successor_of(node), queue)
+        """What waited for the leaver's ack goes on past it at once, as rule 7 skips a node
+        (without waiting T); and if it led, the leader is gone (rule 1)."""
+        self.presumed_down.discard(node)
+        self.cancel_timer(PRESUMED_DOWN + str(node), BACK_SEEN + str(node))
+        on, lost = self._past(node, self._take(node, None))
+        if on:
+            lost |= self._send_on(self._successor_of(node), on)
         if node == self.leader:
             self.leader = None
             self.on_leader_lost()
+        elif lost:
+            self._initiate()
 
     def on_timer(self, name: str) -> None:
         if self.probe_timer(name):
             return
         if name == ELECTED_WAIT and self.participant:  # rule 8
             self._initiate()
+        elif name == QUIET:  # rule 1
+            self._initiate()
         elif name.startswith(HOP_WAIT):  # rule 7
-            self._skip(int(name.removeprefix(HOP_WAIT)))
+            node, number = name.removeprefix(HOP_WAIT).split()
+            self._skip(int(node), int(number))
+        elif name.startswith(PRESUMED_DOWN):  # rule 10
+            self.presumed_down.discard(int(name.removeprefix(PRESUMED_DOWN)))
 
     # --- the ring ---------------------------------------------------------------------
 
     def _initiate(self) -> None:
         self.announce_election()
-        self.backing = None  # whatever it backed is over: back this one
         self._take_part(self.id, self.id, self.epoch)
         self._forward(Election, self.id, self.id, self.epoch)
 
     def _take_part(self, candidate: int, initiator: int, round: int) -> None:
-        """Rules 2 and 3: take part, backing this election if it is the first since the
-        node last followed a leader, or its candidate is at least the one it backs."""
-        if not self.participant or self.backing is None or candidate >= self.backing[0]:
-            self.backing = (candidate, initiator, round)
+        """Rules 1 to 3: take part, backing this election."""
+        self.backing = (candidate, initiator, round)
         self.participant = True
         self.status, self.leader = ELECTION, None
         self.stop_probing()
@@ -273,48 +359,92 @@ class Ring(ProbingNode):
             del self.seen[next(iter(self.seen))]
 
     def _forward(self, kind: type[Message], *fields: int) -> None:
-        self._send_on(self._successor_of(self.id), [(kind, fields)])
+        if self._send_on(self._successor_of(self.id), [(kind, fields)]):
+            self._initiate()
 
-    def _send_on(self, dst: int | None, items: list[tuple[type[Message], tuple]]) -> None:
+    def _send_on(self, dst: int | None, items: list[tuple[type[Message], tuple]]) -> bool:
+        """Send `items` to dst, or the first node after it not presumed down (rule 10),
+        each to be acked within T (rule 7). True if this node is to initiate: an Election
+        it backs had gone round to a candidate presumed down, or came back to it alone."""
+        lost = False
+        while dst is not None and dst in self.presumed_down:
+            items, gone = self._past(dst, items)
+            lost |= gone
+            dst = self._successor_of(dst)
         if dst is None:  # everyone else is down: the ring is this node alone
-            for kind, fields in items:
-                self._alone(kind, fields)
-            return
+            restart = [self._alone(kind, fields) for kind, fields in items]  # each of them
+            return any(restart) or lost
         queue = self.unacked.setdefault(dst, [])
-        if not queue:
-            self.set_timer(HOP_WAIT + str(dst), self.config.timeout)
-        queue.extend(items)
+        backs = None if BACK_SEEN + str(dst) in self.timers else self.backs.get(dst, 0)
         for kind, fields in items:
+            self.sent_count += 1
+            queue.append((kind, fields, backs, self.sent_count))
             self.send(dst, kind, *fields)
+            self.set_timer(f"{HOP_WAIT}{dst} {self.sent_count}", self.config.timeout)
+        return lost
+
+    def _take(self, dst: int, upto: int | None) -> list[tuple[type[Message], tuple]]:
+        """Take dst's unacked messages off its queue, up to and including the `upto`-th
+        (all of them if None), and stop waiting for their acks."""
+        queue = self.unacked.get(dst, [])
+        count = len(queue) if upto is None else upto + 1
+        taken, queue[:count] = queue[:count], []
+        if not queue:
+            self.unacked.pop(dst, None)
+        for _, _, _, number in taken:
+            self.cancel_timer(f"{HOP_WAIT}{dst} {number}")
+        return [(kind, fields) for kind, fields, _, _ in taken]
 
     def _acked(self, src: int, key: tuple) -> None:
-        queue = self.unacked.get(src, [])
-        keys = [(kind.type, *fields) for kind, fields in queue]
-        if key not in keys:
-            return  # stale: that message was already sent on past src
-        del queue[:keys.index(key) + 1]  # and any before it were lost (rule 7)
-        self._wait_for(src)
+        keys = [(kind.type, *fields) for kind, fields, *_ in self.unacked.get(src, [])]
+        if key in keys:  # otherwise stale: that message was already sent on past src
+            self._take(src, keys.index(key))  # and any before it were lost (rule 7)
 
-    def _wait_for(self, dst: int) -> None:
-        """(Re)start the wait for dst's ack of the oldest message it has not acked."""
-        self.cancel_timer(HOP_WAIT + str(dst))
-        if self.unacked.get(dst):
-            self.set_timer(HOP_WAIT + str(dst), self.config.timeout)
+    def _up(self, node: int) -> None:
+        """Rule 10: a node heard from is no longer presumed down."""
+        if node in self.presumed_down:
+            self.presumed_down.discard(node)
+            self.cancel_timer(PRESUMED_DOWN + str(node))
+
+    def _skip(self, dead: int, number: int) -> None:
+        """`dead` did not ack the `number`-th message within T: it goes on to the node after
+        it (rule 7); and if no Back from it came within 2T before that message was sent or
+        since, it is presumed down: everything else queued for it goes on too (rule 10)."""
+        queue = self.unacked.get(dead, [])
+        at = next((i for i, item in enumerate(queue) if item[3] == number), None)
+        if at is None:
+            return
+        backs = queue[at][2]
+        if backs is not None and backs == self.backs.get(dead, 0):
+            items = self._take(dead, None)
+            self.presumed_down.add(dead)
+            self.set_timer(PRESUMED_DOWN + str(dead), self.lap(len(self.ids), self.config))
         else:
-            self.unacked.pop(dst, None)
+            items = self._take(dead, at)
+        restart = dead == self.leader and self.normal  # rule 1: the leader did not ack
+        on, lost = self._past(dead, items)
+        if on:
+            lost |= self._send_on(self._successor_of(dead), on)
+        if restart or lost:
+            self._initiate()
 
-    def _skip(self, dead: int) -> None:
-        """`dead` did not ack its oldest message within T: send that on to the node after it."""
-        queue = self.unacked.get(dead)
-        if queue:
-            item = queue.pop(0)
-            self._wait_for(dead)
-            self._send_on(self._successor_of(dead), [item])
+    def _past(self, dead: int, items: list[tuple[type[Message], tuple]]) -> tuple[list, bool]:
+        """Rule 7: of the messages going on past `dead`, those going back to it (its
+        Election or Elected, come round) are dropped; and whether this node backs one of
+        those Elections (then it initiates)."""
+        on = [(kind, fields) for kind, fields in items if fields[0] != dead]
+        lost = any(kind is Election and self.backing == fields for kind, fields in items if fields[0] == dead)
+        return on, lost
 
-    def _alone(self, kind: type[Message], fields: tuple) -> None:
+    def _alone(self, kind: type[Message], fields: tuple) -> bool:
         """Every other node was skipped: the message has come back round. An Election this
-        node backs makes it the leader (there is nobody to announce it to)."""
+        node backs makes it the leader if it is its own (there is nobody to announce it
+        to); if it is another's, that candidate was skipped too: True, this node is to
+        initiate (rule 7)."""
         if kind is Election and self.backing == fields:  # (a probe timer from before is left to lapse)
+            if fields[0] != self.id:
+                return True
             self.participant = False
             self.cancel_timer(ELECTED_WAIT)
             self.status, self.leader = NORMAL, self.id
+        return False

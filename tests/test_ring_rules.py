@@ -1,9 +1,9 @@
 """The crash-tolerant Chang & Roberts ring (protocol/ring.py), rule by rule, calling the
 pure state machine. Ids 1..5: each node's successor is the next higher id, 5's is 1."""
 
-from protocol import Config, ElectionStarted, Receive, Ring, SetTimer, Start, Suspect, TimerFired
+from protocol import CancelTimer, Config, ElectionStarted, Leave, Receive, Ring, SetTimer, Start, Suspect, TimerFired
 from protocol.probing import Probe, ProbeReply
-from protocol.ring import ELECTED_WAIT_LAPS, Elected, Election, RingAck
+from protocol.ring import ELECTED_WAIT_LAPS, Back, Elected, Election, RingAck
 
 from .support import sent
 
@@ -27,6 +27,14 @@ def started(node_id: int) -> Ring:
     return n
 
 
+def recovered(node_id: int) -> Ring:
+    """Started, crashed, and just started again from its safe storage: quiet (rule 1)."""
+    n = started(node_id)
+    again = Ring(node_id, IDS, CONFIG, n.storage)
+    again.step(Start())
+    return again
+
+
 def following(node_id: int, leader: int = 5, election=(5, 3, 9)) -> Ring:
     """Normal under `leader`, after an election (candidate, initiator, round) it backed."""
     n = started(node_id)
@@ -46,7 +54,17 @@ def ring_msgs(outputs) -> list[tuple[int, object]]:
     return [(o.dst, o.msg) for o in outputs if hasattr(o, "msg")]
 
 
-# --- rule 1: initiate ----------------------------------------------------------------------
+def hop_timers(n: Ring, dst: int) -> list[str]:
+    """The running ack timers for messages sent to dst (rule 7)."""
+    return sorted(name for name in n.timers if name.startswith(f"hop_wait {dst} "))
+
+
+def unacked(n: Ring, dst: int) -> list[tuple]:
+    """The keys of the messages sent to dst and not yet acked."""
+    return [(kind.type, *fields) for kind, fields, *_ in n.unacked.get(dst, [])]
+
+
+# --- rule 1: start, recovery, the detector ------------------------------------------------
 
 
 def test_rule1_an_initiator_sends_its_id_to_its_successor_only_and_backs_it():
@@ -54,12 +72,31 @@ def test_rule1_an_initiator_sends_its_id_to_its_successor_only_and_backs_it():
     out = n.step(Start())
     assert ElectionStarted() in out
     assert ring_msgs(out) == [(3, E(2, 2, n.epoch, epoch=n.epoch))]
-    assert SetTimer("hop_wait 3", 4) in out
+    assert hop_timers(n, 3) == ["hop_wait 3 1"] and SetTimer("hop_wait 3 1", 4) in out
     assert (n.status, n.participant, n.backing) == ("election", True, (2, 2, n.epoch))
 
 
 def test_rule1_the_highest_id_wraps_round_to_the_lowest():
-    assert sent(started(5).step(Start())) == [(1, Election)]
+    assert sent(node(5).step(Start())) == [(1, Election)]
+
+
+def test_rule1_a_recovered_node_says_it_is_back_and_is_quiet_for_T_then_initiates():
+    n = started(3)
+    again = Ring(3, IDS, CONFIG, n.storage)
+    out = again.step(Start())
+    assert sent(out) == [(1, Back), (2, Back), (4, Back), (5, Back)]
+    assert SetTimer("quiet", 4) in out and ElectionStarted() not in out
+    assert (again.status, again.leader, again.participant) == ("election", None, False)
+    out = again.step(TimerFired("quiet"))
+    assert ElectionStarted() in out and sent(out) == [(4, Election)] and again.backing[0] == 3
+
+
+def test_rule1_a_quiet_node_takes_no_ring_message_and_ignores_the_detector():
+    n = recovered(3)
+    assert n.step(Receive(2, E(5, 1, 7))) == []  # not even acked: to the ring it is still down
+    assert n.step(Receive(2, L(5, 1, 7))) == []
+    assert n.step(Suspect()) == [] and n.backing is None
+    assert [o.msg.leads for o in n.step(Receive(1, Probe()))] == [False]  # but it answers probes
 
 
 def test_rule1_a_leader_silent_for_T_or_no_longer_leading_starts_an_election():
@@ -73,6 +110,13 @@ def test_rule1_a_leader_silent_for_T_or_no_longer_leading_starts_an_election():
     n = following(2)
     n.step(TimerFired("probe"))
     assert SetTimer("probe", 5) in n.step(Receive(5, ProbeReply(True))) and n.leader == 5  # all is well
+
+
+def test_rule1_a_leader_that_does_not_ack_a_ring_message_within_T_starts_an_election():
+    n = following(4, leader=5, election=(5, 3, 9))  # 4 forwarded Elected(5) back to 5
+    out = n.step(TimerFired("hop_wait 5 1"))  # 5 acks nothing
+    assert ElectionStarted() in out and n.participant and n.leader is None
+    assert sent(out, Elected) == []  # and the Elected that went back to 5 is dropped (rule 7)
 
 
 def test_rule1_a_probe_reply_says_whether_the_node_leads():
@@ -96,11 +140,13 @@ def test_rule2_a_larger_id_is_forwarded_acked_and_backed():
     assert n.participant and n.backing == (4, 1, 7)
 
 
-def test_rule2_a_node_backs_the_highest_candidate_it_has_forwarded():
+def test_rule2_a_node_backs_the_last_election_that_came_by_whatever_it_backed_before():
+    """An Election for 4 that gets to 2 after one for 5 got past 5 while 5 was down or
+    quiet: 5's election has lost its candidate (or is stale), 4's is the one to back."""
     n = started(2)
     n.step(Receive(1, E(5, 1, 7)))
-    n.step(Receive(1, E(4, 3, 2)))  # forwarded, not backed: 5's election will decide
-    assert n.backing == (5, 1, 7)
+    n.step(Receive(1, E(4, 3, 8)))
+    assert n.backing == (4, 3, 8)
 
 
 def test_rule3_a_smaller_id_is_replaced_by_mine_when_not_participating():
@@ -110,10 +156,18 @@ def test_rule3_a_smaller_id_is_replaced_by_mine_when_not_participating():
     assert n.backing == (3, 1, 4)
 
 
-def test_rule3_a_participant_swallows_a_smaller_id():
+def test_rule3_a_participant_backing_its_own_election_swallows_a_smaller_id():
+    n = started(3)
+    assert sent(n.step(Receive(2, E(1, 1, 4)))) == [(2, RingAck)]
+
+
+def test_rule3_a_participant_backing_a_higher_election_forwards_my_id_instead_and_keeps_backing_it():
+    """4's Election has come by 1 already: swallowing 1's would leave 1 out."""
     n = following(3)
     n.step(Receive(2, E(4, 2, 3)))
-    assert sent(n.step(Receive(2, E(1, 1, 4)))) == [(2, RingAck)]
+    out = n.step(Receive(2, E(1, 1, 4)))
+    assert [m for dst, m in ring_msgs(out) if dst == 4] == [E(3, 1, 4, epoch=n.epoch)]
+    assert n.backing == (4, 2, 3)
 
 
 # --- rule 4: my id back --------------------------------------------------------------------------
@@ -126,12 +180,22 @@ def test_rule4_my_own_id_back_makes_me_leader_and_i_announce_it():
     assert (n.status, n.leader, n.participant) == ("normal", 5, False)
 
 
-def test_rule4_my_id_back_from_an_election_i_no_longer_back_is_swallowed():
+def test_rule4_my_id_back_from_an_election_i_no_longer_back_is_swallowed_by_a_participant():
     n = started(4)
     own = n.backing
     n.step(Receive(3, E(5, 2, 8)))  # 5 is up and running its own: it will decide
     out = n.step(Receive(3, E(*own)))
     assert sent(out) == [(3, RingAck)] and n.leader is None
+
+
+def test_rule4_my_id_back_from_an_election_i_no_longer_back_makes_a_normal_node_start_again():
+    """The nodes it went through back it (rule 2), and nothing will answer them."""
+    n = started(4)
+    own = n.backing
+    n.step(Receive(3, E(5, 2, 8)))
+    n.step(Receive(3, L(5, 2, 8)))
+    out = n.step(Receive(3, E(*own)))
+    assert ElectionStarted() in out and n.backing[0] == 4 and n.leader is None
 
 
 # --- rules 5 and 6: Elected -------------------------------------------------------------------
@@ -151,10 +215,20 @@ def test_rule5_elected_is_followed_when_backed_and_forwarded_until_it_reaches_th
 def test_rule5_an_announcement_of_an_election_not_backed_is_passed_on_but_not_followed():
     """The node came back after that election's Election went by: it may not take it
     (a stale announcement would otherwise split the normal nodes)."""
-    n = started(3)  # it recovered and backs its own election
+    n = started(3)
+    n.step(Receive(2, E(5, 2, 4)))  # it backs 5's election, round 4
+    out = n.step(Receive(2, L(4, 1, 6)))  # 4 won another while 3 was away: 5's will decide
+    assert [m for dst, m in ring_msgs(out) if dst == 4] == [L(4, 1, 6, epoch=n.epoch)]
+    assert (n.status, n.leader) == ("election", None) and ElectionStarted() not in out
+
+
+def test_rule5_a_participant_whose_election_cannot_win_starts_again():
+    """3 came back and backs its own election; 5 won one that went by while 3 was away:
+    3's Election was swallowed, or 5 will take it over."""
+    n = started(3)
     out = n.step(Receive(2, L(5, 1, 6)))
-    assert [m for dst, m in ring_msgs(out) if dst == 4] == [L(5, 1, 6, epoch=n.epoch)]
-    assert (n.status, n.leader) == ("election", None)
+    assert [(dst, m.key) for dst, m in ring_msgs(out) if isinstance(m, Elected)] == [(4, L(5, 1, 6).key)]  # passed on
+    assert ElectionStarted() in out and (n.status, n.leader) == ("election", None)
 
 
 def test_rule6_a_node_never_follows_a_lower_node_and_starts_an_election_instead():
@@ -177,25 +251,37 @@ def test_rule6_a_participant_swallows_a_lower_leader_and_lets_its_election_decid
 def test_rule7_acks_name_the_message_and_clear_it():
     n = started(2)
     n.step(Receive(1, E(5, 1, 6)))
-    assert [kind.type for kind, _ in n.unacked[3]] == ["election", "election"]
-    n.step(Receive(3, RingAck("election", 5, 1, 6)))  # the later one: the first was lost
-    assert 3 not in n.unacked and "hop_wait 3" not in n.timers
+    assert [key[0] for key in unacked(n, 3)] == ["election", "election"]
+    out = n.step(Receive(3, RingAck("election", 5, 1, 6)))  # the later one: the first was lost
+    assert 3 not in n.unacked and hop_timers(n, 3) == []
+    assert {CancelTimer("hop_wait 3 1"), CancelTimer("hop_wait 3 2")} <= set(out)
 
 
-def test_rule7_a_successor_that_does_not_ack_within_T_is_skipped_one_message_at_a_time():
+def test_rule7_each_message_not_acked_within_T_goes_on_to_the_node_after():
     n = started(2)
     own = n.backing
+    n.step(Receive(3, Back()))  # 3 came back: it is quiet, not to be presumed down (rule 10)
     n.step(Receive(1, E(5, 1, 6)))
-    out = n.step(TimerFired("hop_wait 3"))
-    assert ring_msgs(out) == [(4, E(*own, epoch=n.epoch))]  # the oldest goes on to 4
-    assert SetTimer("hop_wait 3", 4) in out and SetTimer("hop_wait 4", 4) in out  # the next gets T more
+    out = n.step(TimerFired("hop_wait 3 1"))
+    assert ring_msgs(out) == [(4, E(*own, epoch=n.epoch))]  # the first goes on to 4 ...
+    assert SetTimer("hop_wait 4 3", 4) in out  # ... which must ack it within T
+    assert unacked(n, 3) == [("election", 5, 1, 6)] and hop_timers(n, 3) == ["hop_wait 3 2"]  # its own T
 
 
 def test_rule7_each_new_message_tries_the_immediate_successor_first():
     n = started(2)
-    n.step(TimerFired("hop_wait 3"))  # 3 skipped once
+    n.step(Receive(3, Back()))
+    n.step(TimerFired("hop_wait 3 1"))  # 3 skipped once
     n.step(Receive(4, RingAck(*E(*n.backing).key)))
     assert sent(n.step(Receive(1, E(5, 1, 6))))[0] == (3, Election)
+
+
+def test_rule7_a_message_going_back_to_its_candidate_which_does_not_ack_is_dropped_and_its_backers_start_again():
+    n = started(4)
+    n.step(Receive(3, E(5, 2, 8)))  # 4 backs 5's election, whose Election goes back to 5
+    out = n.step(TimerFired("hop_wait 5 1"))  # 5 is down
+    assert E(5, 2, 8, epoch=n.epoch) not in [m for _, m in ring_msgs(out)]  # it has gone round: dropped
+    assert ElectionStarted() in out and n.backing[0] == 4
 
 
 def test_rule7_alone_in_the_ring_a_node_leads_itself():
@@ -204,25 +290,40 @@ def test_rule7_alone_in_the_ring_a_node_leads_itself():
     assert (n.status, n.leader, n.normal) == ("normal", 7, True)
     two = Ring(1, (1, 2), CONFIG, Ring.storage_class())
     two.step(Start())
-    two.step(TimerFired("hop_wait 2"))  # 2 is down: its own Election is back
+    two.step(TimerFired("hop_wait 2 1"))  # 2 is down: its own Election is back
     assert (two.status, two.leader) == ("normal", 1)
 
 
 def test_rule7_alone_a_node_does_not_lead_on_an_election_it_no_longer_backs():
     two = Ring(1, (1, 2), CONFIG, Ring.storage_class())
     two.step(Start())
-    two.step(Receive(2, E(2, 2, 5)))  # 2 came back and runs its election: 1 backs it
-    two.step(TimerFired("hop_wait 2"))  # 1's own old Election, sent while 2 was down
-    assert (two.status, two.leader) == ("election", None) and two.unacked[2]  # still waiting for 2's ack
+    two.step(Receive(2, Back()))  # 2 came back ...
+    two.step(Receive(2, E(2, 2, 5)))  # ... and runs its election: 1 backs it
+    two.step(TimerFired("hop_wait 2 1"))  # 1's own old Election, sent while 2 was down
+    assert (two.status, two.leader) == ("election", None) and unacked(two, 2)  # still waiting for 2's ack
 
 
-# --- rules 8 and 9 -------------------------------------------------------------------------------
+def test_rule7_alone_with_another_candidates_election_a_node_starts_again():
+    """Its candidate was skipped too (here it has left): that election cannot end."""
+    n = Ring(1, (1, 2, 3), CONFIG, Ring.storage_class())
+    n.step(Start())
+    n.step(Receive(3, E(3, 3, 4)))  # 1 backs 3's election, and passes it on to 2
+    n.step(Receive(3, Leave()))
+    out = n.step(TimerFired("hop_wait 2 1"))  # 2 is down: nobody else is left
+    assert ElectionStarted() in out and (n.status, n.leader) == ("normal", 1)
+
+
+# --- rules 8, 9 and 10 ------------------------------------------------------------------------
 
 
 def test_rule8_a_participant_with_no_elected_in_time_starts_again():
     n = node(2)
     assert SetTimer("elected_wait", ELECTED_WAIT_LAPS * 5 * 4) in n.step(Start())
     assert ElectionStarted() in n.step(TimerFired("elected_wait"))
+
+
+def test_rule8_the_wait_is_one_lap():
+    assert Ring.elected_wait(5, CONFIG) == 5 * 4 == Ring.lap(5, CONFIG)
 
 
 def test_rule9_a_copy_of_a_message_already_taken_is_dropped_but_acked():
@@ -234,6 +335,51 @@ def test_rule9_a_copy_of_a_message_already_taken_is_dropped_but_acked():
     assert sent(again, Election) == [(4, Election)]
 
 
+def test_rule10_a_node_silent_for_T_without_a_back_is_presumed_down_and_skipped_at_once():
+    n = started(2)
+    own = n.backing
+    n.step(Receive(1, E(5, 1, 6)))  # queued for 3 too
+    out = n.step(TimerFired("hop_wait 3 1"))
+    assert [m for _, m in ring_msgs(out)] == [E(*own, epoch=n.epoch), E(5, 1, 6, epoch=n.epoch)]  # both on to 4
+    assert 3 in n.presumed_down and hop_timers(n, 3) == []
+    assert sent(n.step(Receive(1, L(5, 1, 6))), Elected) == [(4, Elected)]  # later ones skip 3 without waiting
+
+
+def test_rule10_a_node_that_says_it_is_back_or_sends_anything_is_tried_again():
+    n = started(2)
+    n.step(TimerFired("hop_wait 3 1"))
+    n.step(Receive(3, Back()))
+    assert 3 not in n.presumed_down
+    assert sent(n.step(Receive(1, E(5, 1, 6))), Election)[0] == (3, Election)
+    n = started(2)
+    n.step(TimerFired("hop_wait 3 1"))
+    n.step(Receive(3, Probe()))  # it answers nothing yet, but it is up
+    assert 3 not in n.presumed_down
+
+
+def test_rule10_a_node_that_said_it_is_back_within_2T_is_not_presumed_down():
+    """It is quiet (rule 1): its silence says nothing."""
+    n = started(2)
+    n.step(Receive(3, Back()))
+    n.step(Receive(1, E(5, 1, 6)))
+    n.step(TimerFired("hop_wait 3 1"))  # sent before the Back came: skipped, but 3 not presumed down
+    assert 3 not in n.presumed_down and unacked(n, 3) == [("election", 5, 1, 6)]
+    n.step(TimerFired("hop_wait 3 2"))  # sent after it (within 2T): the same
+    assert 3 not in n.presumed_down
+    n.step(TimerFired("back_seen 3"))
+    n.step(Receive(1, L(5, 1, 6)))
+    n.step(TimerFired("hop_wait 3 5"))  # 2T after its Back, silent: down again
+    assert 3 in n.presumed_down
+
+
+def test_rule10_a_node_is_presumed_down_for_a_lap_at_most():
+    n = started(2)
+    out = n.step(TimerFired("hop_wait 3 1"))
+    assert SetTimer("presumed_down 3", Ring.lap(5, CONFIG)) in out
+    n.step(TimerFired("presumed_down 3"))
+    assert sent(n.step(Receive(1, E(5, 1, 6))), Election)[0] == (3, Election)
+
+
 def test_the_ring_declares_that_it_needs_longer_than_the_default_to_settle():
     from protocol import Node
-    assert Ring.settle_time(5, CONFIG, 1.5) - Node.settle_time(5, CONFIG, 1.5) >= Ring.elected_wait(5, CONFIG)
+    assert Ring.settle_time(5, CONFIG, 1.5) - Node.settle_time(5, CONFIG, 1.5) >= Ring.elected_wait(5, CONFIG) + 4
