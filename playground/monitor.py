@@ -35,16 +35,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from protocol import MessageRole
+
 from .config import duration_text, to_us
 from .events import (
     UNSET,
     AgreementEvent,
     CommandEvent,
     CrashEvent,
+    ElectionStartEvent,
     Event,
     JoinEvent,
     LeaveEvent,
     RecoverEvent,
+    SendEvent,
     StartEvent,
     StateEvent,
     ViolationEvent,
@@ -248,3 +252,81 @@ class Episodes:
         self.all.append(episode)
         if v.property in self.lasting:
             self.open[v.property] = episode
+
+
+@dataclass(slots=True)
+class Round:
+    """One election round: who began it, when and at which event, the messages sent while
+    it ran (by type, failure detection apart), and when it ended in agreement, under whom."""
+
+    began: float
+    by: int
+    seq: int
+    messages: Counter[str] = field(default_factory=Counter)
+    agreed: float | None = None
+    leader: int | None = None
+
+    def copy(self) -> Round:
+        return Round(self.began, self.by, self.seq, Counter(self.messages), self.agreed, self.leader)
+
+
+@dataclass
+class Rounds:
+    """Election rounds, the one definition (the status bar's count, the summary's rounds,
+    the timeline's markers): a round begins with the first election started once
+    agreement (rule 5) is lost, at the instant it is lost or after (agreement is judged at
+    the end of an instant: an election that a crash at the same instant caused comes
+    before the verdict), or with the very first election (the start-up's); it ends at the
+    next agreement. A loss of agreement that no election follows (a node recovering under
+    the leader) begins none. Its messages are those sent while it runs, failure-detection
+    traffic apart. Feed it election starts, agreements and sends, in trace order."""
+
+    count: int = 0
+    current: Round | None = None  # the round under way, or the last one
+    agreed: int | None = None  # the leader of the agreement, while there is one
+    lost: bool = False  # agreement was lost, and no election has started since
+    kept: list[Round] | None = None  # every round, for whoever asked (the summary)
+    _maybe: Round | None = None  # an election started while all agree: a round, if agreement is lost at its instant
+
+    def observe(self, e: Event) -> Round | None:
+        """Take one event; the round it began, if it began one."""
+        kind = type(e)
+        if kind is SendEvent:
+            if e.msg.role is not MessageRole.DETECTOR:
+                if self.running:
+                    self.current.messages[e.msg.type] += 1
+                elif self._maybe is not None and self._maybe.began == e.t:
+                    self._maybe.messages[e.msg.type] += 1
+        elif kind is ElectionStartEvent:
+            if self.count == 0 or self.lost:
+                return self._begin(Round(e.t, e.node, e.seq))
+            if self.agreed is not None and (self._maybe is None or self._maybe.began != e.t):
+                self._maybe = Round(e.t, e.node, e.seq)
+        elif kind is AgreementEvent:
+            maybe, self._maybe = self._maybe, None
+            if e.leader is None and maybe is not None and maybe.began == e.t:
+                self.agreed = None
+                return self._begin(maybe)
+            if e.leader is None:
+                self.lost = self.lost or self.agreed is not None
+            elif self.running:
+                self.current.agreed, self.current.leader = e.t, e.leader
+            self.agreed = e.leader
+        return None
+
+    def _begin(self, round_: Round) -> Round:
+        self.count += 1
+        self.lost = False
+        self.current = round_
+        if self.kept is not None:
+            self.kept.append(round_)
+        return round_
+
+    @property
+    def running(self) -> bool:
+        """A round is under way: it began, and agreement has not come since."""
+        return self.current is not None and self.current.agreed is None and not self.lost
+
+    def copy(self) -> Rounds:
+        return Rounds(self.count, self.current and self.current.copy(), self.agreed, self.lost, None,
+                      self._maybe and self._maybe.copy())

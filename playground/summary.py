@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .events import (
+    AgreementEvent,
     CrashEvent,
     DropEvent,
     ElectionStartEvent,
@@ -18,7 +19,7 @@ from .events import (
     ViolationEvent,
 )
 from .host import DOWN_STATUS
-from .monitor import Episodes, describe
+from .monitor import Episodes, Rounds, describe
 
 
 class Summary:
@@ -34,12 +35,14 @@ class Summary:
         self.leader: dict[int, int | None] = dict.fromkeys(ids)
         self.epoch = dict.fromkeys(ids, 0)
         self.episodes = Episodes()
+        self.rounds = Rounds(kept=[])
 
     def __call__(self, events: list[Event]) -> None:
         for e in events:
             kind = type(e)
             if kind is SendEvent:
                 self.sent[e.msg.type] += 1
+                self.rounds.observe(e)
             elif kind is StateEvent:
                 self.status[e.node] = e.status
                 self.leader[e.node] = e.leader
@@ -48,6 +51,9 @@ class Summary:
                 self.dropped += 1
             elif kind is ElectionStartEvent:
                 self.elections_started += 1
+                self.rounds.observe(e)
+            elif kind is AgreementEvent:
+                self.rounds.observe(e)
             elif kind is StartEvent or kind is RecoverEvent:
                 self.up.add(e.node)
             elif kind is CrashEvent:
@@ -82,6 +88,8 @@ class Summary:
             "messages": messages,
             "dropped": self.dropped,
             "elections_started": self.elections_started,
+            "rounds": [{"began": r.began, "by": r.by, "agreed": r.agreed, "leader": r.leader,
+                        "messages": {**r.messages, "total": sum(r.messages.values())}} for r in self.rounds.kept],
             "epoch": {str(i): self.epoch[i] for i in sorted(self.ids)},
             "violations": violations,
         }

@@ -316,6 +316,7 @@ async def test_the_palette_switches_the_algorithm_by_restarting(tmp_path):
         await pilot.pause()
     restart = app.restart_with
     assert restart.algorithm == "ring" and app.return_code in (None, 0)
+    assert set(app.available_themes) == {"bully-dark", "bully-light"}  # the palette's Theme offers ours only
     assert (restart.config.timeout, restart.config.delay_min, restart.config.delay_max, restart.selected) == (5, 0.75, 1.75, 3)
 
 

@@ -21,7 +21,11 @@ def test_headless_prints_one_json_summary(capsys):
     assert (code, err) == (0, "")
     summary = json.loads(out)
     assert list(summary) == ["algorithm", "nodes", "seed", "until", "members", "up", "status", "leader", "messages", "dropped",
-                             "elections_started", "epoch", "violations"]
+                             "elections_started", "rounds", "epoch", "violations"]
+    # The whole run counts the start-up election too; its second round is the textbook's worst case.
+    startup, crash = summary["rounds"]
+    assert (crash["began"], crash["by"], crash["agreed"], crash["leader"]) == (20, 1, 26, 9)
+    assert crash["messages"] == {"election": 45, "answer": 36, "coordinator": 9, "total": 90}
     assert summary["up"] == list(range(1, 10))
     assert summary["status"]["10"] == "down" and summary["status"]["1"] == "normal"
     assert summary["leader"] == {**{str(i): 9 for i in range(1, 10)}, "10": None}

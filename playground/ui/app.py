@@ -234,6 +234,8 @@ class BullyApp(App[None]):
         for theme in themes.THEMES:
             self.register_theme(theme)
         self.theme = themes.DARK.name
+        for name in set(self.available_themes) - {theme.name for theme in themes.THEMES}:
+            self.unregister_theme(name)  # Textual's own: the palette offers ours only, whose colours say what things are
         self.sub_title = ALGORITHMS[self.session.algorithm].title
         if self.history is None:
             self._start_live()
@@ -462,7 +464,8 @@ class BullyApp(App[None]):
         m, live = self.model, self.live
         self.status_bar.show(Status(
             now, self.speed, live is None or live.paused, live.behind if live and self.position is None else 0.0,
-            m.config, m.elections, m.in_election, m.election_messages, m.worst_case, self._where(), len(m.held_links)))
+            m.config, m.rounds.count, m.rounds.running, sum(m.rounds.current.messages.values()) if m.rounds.current else 0,
+            m.worst_case, self._where(), len(m.held_links)))
 
     def _internals(self) -> Internals | None:
         """The selected node's variables and storage at the moment shown (None: not known

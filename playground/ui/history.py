@@ -43,6 +43,7 @@ from ..events import (
 )
 from ..transcript import INDEX_BLOCK as BLOCK
 from ..transcript import VERSION, Header, Parent, Reader, header_line
+from ..monitor import Rounds
 from .model import LOG_CAP, ClusterModel, ModelState
 
 CHECKPOINT = 8192  # events between two checkpoints of the model
@@ -56,6 +57,10 @@ class Marker:
     t: float
     kind: str  # crash, recover, command, election (a round's first), violation
     nodes: tuple[int, ...]
+
+
+def _seq(marker: Marker) -> int:
+    return marker.seq
 
 
 class History:
@@ -76,8 +81,7 @@ class History:
         self._checkpoints: list[tuple[int, ModelState]] = [(0, self._fresh)]  # (events folded, state)
         self._engines: list[tuple[int, Engine]] = []  # (events run, a copy of the engine then)
         self.reach = -1.0  # the virtual time of the latest engine seen (a replay's re-run: how far it has got)
-        self._round_marked = False  # the current round of disagreement has its election marker
-        self._losses = array("q")  # where agreement was lost: each a new round
+        self._rounds = Rounds()  # where a round begins is the monitor module's to say: a marker there
 
     # --- in -------------------------------------------------------------------------------
 
@@ -109,14 +113,9 @@ class History:
             elif kind is CommandEvent:
                 markers.append(Marker(seq, e.t, "command", ()))
                 self.commands.append((seq, Scheduled(e.t, from_words(e.command, e.args), e.source)))
-            elif kind is ElectionStartEvent:
-                if not self._round_marked:  # the first election of a round of disagreement
-                    self._round_marked = True
-                    markers.append(Marker(seq, e.t, "election", (e.node,)))
-            elif kind is AgreementEvent:
-                self._round_marked = e.leader is not None  # (a leader re-announcing is no new round)
-                if e.leader is None:
-                    self._losses.append(seq)
+            elif kind is ElectionStartEvent or kind is AgreementEvent:
+                if began := self._rounds.observe(e):  # (at its first election, perhaps one seen before the verdict)
+                    bisect.insort(markers, Marker(began.seq, began.began, "election", (began.by,)), key=_seq)
             elif kind is ViolationEvent and e.phase == "begin":
                 markers.append(Marker(seq, e.t, "violation", e.nodes))
             seq += 1
@@ -250,10 +249,7 @@ class History:
         messages = twin._model.messages = twin._model.messages.until(twin._model.sent)
         twin._checkpoints = [(n, replace(state, messages=messages)) for n, state in self._checkpoints if n <= end + 1]
         twin._engines = [e for e in self._engines if e[0] <= end + 1]
-        twin._losses = array("q", (seq for seq in self._losses if seq <= end))
-        last_loss = twin._losses[-1] if twin._losses else -1
-        twin._round_marked = twin._model.agreed is not None or any(
-            m.kind == "election" and m.seq > last_loss for m in twin.markers)
+        twin._rounds = twin._model.rounds.copy()
         return twin, header
 
     def _offset_of(self, seq: int) -> int:

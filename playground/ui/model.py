@@ -39,7 +39,7 @@ from ..events import (
     TimerSetEvent,
     ViolationEvent,
 )
-from ..monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, describe
+from ..monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, Rounds, describe
 from .labels import node_labels
 
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
@@ -133,10 +133,7 @@ class ModelState:
     episodes: Episodes
     config: ClusterConfig
     topics: dict[str, str]
-    elections: int
-    agreed: int | None
-    lost: bool
-    election_messages: int
+    rounds: Rounds
     messages: Messages = field(compare=False)  # shared, not copied: it only grows (its labels count in `nodes`)
     sent: int  # how many messages had been sent
     held_links: frozenset[tuple[int, int]]
@@ -155,14 +152,7 @@ class ClusterModel:
         self.logged = 0  # every line ever logged, kept or not
         self.loads = 0  # times its log stopped following on from the last lines: another moment, or a backlog
         self.topics: dict[str, str] = {}  # message labels seen -> their role, in order of appearance
-        # Election rounds: one begins with the first election started after agreement (every
-        # up node normal under the highest, as the monitor judges it) was lost, and the
-        # start-up's is the first; it lasts until agreement again. (A loss of agreement no
-        # election follows, a node recovering under its leader, begins none.)
-        self.elections = 0
-        self.agreed: int | None = None  # the leader of the agreement, while there is one
-        self.lost = False  # agreement was lost, and no election has started since
-        self.election_messages = 0  # sent in the current (or last) round, failure detection apart
+        self.rounds = Rounds()  # election rounds, as the monitor's module defines them
         self.messages = Messages()  # message id -> (label, role): the history's, once the model shows a moment of it
         self.sent = 0  # messages sent so far
         self.held_links: frozenset[tuple[int, int]] = frozenset()  # as the trace's link commands left them
@@ -183,8 +173,7 @@ class ClusterModel:
                 self.messages.add(e.id, label, role)
                 self.sent = e.id + 1
                 self.nodes[e.src].sent[label] += 1
-                if self.in_election and role != DETECTOR:
-                    self.election_messages += 1
+                self.rounds.observe(e)
                 if label not in self.topics:
                     self.topics[label] = role
                 if line:
@@ -214,14 +203,9 @@ class ClusterModel:
             elif kind is TimerEvent or kind is TimerCancelEvent:
                 self.nodes[e.node].timers.pop(e.name, None)
             elif kind is ElectionStartEvent:
-                if self.elections == 0 or self.lost:  # a new round
-                    self.elections += 1
-                    self.election_messages = 0
-                    self.lost = False
+                self.rounds.observe(e)
             elif kind is AgreementEvent:
-                if e.leader is None and self.agreed is not None:
-                    self.lost = True
-                self.agreed = e.leader
+                self.rounds.observe(e)
                 if line:
                     text = "agreement lost" if e.leader is None else f"agreement: every up node follows {self.label[e.leader]}"
                     line(e, "agreement", None, () if e.leader is None else (e.leader,), text)
@@ -269,8 +253,9 @@ class ClusterModel:
             self.label.update(node_labels(self.ids))
 
     @property
-    def in_election(self) -> bool:
-        return self.agreed is None and self.elections > 0 and not self.lost
+    def agreed(self) -> int | None:
+        """The leader every up node follows, while they all do (the monitor's agreement)."""
+        return self.rounds.agreed
 
     def command_text(self, e: CommandEvent) -> str:
         args = (self.label[a] if e.command in NODE_ARGUMENTS or e.command == "join" else f"{a:g}" for a in e.args)
@@ -298,8 +283,7 @@ class ClusterModel:
     def state(self) -> ModelState:
         return ModelState(
             {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.config, dict(self.topics),
-            self.elections, self.agreed, self.lost, self.election_messages, self.messages, self.sent, self.held_links,
-            dict(self._held))
+            self.rounds.copy(), self.messages, self.sent, self.held_links, dict(self._held))
 
     def load(self, state: ModelState, log: Iterable[LogLine] = ()) -> None:
         """Become `state` (with these log lines), in place: widgets hold this model and
@@ -310,8 +294,7 @@ class ClusterModel:
             node.become(state.nodes.get(i) or NodeView(i, status=NOT_JOINED))
         self.episodes = state.episodes.copy()
         self.config, self.topics = state.config, dict(state.topics)
-        self.elections, self.agreed, self.lost = state.elections, state.agreed, state.lost
-        self.election_messages = state.election_messages
+        self.rounds = state.rounds.copy()
         self.messages, self.sent = state.messages, state.sent
         self.held_links, self._held = state.held_links, dict(state.held)
         self.log.clear()
