@@ -64,6 +64,9 @@ async def replay(path: str) -> None:
             app.simulate_key(key)  # (pilot.press would wait for an idle app: not while it re-runs)
             while app.position == shown and time.perf_counter() - pressed < 2:  # (a key may have nowhere to go)
                 await asyncio.sleep(0.001)
+            if app.position == shown:
+                print(f"  {key:>20}: nowhere to go from instant {shown:,}")
+                continue
             moved = time.perf_counter()
             while (not frames or frames[-1] < moved) and time.perf_counter() - moved < 2:
                 await asyncio.sleep(0.001)

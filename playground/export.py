@@ -229,20 +229,22 @@ class Room:
     """Where words already are on the drawing. A label goes where it overlaps nothing,
     or is left to the element's tooltip: a crowded instant shows what fits, not a smear."""
 
-    CELL = 32  # px: boxes are filed by the rows of cells they touch
+    CELL = 64  # px: boxes are filed by the cells of a grid they touch, so a look is local
 
     def __init__(self):
-        self._rows: dict[int, list[tuple[float, float, float, float]]] = {}
+        self._cells: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
 
     def take(self, x0: float, y0: float, x1: float, y1: float) -> bool:
         """Claim the box if it is free; whether it was."""
-        rows = range(int(y0 // self.CELL), int(y1 // self.CELL) + 1)
-        for r in rows:
-            for a0, b0, a1, b1 in self._rows.get(r, ()):
+        cell = self.CELL
+        cells = [(cx, cy) for cx in range(int(x0 // cell), int(x1 // cell) + 1)
+                 for cy in range(int(y0 // cell), int(y1 // cell) + 1)]
+        for key in cells:
+            for a0, b0, a1, b1 in self._cells.get(key, ()):
                 if x0 < a1 and a0 < x1 and y0 < b1 and b0 < y1:
                     return False
-        for r in rows:
-            self._rows.setdefault(r, []).append((x0, y0, x1, y1))
+        for key in cells:
+            self._cells.setdefault(key, []).append((x0, y0, x1, y1))
         return True
 
     def label(self, x: float, y: float, text: str, size: float, anchor: str = "start") -> bool:
@@ -471,7 +473,14 @@ def _mermaid_text(text: str) -> str:
 SHIVIZ_REGEX = r"(?<event>.*)\n(?<host>\S*) (?<clock>{.*})"
 
 
+SHIVIZ_ENTRIES = 20_000_000  # clock entries (events x nodes, at most) a ShiViz log may hold: some hundreds of MB
+
+
 def to_shiviz(d: Diagram) -> str:
+    if len(d.order) * len(d.ids) > SHIVIZ_ENTRIES:  # every line carries its node's whole clock
+        raise InputError(f"a ShiViz log gives every event its node's vector clock: {len(d.order):,} events x "
+                         f"{len(d.ids)} nodes is more than {SHIVIZ_ENTRIES:,} entries; choose fewer with --nodes, "
+                         f"--from and --to, or --types")
     host = {node: f"node{d.labels[node]}" for node in d.ids}
     clocks: dict[int, dict[str, int]] = {node: {} for node in d.ids}
     sent_with: dict[int, dict[str, int]] = {}  # message id -> its sender's clock at the send
