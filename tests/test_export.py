@@ -214,3 +214,15 @@ def test_mermaid_tells_a_violation_after_the_events_of_its_instant(tmp_path):
     first = next(i for i, line in enumerate(lines) if "⚠ split brain" in line)
     # the state change that made the second leader comes before the note that reports it
     assert any("leader 4" in line or "leader 5" in line for line in lines[first - 3:first])
+
+
+def test_a_shiviz_log_too_big_to_draw_is_refused_with_a_way_to_narrow_it(tmp_path, capsys, monkeypatch):
+    """Every ShiViz line carries its node's whole vector clock: events x nodes entries (a
+    storm at N = 400 made a 4.2 GB file). Past a bound, one line says how to narrow it."""
+    path = str(recorded(tmp_path, "classic"))
+    monkeypatch.setattr("playground.export.SHIVIZ_ENTRIES", 1000)
+    assert main(["export", path, "--format", "shiviz", "-o", str(tmp_path / "big.log")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "choose fewer with --nodes, --from and --to, or --types" in err
+    assert not (tmp_path / "big.log").exists()
+    assert main(["export", path, "--format", "shiviz", "--nodes", "1,2", "--to", "5", "-o", str(tmp_path / "few.log")]) == 0
