@@ -1,10 +1,13 @@
-"""Regenerate the README's screenshots (Textual's own SVG export).
+"""Regenerate the README's screenshots (Textual's own SVG export) and its example diagram.
 
     python docs/make_screenshots.py
 
-Both are taken on a frozen clock stepped forward, so they come out the same every time:
-80x24 with 7 nodes, a few seconds after the leader was crashed; 200x50 with 32 nodes;
-100x30, the split-brain scenario just after the monitor raised its alert.
+The screenshots are taken on a frozen clock stepped forward, so they come out the same
+every time: 80x24 with 7 nodes, a few seconds after the leader was crashed; the same
+with the log drawn as the space-time diagram (d); 200x50 with 32 nodes; 100x30, the
+split-brain scenario just after the monitor raised its alert. The diagram is
+`bully-tui export` of classic at N = 4 where 4 crashes, 1 notices and 4 comes back
+mid-election (SLE1).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playground.cli import parse_args  # noqa: E402
+from playground.cli import main, parse_args  # noqa: E402
 from playground.config import ClusterConfig  # noqa: E402
 from playground.session import Session  # noqa: E402
 from playground.ui.app import BullyApp  # noqa: E402
@@ -38,8 +41,19 @@ async def shoot(name: str, size: tuple[int, int], session: Session, before: floa
     print(f"wrote docs/{name}")
 
 
-async def main() -> None:
+def spacetime() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        transcript = str(Path(tmp) / "t.jsonl")
+        assert main(["--headless", "--nodes", "4", "--delay", "1", "--probe-interval", "0", "--at", "10 crash 4",
+                     "--at", "10 elect 1", "--at", "16 recover 4", "--until", "30", "--transcript", transcript]) == 0
+        assert main(["export", transcript, "--format", "svg", "--from", "9", "-o", str(ROOT / "docs" / "spacetime.svg"),
+                     "--overwrite"]) == 0
+
+
+async def main_() -> None:
+    spacetime()
     await shoot("screenshot-80x24.svg", (80, 24), Session(nodes=7), before=12, after=11)
+    await shoot("screenshot-80x24-diagram.svg", (80, 24), Session(nodes=7), before=12, after=11, keys=("x", "d"))
     await shoot("screenshot-200x50.svg", (200, 50), Session(nodes=32, config=ClusterConfig(delay_min=1, delay_max=1)),
                 before=12, after=11)
     _, split_brain = parse_args(["--scenario", str(ROOT / "scenarios" / "split-brain-short-timeout.scenario")])
@@ -47,4 +61,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main_())

@@ -29,7 +29,15 @@ from typing import Any
 from protocol import ALGORITHMS
 
 from . import interrupt
-from .commands import MEMBERSHIP_COMMANDS, at_lines, membership_refused, parse_delay, parse_lines, parse_list, read_scenario
+from .commands import (
+    MEMBERSHIP_COMMANDS,
+    at_lines,
+    membership_refused,
+    parse_delay,
+    parse_lines,
+    parse_list,
+    read_scenario,
+)
 from .config import (
     COORDINATOR_TIMEOUT,
     INSTANT,

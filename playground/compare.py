@@ -27,8 +27,8 @@ from .cluster import Cluster
 from .commands import Crash, Scheduled
 from .config import ClusterConfig
 from .engine import Engine
-from .interrupt import run_trio
 from .events import AgreementEvent, ElectionStartEvent, Event, SendEvent
+from .interrupt import run_trio
 from .session import fewer_gc_passes
 
 SIZES = (4, 8, 16, 32, 64)

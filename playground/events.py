@@ -193,6 +193,13 @@ class AgreementEvent(Event):
     leader: int | None
 
 
+# A node's lane: after these it is down (crashed, or gone for good), after those up. The
+# one place that says so, for the monitor's view of who is up, the UI and the exports.
+GOES_DOWN: tuple[type[Event], ...] = (CrashEvent, LeaveEvent)
+COMES_UP: tuple[type[Event], ...] = (StartEvent, RecoverEvent, JoinEvent)
+GOES_DOWN_KINDS = tuple(cls.kind for cls in GOES_DOWN)
+COMES_UP_KINDS = tuple(cls.kind for cls in COMES_UP)
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     SendEvent,
     DeliverEvent,

@@ -39,6 +39,8 @@ from protocol import ALGORITHMS, MessageRole
 
 from .config import InputError
 from .events import (
+    COMES_UP_KINDS,
+    GOES_DOWN_KINDS,
     CommandEvent,
     CrashEvent,
     DeliverEvent,
@@ -400,18 +402,17 @@ def _messages(d: Diagram, x: dict[int, int], y: dict[float, float], room: Room) 
     return out
 
 
-COMES_UP, GOES_DOWN = ("recover", "start", "join"), ("crash", "leave")
-UP_DOWN = COMES_UP + GOES_DOWN
+UP_DOWN = COMES_UP_KINDS + GOES_DOWN_KINDS
 
 
 def _lane_spans(d: Diagram, node: int) -> list[tuple[tuple[float, float], bool]]:
     """A lane cut where its node goes down and comes back: ((from, to), up)."""
     spans, since, up = [], d.start, True
     first = next((m for m in d.marks if m.node == node and m.kind in UP_DOWN), None)
-    if first is not None and first.kind in COMES_UP and first.t > d.start:
+    if first is not None and first.kind in COMES_UP_KINDS and first.t > d.start:
         up = False  # it comes up in the window (or joins): it was down (or not there) before
     for m in d.marks:
-        if m.node == node and m.kind in UP_DOWN and (m.kind in GOES_DOWN) == up:
+        if m.node == node and m.kind in UP_DOWN and (m.kind in GOES_DOWN_KINDS) == up:
             spans.append(((since, m.t), up))
             since, up = m.t, not up
     spans.append(((since, d.stop), up))

@@ -38,6 +38,7 @@ from cattrs.strategies import configure_tagged_union
 
 from protocol import ALGORITHMS, Message, StatusRole
 
+from . import guard
 from .commands import Join as JoinCommand
 from .commands import check_words
 from .config import (  # (WriteError: the recorder raises it; importers find it here too)
@@ -62,7 +63,6 @@ from .events import (
     TimerSetEvent,
     ViolationEvent,
 )
-from . import guard
 from .files import open_to_read, open_to_write
 from .host import DOWN_STATUS, DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, LEFT_STATUS
 from .monitor import PROPERTY_NAMES, SLE2

@@ -42,6 +42,23 @@ def test_state_marks_carry_their_roles_glyph_and_status():
     assert drawn[15:24] == "◆election"
 
 
+def test_a_node_that_leaves_is_down_as_a_crashed_one_is_and_a_joiner_comes_up():
+    """`leave 2` then `crash 3` showed only 3 down: the diagram knew crashes only."""
+    leave, crash = LogLine(1.0, "leave", "leave", None, (2,), ""), LogLine(2.0, "crash", "crash", None, (3,), "")
+    assert diagram.after(crash, diagram.after(leave, frozenset())) == {2, 3}
+    assert diagram.down_at_start([leave, crash], {2, 3}) == set()
+    join = LogLine(3.0, "join", "join", None, (4,), "")
+    assert diagram.after(join, frozenset({4})) == frozenset() and diagram.down_at_start([join], set()) == {4}
+    assert "✖" in text(diagram.row(leave, (1, 2, 3), 10, frozenset({2}), LABELS, 30))
+
+
+def test_a_message_with_one_end_off_the_lanes_shows_its_end_and_whom_it_is_with():
+    """(It drew a recovery's ▲ on the sender.)"""
+    line = LogLine(1.0, "deliver", "Election", "request", (1, 3), "")
+    assert "─→3 Elect" in text(diagram.row(line, (1, 2), 10, frozenset(), LABELS, 20))
+    assert "◀1 Elect" in text(diagram.row(line, (2, 3), 10, frozenset(), LABELS, 20))
+
+
 def test_lanes_that_do_not_fit_keep_the_selected_node_and_its_partners():
     ids = tuple(range(1, 33))
     lines = [LogLine(1.0, "deliver", "Election", "request", (5, k), "") for k in (9, 9, 9, 12, 12, 20)]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..events import COMES_UP_KINDS, GOES_DOWN_KINDS
 from .look import line_colour, role_look
 from .model import LogLine
 
@@ -87,6 +88,13 @@ def row(line: LogLine, lanes: tuple[int, ...], lane_width: int, down: frozenset[
         src, dst = line.nodes
         put(column[src], "○", colour)
         put(column[src] + 1, f"→{label[dst]} {line.topic}"[: lane_width - 1], colour)
+    elif line.kind in MESSAGE_KINDS:  # one end has no lane: the end that has, and who the other is
+        src, dst = line.nodes
+        if dst in column:
+            head = {"deliver": "◀", "drop": "✕", "held": "⏸"}[line.kind]
+            put(column[dst], f"{head}{label[src]} {line.topic}"[: lane_width], colour)
+        elif src in column:
+            put(column[src], f"─→{label[dst]} {line.topic}"[: lane_width], colour)
     elif line.nodes and line.nodes[0] in column:
         node = line.nodes[0]
         if line.kind == "state" and line.state is not None:
@@ -94,23 +102,25 @@ def row(line: LogLine, lanes: tuple[int, ...], lane_width: int, down: frozenset[
             glyph, glyph_colour = role_look(role)
             put(column[node], glyph, glyph_colour)
             put(column[node] + 1, status[: lane_width - 2], glyph_colour)
-        elif line.kind == "crash":
+        elif line.kind in GOES_DOWN_KINDS:
             put(column[node], "✖", colour)
-        else:  # recover, start
+        elif line.kind in COMES_UP_KINDS:
             put(column[node], "▲", colour)
     return _runs(cells, styles)
 
 
 def header(lanes: tuple[int, ...], lane_width: int, label: dict[int, str], width: int) -> list[tuple[str, str]]:
-    """The row above the lanes: each lane's node, centred on it (cut to fit)."""
+    """The row above the lanes: each lane's node, centred on it (cut to fit), as runs of
+    (text, "name" or "")."""
     cells = [" "] * width
+    styles: list[str | None] = [""] * width
     for k, node in enumerate(lanes):
         name = label[node][: max(1, lane_width - 1)]
         x = k * lane_width + lane_width // 2 - (len(name) - 1) // 2
         for j, ch in enumerate(name):
             if 0 <= x + j < width:
-                cells[x + j] = ch
-    return [("".join(cells), "b")]
+                cells[x + j], styles[x + j] = ch, "name"
+    return _runs(cells, styles)
 
 
 def _runs(cells: list[str], styles: list[str | None]) -> list[tuple[str, str]]:
@@ -128,17 +138,17 @@ def down_at_start(lines: Iterable[LogLine], down_now: set[int]) -> set[int]:
     """Who was down before the first of `lines`, from who is down after the last of them."""
     down = set(down_now)
     for line in reversed(list(lines)):
-        if line.kind == "crash":
+        if line.kind in GOES_DOWN_KINDS:
             down.discard(line.nodes[0])
-        elif line.kind in ("recover", "start"):
+        elif line.kind in COMES_UP_KINDS:
             down.add(line.nodes[0])
     return down
 
 
 def after(line: LogLine, down: frozenset[int]) -> frozenset[int]:
-    """Who is down after `line`."""
-    if line.kind == "crash":
+    """Who is down after `line` (crashed, left, or not yet joined)."""
+    if line.kind in GOES_DOWN_KINDS:
         return down | {line.nodes[0]}
-    if line.kind in ("recover", "start") and line.nodes[0] in down:
+    if line.kind in COMES_UP_KINDS and line.nodes[0] in down:
         return down - {line.nodes[0]}
     return down

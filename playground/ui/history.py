@@ -31,7 +31,6 @@ from protocol import ALGORITHMS
 
 from ..commands import Join, Scheduled, from_words
 from ..engine import Engine, run_sync
-from ..files import write_whole
 from ..events import (
     AgreementEvent,
     CommandEvent,
@@ -41,9 +40,10 @@ from ..events import (
     RecoverEvent,
     ViolationEvent,
 )
+from ..files import write_whole
+from ..monitor import Rounds
 from ..transcript import INDEX_BLOCK as BLOCK
 from ..transcript import VERSION, Header, Parent, Reader, header_line
-from ..monitor import Rounds
 from .model import LOG_CAP, ClusterModel, ModelState
 
 CHECKPOINT = 8192  # events between two checkpoints of the model

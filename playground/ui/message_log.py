@@ -179,7 +179,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             lanes, lane_width = self._lanes_now()
             names = drawing.header(lanes, lane_width, self.model.label, max(1, width - TIME_WIDTH))
             segments = [Segment(f"{'node':>{TIME_WIDTH - 1}} ", self._style("$text-muted"))]
-            segments += [Segment(text, self._style("$secondary")) for text, _ in names]
+            segments += [Segment(text, self._style("$secondary" if kind else "")) for text, kind in names]
             return Strip(segments).adjust_cell_length(width, self.rich_style).crop(0, width)
         index = int(self.scroll_y) + y - self._top
         if index >= len(self._lines):

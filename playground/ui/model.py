@@ -20,19 +20,17 @@ from dataclasses import dataclass, field
 from ..commands import NODE_ARGUMENTS, held_after
 from ..config import ClusterConfig
 from ..events import (
+    COMES_UP,
+    GOES_DOWN,
     AgreementEvent,
     CommandEvent,
-    CrashEvent,
     DeliverEvent,
     DropEvent,
     ElectionStartEvent,
     Event,
     HeldEvent,
     JoinEvent,
-    LeaveEvent,
-    RecoverEvent,
     SendEvent,
-    StartEvent,
     StateEvent,
     TimerCancelEvent,
     TimerEvent,
@@ -44,8 +42,8 @@ from .labels import node_labels
 
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
 LOG_TAIL = 2 * LOG_CAP  # events of one batch that make log lines: the rest would fall off the log unseen
-_GOES_DOWN = {CrashEvent: "crashed", LeaveEvent: "left"}  # what the log says of each
-_COMES_UP = {StartEvent: "started", RecoverEvent: "recovered", JoinEvent: "joined"}
+_GOES_DOWN = dict(zip(GOES_DOWN, ("crashed", "left"), strict=True))  # what the log says of each
+_COMES_UP = dict(zip(COMES_UP, ("started", "recovered", "joined"), strict=True))
 NOT_JOINED = "not joined yet"  # the status of a node shown at a moment before it joined
 DETECTOR = "detector"  # the message role of failure-detector traffic, which the log can hide
 
