@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.cli import release  # noqa: E402
 from playground.session import Session  # noqa: E402
-from protocol import ALGORITHMS  # noqa: E402
 from playground.ui.app import SPEEDS, BullyApp  # noqa: E402
+from protocol import ALGORITHMS  # noqa: E402
 
 SIZE = (200, 50)
 

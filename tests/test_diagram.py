@@ -55,8 +55,8 @@ def test_a_node_that_leaves_is_down_as_a_crashed_one_is_and_a_joiner_comes_up():
 def test_a_message_with_one_end_off_the_lanes_shows_its_end_and_whom_it_is_with():
     """(It drew a recovery's ▲ on the sender.)"""
     line = LogLine(1.0, "deliver", "Election", "request", (1, 3), "")
-    assert "─→3 Elect" in text(diagram.row(line, (1, 2), 10, frozenset(), LABELS, 20))
-    assert "◀1 Elect" in text(diagram.row(line, (2, 3), 10, frozenset(), LABELS, 20))
+    assert "─→3 Elect" in text(diagram.row(line, (1, 2), 10, frozenset(), LABELS, 30))
+    assert "◀1 Elect" in text(diagram.row(line, (2, 3), 10, frozenset(), LABELS, 30))
 
 
 def test_lanes_that_do_not_fit_keep_the_selected_node_and_its_partners():

@@ -7,10 +7,10 @@ import pytest
 import trio
 import trio.testing
 
+from playground import engine as engine_module
 from playground.cluster import Cluster
 from playground.commands import ChangeDelay, ChangeTimeout, Crash, Elect
 from playground.config import ClusterConfig
-from playground import engine as engine_module
 from playground.engine import Engine, run_sync
 from playground.transcript import Header, Recorder
 from protocol import ClassicBully
