@@ -36,9 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.commands import Crash, Recover, Scheduled  # noqa: E402
-from playground.config import ClusterConfig  # noqa: E402
-from playground.engine import Engine, run_sync  # noqa: E402
+from playground.core.commands import Crash, Recover, Scheduled  # noqa: E402
+from playground.core.config import ClusterConfig  # noqa: E402
+from playground.core.engine import Engine, run_sync  # noqa: E402
 from protocol import ALGORITHMS  # noqa: E402
 
 DEFAULT_ALGORITHMS = ("ring", "garcia-molina", "stoller", "epoch-bully", "classic")

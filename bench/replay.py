@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.session import Session  # noqa: E402
-from playground.transcript import Reader  # noqa: E402
+from playground.record.transcript import Reader  # noqa: E402
+from playground.run.history import Loading  # noqa: E402
+from playground.run.session import Session  # noqa: E402
 from playground.ui.app import BullyApp  # noqa: E402
-from playground.ui.history import Loading  # noqa: E402
 from playground.ui.model import ClusterModel  # noqa: E402
 
 RECORD = ["--headless", "--algorithm", "stoller", "--nodes", "12", "--until", "7000",

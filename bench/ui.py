@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.cli import release  # noqa: E402
-from playground.session import Session  # noqa: E402
+from playground.run.session import Session  # noqa: E402
 from playground.ui.app import SPEEDS, BullyApp  # noqa: E402
 from protocol import ALGORITHMS  # noqa: E402
 

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from playground.cli import main, parse_args  # noqa: E402
-from playground.config import ClusterConfig  # noqa: E402
-from playground.session import Session  # noqa: E402
+from playground.core.config import ClusterConfig  # noqa: E402
+from playground.run.session import Session  # noqa: E402
 from playground.ui.app import BullyApp  # noqa: E402
 from tests.test_app import advance  # noqa: E402
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import interrupt
+from .run import interrupt
 
 
 def main() -> int:

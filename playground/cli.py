@@ -28,17 +28,15 @@ from typing import Any
 
 from protocol import ALGORITHMS
 
-from . import interrupt
-from .commands import (
+from .core.commands import (
     MEMBERSHIP_COMMANDS,
     at_lines,
     membership_refused,
     parse_delay,
     parse_lines,
     parse_list,
-    read_scenario,
 )
-from .config import (
+from .core.config import (
     COORDINATOR_TIMEOUT,
     INSTANT,
     MAX_NODES,
@@ -53,8 +51,10 @@ from .config import (
     parse_whole,
     shown,
 )
-from .files import check_new, open_to_write
-from .ids import ID_KINDS, node_ids
+from .core.ids import ID_KINDS, node_ids
+from .record.files import check_new, open_to_write
+from .record.scenario import read_scenario
+from .run import interrupt
 
 DEFAULT_UNTIL = 60.0
 COMPARE_FORMATS = ("markdown", "json")
@@ -165,7 +165,7 @@ def _check_compare(args: argparse.Namespace) -> None:
 
 
 def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
-    from .session import Session
+    from .run.session import Session
 
     args = _parser().parse_args(argv)
     if args.compare:
@@ -305,13 +305,13 @@ def _run(argv: list[str]) -> int:
     if not args.headless:
         return run_live(session, args.speed or 1.0)
     if args.compare:
-        from .compare import SIZES, compare, json_lines, table
+        from .run.compare import SIZES, compare, json_lines, table
 
         sizes = SIZES if args.every_size else (session.nodes,)
         results = compare(session.config, session.seed, sizes, None if args.every_algorithm else (args.algorithm,))
         _emit((json_lines(results) if args.format == "json" else table(results, session.config)) + "\n")
         return 0
-    from .session import run_headless
+    from .run.session import run_headless
 
     until = DEFAULT_UNTIL if args.until is None else args.until
     summary = run_headless(session, until, progress=sys.stderr.isatty())
@@ -337,7 +337,7 @@ def _file_parser(name: str) -> _Parser:
 
 
 def run_verify(argv: list[str]) -> int:
-    from .verify import Different, verify
+    from .record.verify import Different, verify
 
     path = _file_parser("verify").parse_args(argv).file
     try:
@@ -350,7 +350,7 @@ def run_verify(argv: list[str]) -> int:
 
 
 def run_export(argv: list[str]) -> int:
-    from .export import AXES, Filters, export
+    from .record.export import AXES, Filters, export
 
     p = _file_parser("export")
     p.add_argument("--format", required=True, help=f"{', '.join(EXPORT_FORMATS)}")
@@ -379,7 +379,7 @@ def run_export(argv: list[str]) -> int:
     if args.output is None:
         _emit(text)
         return 0
-    from .files import write_whole
+    from .record.files import write_whole
 
     write_whole(args.output, "export", text.encode(), args.overwrite)
     _say(f"{args.output}: {fmt}, {len(text.encode()):,} bytes")
@@ -425,10 +425,10 @@ def replay_app(path: str, save_dir: str = "."):  # -> BullyApp (Textual loads on
     """The app on a saved transcript, at its end. The file's first block is read first
     (an empty or bad file is one line, before any screen); the app reads the rest, showing
     its latest instant as it goes, and ends with one line if a later line is bad."""
-    from .session import Session
-    from .transcript import Reader
+    from .record.transcript import Reader
+    from .run.history import Loading
+    from .run.session import Session
     from .ui.app import BullyApp
-    from .ui.history import Loading
     from .ui.model import ClusterModel
 
     with Reader.open(path) as reader:

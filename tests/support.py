@@ -7,11 +7,11 @@ from dataclasses import replace
 import trio
 import trio.testing
 
-from playground.cluster import Cluster
-from playground.commands import Scheduled, parse_at
-from playground.config import ClusterConfig
-from playground.engine import Engine
-from playground.events import Event
+from playground.core.commands import Scheduled, parse_at
+from playground.core.config import ClusterConfig
+from playground.core.engine import Engine
+from playground.core.events import Event
+from playground.run.cluster import Cluster
 from protocol import ALGORITHMS, Send
 
 # The worst-case configuration of PROTOCOLS.md: constant delay 1, T = 4, no probing.

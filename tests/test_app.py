@@ -17,9 +17,9 @@ from pathlib import Path
 import outcome
 import pytest
 
-from playground import transcript
-from playground.config import ClusterConfig
-from playground.session import Session
+from playground.record import transcript
+from playground.core.config import ClusterConfig
+from playground.run.session import Session
 from playground.ui.app import BullyApp
 from playground.ui.compact_grid import CompactGrid
 from playground.ui.help_screen import HelpScreen

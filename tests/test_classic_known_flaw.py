@@ -3,7 +3,7 @@ announces itself without asking, and its Coordinator can cross another's. Stated
 message by message on the harness (no timing decides the interleaving), with the rule
 of classic.py that each step takes."""
 
-from playground.harness import Harness
+from playground.run.harness import Harness
 from protocol import Config
 
 CONFIG = Config(timeout=4, probe_interval=5)

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from playground.compare import compare, table
-from playground.config import ClusterConfig
+from playground.core.config import ClusterConfig
+from playground.run.compare import compare, table
 from protocol import ALGORITHMS
 from tests.test_cli import headless
 

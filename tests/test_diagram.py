@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from playground.config import ClusterConfig
+from playground.core.config import ClusterConfig
 from playground.ui import diagram
 from playground.ui.model import LogLine
 from tests.test_app import advance, make_app, on_asyncio, wait_for

@@ -12,7 +12,7 @@ calling the pure state machine, then what its header claims of whole runs.
 
 from hypothesis import given
 
-from playground.config import ClusterConfig
+from playground.core.config import ClusterConfig
 from protocol import (
     CancelTimer,
     Config,

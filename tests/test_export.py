@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from playground.cli import main
-from playground.export import SHIVIZ_REGEX, Filters, collect, to_mermaid, to_shiviz
-from playground.transcript import load
+from playground.record.export import SHIVIZ_REGEX, Filters, collect, to_mermaid, to_shiviz
+from playground.record.transcript import load
 from protocol import ALGORITHMS
 
 HOST_LINE = re.compile(r"(?P<host>\S*) (?P<clock>\{.*\})")
@@ -220,7 +220,7 @@ def test_a_shiviz_log_too_big_to_draw_is_refused_with_a_way_to_narrow_it(tmp_pat
     """Every ShiViz line carries its node's whole vector clock: events x nodes entries (a
     storm at N = 400 made a 4.2 GB file). Past a bound, one line says how to narrow it."""
     path = str(recorded(tmp_path, "classic"))
-    monkeypatch.setattr("playground.export.SHIVIZ_ENTRIES", 1000)
+    monkeypatch.setattr("playground.record.export.SHIVIZ_ENTRIES", 1000)
     assert main(["export", path, "--format", "shiviz", "-o", str(tmp_path / "big.log")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "choose fewer with --nodes, --from and --to, or --types" in err

@@ -11,9 +11,9 @@ from typing import ClassVar
 
 import pytest
 
-from playground import transcript
+from playground.record import transcript
 from playground.cli import main
-from playground.session import Session
+from playground.run.session import Session
 from playground.ui.app import BullyApp
 from protocol import ALGORITHMS, Message, MessageRole, Node, StatusRole
 from tests.test_app import advance, card_text, on_asyncio

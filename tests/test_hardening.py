@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from playground import transcript
+from playground.record import transcript
 from playground.cli import main
-from playground.config import ClusterConfig, InputError
-from playground.engine import Engine
-from playground.progress import RunProgress
+from playground.core.config import ClusterConfig, InputError
+from playground.core.engine import Engine
+from playground.run.progress import RunProgress
 from protocol import ALGORITHMS
 
 ROOT = Path(__file__).parent.parent
@@ -84,7 +84,7 @@ def test_scenario_files_get_the_same_ranges_with_their_line(tmp_path, capsys, te
 
 def test_the_keys_steps_stay_in_range_too():
     engine = Engine(ALGORITHMS["classic"], (1, 2), ClusterConfig(timeout=999_999.9, delay_min=999_999.9, delay_max=999_999.9), 1)
-    from playground.commands import ChangeDelay, ChangeTimeout
+    from playground.core.commands import ChangeDelay, ChangeTimeout
 
     assert engine._resolve(ChangeTimeout(0.5)) is None and engine._resolve(ChangeDelay(0.25)) is None
 
@@ -299,7 +299,7 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_whole_lines(tmp_path):
 
 def test_progress_shows_after_a_second_on_a_terminal_only(monkeypatch):
     clock = iter([0.0, 0.5, 1.5, 1.7])
-    monkeypatch.setattr("playground.progress.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("playground.run.progress.time.monotonic", lambda: next(clock))
     out = io.StringIO()
     engine = Engine(ALGORITHMS["classic"], (1, 2), ClusterConfig(), 1)
     with RunProgress(engine, 1e12, Console(file=out, force_terminal=True, width=100)) as progress:

@@ -5,13 +5,13 @@ from contextlib import ExitStack
 
 import pytest
 
-from playground.commands import parse_at
-from playground.config import ClusterConfig
-from playground.engine import run_sync
-from playground.session import Session
-from playground.transcript import Reader
-from playground.ui import history as history_module
-from playground.ui.history import History
+from playground.core.commands import parse_at
+from playground.core.config import ClusterConfig
+from playground.core.engine import run_sync
+from playground.record.transcript import Reader
+from playground.run.history import History
+from playground.run.session import Session
+from playground.run import history as history_module
 from playground.ui.model import ClusterModel
 from tests.support import at
 

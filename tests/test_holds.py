@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground.cli import main
-from playground.commands import Crash, Heal, Hold, Partition, Recover, Release, Scheduled, held_after
-from playground.config import ClusterConfig, InputError
-from playground.links import Links
+from playground.core.commands import Crash, Heal, Hold, Partition, Recover, Release, Scheduled, held_after
+from playground.core.config import ClusterConfig, InputError
+from playground.core.links import Links
 from protocol.classic import Answer, Election
 from tests.support import at, run
 from tests.test_app import advance, make_app, on_asyncio

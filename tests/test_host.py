@@ -3,9 +3,9 @@ harness share: driven here by hand, with no trio and no clock."""
 
 import pytest
 
-from playground.harness import Harness
-from playground.host import NodeHost
-from playground.work import DELIVERY, TIMER, Boot, Crash, Deliver, Fire
+from playground.core.host import NodeHost
+from playground.core.work import DELIVERY, TIMER, Boot, Crash, Deliver, Fire
+from playground.run.harness import Harness
 from protocol import ALGORITHMS, Config
 
 CONFIG = Config(timeout=4, probe_interval=5)

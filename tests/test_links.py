@@ -1,6 +1,6 @@
 """The links (playground/links.py): lossless FIFO, and what a big run keeps in memory."""
 
-from playground.links import Links
+from playground.core.links import Links
 from protocol.classic import Answer, Election
 
 

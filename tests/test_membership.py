@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import transcript
+from playground.record import transcript
 from playground.cli import main
-from playground.commands import Crash, Join, Leave, Recover, Scheduled, parse_at
-from playground.config import ClusterConfig, InputError
-from playground.export import collect
-from playground.ids import next_id, uuid_ids
-from playground.verify import verify
+from playground.core.commands import Crash, Join, Leave, Recover, Scheduled, parse_at
+from playground.core.config import ClusterConfig, InputError
+from playground.core.ids import next_id, uuid_ids
+from playground.record.export import collect
+from playground.record.verify import verify
 from protocol import ALGORITHMS
 from tests.support import final_states, run
 from tests.test_app import advance, card_text, make_app, on_asyncio

@@ -5,8 +5,8 @@ import pytest
 import trio
 import trio.testing
 
-from playground.cluster import Cluster
-from playground.engine import Engine
+from playground.core.engine import Engine
+from playground.run.cluster import Cluster
 from protocol import Ring
 from tests.support import WORST_CASE, at, final_states, run, sends
 

@@ -3,10 +3,10 @@ what PROTOCOLS.md says breaks."""
 
 import pytest
 
-from playground.config import ClusterConfig
-from playground.events import CrashEvent, StartEvent, StateEvent
-from playground.harness import Harness
-from playground.monitor import Episodes, Monitor, describe
+from playground.core.config import ClusterConfig
+from playground.core.events import CrashEvent, StartEvent, StateEvent
+from playground.core.monitor import Episodes, Monitor, describe
+from playground.run.harness import Harness
 from protocol import ALGORITHMS
 from tests.support import at, make_engine, run
 

@@ -23,8 +23,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground.commands import Crash, Recover, Scheduled
-from playground.config import ClusterConfig
+from playground.core.commands import Crash, Recover, Scheduled
+from playground.core.config import ClusterConfig
 from protocol import ALGORITHMS
 from tests.support import final_states, run
 

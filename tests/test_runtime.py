@@ -7,12 +7,12 @@ import pytest
 import trio
 import trio.testing
 
-from playground import engine as engine_module
-from playground.cluster import Cluster
-from playground.commands import ChangeDelay, ChangeTimeout, Crash, Elect
-from playground.config import ClusterConfig
-from playground.engine import Engine, run_sync
-from playground.transcript import Header, Recorder
+from playground.core import engine as engine_module
+from playground.core.commands import ChangeDelay, ChangeTimeout, Crash, Elect
+from playground.core.config import ClusterConfig
+from playground.core.engine import Engine, run_sync
+from playground.record.transcript import Header, Recorder
+from playground.run.cluster import Cluster
 from protocol import ClassicBully
 from tests.support import WORST_CASE, at, final_states, make_engine, run, sends
 

@@ -8,7 +8,7 @@ import trio
 import trio.testing
 
 from playground.cli import parse_args
-from playground.cluster import Cluster
+from playground.run.cluster import Cluster
 from tests.support import sends
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"

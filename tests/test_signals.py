@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import transcript
+from playground.record import transcript
 from tests.test_hardening import wait_until
 
 ROOT = Path(__file__).parent.parent

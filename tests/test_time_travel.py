@@ -8,9 +8,9 @@ from pathlib import Path
 
 from playground import cli
 from playground.cli import main
-from playground.config import ClusterConfig
-from playground.session import Session, run_headless
-from playground.transcript import INDEX_BLOCK, Reader
+from playground.core.config import ClusterConfig
+from playground.record.transcript import INDEX_BLOCK, Reader
+from playground.run.session import Session, run_headless
 from playground.ui.app import BullyApp
 from playground.ui.branch_screen import BranchScreen
 from playground.ui.model import ClusterModel

@@ -5,11 +5,11 @@ import json
 import pytest
 import trio
 
-from playground import transcript
-from playground.cluster import Cluster
-from playground.commands import Crash
-from playground.config import ClusterConfig, InputError
-from playground.session import Session, run_headless
+from playground.record import transcript
+from playground.core.commands import Crash
+from playground.core.config import ClusterConfig, InputError
+from playground.run.cluster import Cluster
+from playground.run.session import Session, run_headless
 from tests.support import at, make_engine
 
 SESSION = Session(nodes=5, seed=3, config=ClusterConfig(probe_interval=2), commands=tuple(at("20 crash 5", "30 recover 5")))

@@ -8,8 +8,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
-from ..config import duration_text
-from ..monitor import PROPERTY_NAMES, describe
+from ..core.config import duration_text
+from ..core.monitor import PROPERTY_NAMES, describe
 from .model import ClusterModel
 
 

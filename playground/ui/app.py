@@ -47,9 +47,7 @@ from textual.widgets import Footer
 import themes
 from protocol import ALGORITHMS
 
-from .. import guard, interrupt
-from ..cluster import Cluster
-from ..commands import (
+from ..core.commands import (
     ChangeDelay,
     ChangeTimeout,
     Crash,
@@ -65,19 +63,22 @@ from ..commands import (
     Request,
     membership_refused,
 )
-from ..config import ClusterConfig, InputError
-from ..engine import Engine, steps
-from ..export import Filters, export
-from ..files import write_whole
-from ..host import LEFT_STATUS, Internals
-from ..live import LiveRun
-from ..session import Session, exception_leaves
-from ..transcript import Recorder, WriteError
+from ..core.config import ClusterConfig, InputError
+from ..core.engine import Engine, steps
+from ..core.host import LEFT_STATUS, Internals
+from ..record import guard
+from ..record.export import Filters, export
+from ..record.files import write_whole
+from ..record.transcript import Recorder, WriteError
+from ..run import interrupt
+from ..run.cluster import Cluster
+from ..run.history import History, Loading, save_with_parents
+from ..run.live import LiveRun
+from ..run.session import Session, exception_leaves
 from .alert_bar import AlertBar
 from .branch_screen import BranchScreen
 from .compact_grid import CompactGrid
 from .help_screen import HelpScreen
-from .history import History, Loading, save_with_parents
 from .message_log import MessageLog
 from .model import ClusterModel
 from .node_grid import NodeGrid
@@ -342,6 +343,7 @@ class BullyApp(App[None]):
     def _open_spool(self) -> Path:
         """Without --transcript the session is still recorded, to a temporary file `s`
         copies, removed at the end whatever ends the process."""
+        guard.start()  # (so that the file is in its care from the moment it exists)
         fd, name = tempfile.mkstemp(prefix="bully-", suffix=".jsonl")
         os.close(fd)
         self._temporary(name)

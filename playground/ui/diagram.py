@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..events import COMES_UP_KINDS, GOES_DOWN_KINDS
-from .look import line_colour, role_look
+from ..core.events import COMES_UP_KINDS, GOES_DOWN_KINDS
+from ..record.look import line_colour, role_look
 from .model import LogLine
 
 MIN_LANE = 6  # columns a lane needs: room for an arrow head and a few letters

@@ -28,8 +28,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
 
+from ..record.look import line_colour
 from . import diagram as drawing
-from .look import line_colour
 from .model import DETECTOR, LOG_CAP, ClusterModel, LogLine
 
 TIME_WIDTH = 9  # "1234.567 "

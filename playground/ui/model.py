@@ -17,9 +17,9 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..commands import NODE_ARGUMENTS, held_after
-from ..config import ClusterConfig
-from ..events import (
+from ..core.commands import NODE_ARGUMENTS, held_after
+from ..core.config import ClusterConfig
+from ..core.events import (
     COMES_UP,
     GOES_DOWN,
     AgreementEvent,
@@ -37,8 +37,8 @@ from ..events import (
     TimerSetEvent,
     ViolationEvent,
 )
-from ..monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, Rounds, describe
-from .labels import node_labels
+from ..core.monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, Rounds, describe
+from ..record.labels import node_labels
 
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
 LOG_TAIL = 2 * LOG_CAP  # events of one batch that make log lines: the rest would fall off the log unseen

@@ -11,7 +11,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
-from .look import LEADER_MARK, countdown, role_look, short_status, timer_label
+from ..record.look import LEADER_MARK, countdown, role_look, short_status, timer_label
 from .model import NodeView
 
 FULL_WIDTH = 19  # border, one space, then 16 cells: "answer ████ 3.9s" fits

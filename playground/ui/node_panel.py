@@ -9,8 +9,8 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
-from ..host import LEFT_STATUS, Internals
-from .look import LEADER_MARK, role_look
+from ..core.host import LEFT_STATUS, Internals
+from ..record.look import LEADER_MARK, role_look
 from .model import NodeView
 
 

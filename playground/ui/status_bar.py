@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widget import Widget
 
-from ..config import ClusterConfig
+from ..core.config import ClusterConfig
 
 BEHIND_SHOWN = 0.5  # seconds behind the clock before the bar says so
 

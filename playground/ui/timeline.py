@@ -8,7 +8,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
-from .history import History
+from ..run.history import History
 
 # A marker's glyph and colour; where several share a cell, the first kind here wins.
 MARKS = {

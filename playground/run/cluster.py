@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from .commands import Request
-from .config import to_seconds, to_us
-from .engine import Engine, Window
-from .host import NodeHost
+from ..core.commands import Request
+from ..core.config import to_seconds, to_us
+from ..core.engine import Engine, Window
+from ..core.host import NodeHost
 
 
 class _Barrier:

@@ -9,9 +9,9 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .config import seconds_text
-from .engine import Engine
-from .events import Event
+from ..core.config import seconds_text
+from ..core.engine import Engine
+from ..core.events import Event
 
 SHOW_AFTER = 1.0  # seconds of wall time before anything is shown
 REFRESH = 0.1  # seconds between redraws

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 
 from protocol import ALGORITHMS
 
-from .commands import Scheduled, from_words
-from .config import InputError
-from .engine import Engine, run_sync
-from .events import CommandEvent, Event
+from ..core.commands import Scheduled, from_words
+from ..core.config import InputError
+from ..core.engine import Engine, run_sync
+from ..core.events import CommandEvent, Event
 from .transcript import VERSION, LineEncoder, Reader, wide
 
 

@@ -26,13 +26,13 @@ from collections.abc import Iterable
 
 from protocol import ALGORITHMS, Config, Message, Node
 
-from .config import to_seconds, to_us
-from .events import Event, SendEvent
-from .host import NodeHost
-from .links import Links
-from .monitor import Monitor
-from .trace import Trace
-from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Fire, Recover, Suspect, Work
+from ..core.config import to_seconds, to_us
+from ..core.events import Event, SendEvent
+from ..core.host import NodeHost
+from ..core.links import Links
+from ..core.monitor import Monitor
+from ..core.trace import Trace
+from ..core.work import COMMAND, DELIVERY, TIMER, Boot, Crash, Fire, Recover, Suspect, Work
 
 
 class Harness:

@@ -13,15 +13,15 @@ import trio.testing
 
 from protocol import ALGORITHMS
 
+from ..core.commands import Scheduled
+from ..core.config import ClusterConfig
+from ..core.engine import Engine
+from ..core.ids import node_ids
+from ..record.summary import Summary
+from ..record.transcript import Header, Recorder, WriteError
 from .cluster import Cluster
-from .commands import Scheduled
-from .config import ClusterConfig
-from .engine import Engine
-from .ids import node_ids
 from .interrupt import run_trio, stopped_by
 from .progress import RunProgress
-from .summary import Summary
-from .transcript import Header, Recorder, WriteError
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,10 @@ import outcome
 import trio
 import trio.testing
 
+from ..core.commands import Request
+from ..core.config import to_seconds
+from ..core.events import Event
 from .cluster import Cluster
-from .commands import Request
-from .config import to_seconds
-from .events import Event
 
 BACKLOG = 20_000  # events the host may leave untaken before the cluster waits for it
 

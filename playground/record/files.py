@@ -16,8 +16,8 @@ import tempfile
 from collections.abc import Iterable
 from typing import BinaryIO
 
+from ..core.config import InputError, WriteError
 from . import guard
-from .config import InputError, WriteError
 
 
 def open_to_read(path: str, what: str) -> BinaryIO:

@@ -23,11 +23,11 @@ import trio.testing
 
 from protocol import ALGORITHMS, MessageRole
 
+from ..core.commands import Crash, Scheduled
+from ..core.config import ClusterConfig
+from ..core.engine import Engine
+from ..core.events import AgreementEvent, ElectionStartEvent, Event, SendEvent
 from .cluster import Cluster
-from .commands import Crash, Scheduled
-from .config import ClusterConfig
-from .engine import Engine
-from .events import AgreementEvent, ElectionStartEvent, Event, SendEvent
 from .interrupt import run_trio
 from .session import fewer_gc_passes
 

@@ -37,8 +37,8 @@ from html import escape
 import themes
 from protocol import ALGORITHMS, MessageRole
 
-from .config import InputError
-from .events import (
+from ..core.config import InputError
+from ..core.events import (
     COMES_UP_KINDS,
     GOES_DOWN_KINDS,
     CommandEvent,
@@ -53,10 +53,10 @@ from .events import (
     StateEvent,
     ViolationEvent,
 )
-from .monitor import PROPERTY_NAMES, describe
+from ..core.monitor import PROPERTY_NAMES, describe
+from .labels import node_labels
+from .look import MESSAGE_COLOUR, role_look
 from .transcript import Reader
-from .ui.labels import node_labels
-from .ui.look import MESSAGE_COLOUR, role_look
 
 FORMATS = ("svg", "mermaid", "shiviz")
 

@@ -32,13 +32,19 @@ _pipe: IO[bytes] | None = None  # to the guardian, once started
 _process: subprocess.Popen | None = None
 
 
-def _tell(*words: object) -> None:
+def start() -> None:
+    """Have the guardian running (it takes a few milliseconds to start): before a file
+    is made that it must look after, so that it is told at once."""
     global _pipe, _process
     if _pipe is None:
         _process = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__)], stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                     close_fds=True)
         _pipe = _process.stdin
+
+
+def _tell(*words: object) -> None:
+    start()
     try:
         _pipe.write(json.dumps(words).encode() + b"\n")  # one line, far below the pipe's atomic size
         _pipe.flush()

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from protocol import ALGORITHMS
 
-from ..commands import Join, Scheduled, from_words
-from ..engine import Engine, run_sync
-from ..events import (
+from ..core.commands import Join, Scheduled, from_words
+from ..core.engine import Engine, run_sync
+from ..core.events import (
     AgreementEvent,
     CommandEvent,
     CrashEvent,
@@ -40,11 +40,11 @@ from ..events import (
     RecoverEvent,
     ViolationEvent,
 )
-from ..files import write_whole
-from ..monitor import Rounds
-from ..transcript import INDEX_BLOCK as BLOCK
-from ..transcript import VERSION, Header, Parent, Reader, header_line
-from .model import LOG_CAP, ClusterModel, ModelState
+from ..core.monitor import Rounds
+from ..record.files import write_whole
+from ..record.transcript import INDEX_BLOCK as BLOCK
+from ..record.transcript import VERSION, Header, Parent, Reader, header_line
+from ..ui.model import LOG_CAP, ClusterModel, ModelState
 
 CHECKPOINT = 8192  # events between two checkpoints of the model
 

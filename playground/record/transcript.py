@@ -38,10 +38,9 @@ from cattrs.strategies import configure_tagged_union
 
 from protocol import ALGORITHMS, Message, StatusRole
 
-from . import guard
-from .commands import Join as JoinCommand
-from .commands import check_words
-from .config import (  # (WriteError: the recorder raises it; importers find it here too)
+from ..core.commands import Join as JoinCommand
+from ..core.commands import check_words
+from ..core.config import (  # (WriteError: the recorder raises it; importers find it here too)
     INSTANT,
     MAX_NODES,
     MAX_SEED,
@@ -50,7 +49,7 @@ from .config import (  # (WriteError: the recorder raises it; importers find it 
     WriteError,
     shown_json,
 )
-from .events import (
+from ..core.events import (
     EVENT_TYPES,
     CommandEvent,
     DeliverEvent,
@@ -63,9 +62,10 @@ from .events import (
     TimerSetEvent,
     ViolationEvent,
 )
-from .files import open_to_read, open_to_write
-from .host import DOWN_STATUS, DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, LEFT_STATUS
-from .monitor import PROPERTY_NAMES, SLE2
+from ..core.host import DOWN_STATUS, DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, LEFT_STATUS
+from ..core.monitor import PROPERTY_NAMES, SLE2
+from . import guard
+from .files import check_new, open_to_read, open_to_write
 
 FORMAT = "bully-transcript"
 VERSION = 3
@@ -293,6 +293,8 @@ class Recorder:
     @classmethod
     def create(cls, path: str, header: Header, overwrite: bool = False) -> Recorder:
         """A recorder writing a new file (an InputError if the path will not do)."""
+        check_new(path, "transcript", overwrite)
+        guard.start()
         return cls(open_to_write(path, "transcript", overwrite), header, path).guarded()
 
     @classmethod

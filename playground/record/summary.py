@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .events import (
+from ..core.events import (
     AgreementEvent,
     CrashEvent,
     DropEvent,
@@ -18,8 +18,8 @@ from .events import (
     StateEvent,
     ViolationEvent,
 )
-from .host import DOWN_STATUS
-from .monitor import Episodes, Rounds, describe
+from ..core.host import DOWN_STATUS
+from ..core.monitor import Episodes, Rounds, describe
 
 
 class Summary:

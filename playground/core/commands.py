@@ -12,10 +12,8 @@ recovering node; `leave K` makes node K leave for good, telling the others. Rank
 every node the cluster has had, those that left too: the lines are read in time order,
 so a command after a join can name the newcomer (with 1..N ids, the newcomer is N+1).
 
-A scenario file may also hold settings, `set NAME VALUE`, with the names of the command
-line options (`set algorithm ring`, `set nodes 8`, `set delay 1`). They are defaults:
-an option given on the command line wins. Every check happens before anything runs,
-and a failure names the file and line.
+Every check happens before anything runs, and a failure names where the line came
+from (a scenario file's line: scenario.py reads those files).
 
 Each command is a small typed value. `words()` gives its name and arguments as the
 trace records them, and `from_words` reads them back (a transcript's commands are the
@@ -34,7 +32,6 @@ from typing import ClassVar
 from protocol import ALGORITHMS
 
 from .config import INSTANT, TIMEOUT, InputError, check_delay, parse_number, parse_whole, shown, shown_json
-from .files import read_text
 from .ids import next_id
 
 
@@ -397,48 +394,6 @@ def parse_lines(lines: list[Line], ids: tuple[int, ...], seed: int,
         members.apply(command)
         out.append(Scheduled(at, command, line.source))
     return out
-
-
-# The options a scenario may set (`set NAME VALUE`), as the command line spells them.
-SETTINGS = ("algorithm", "nodes", "ids", "seed", "timeout", "coordinator-timeout", "delay", "probe-interval", "settle",
-            "until")
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """A scenario file, read but not yet checked against a cluster: its settings
-    (name -> (value, where)) and its command lines ((where, text), in order)."""
-
-    path: str
-    settings: dict[str, tuple[str, str]]
-    lines: tuple[tuple[str, str], ...]
-
-    def lines_to_run(self) -> list[Line]:
-        return [Line(text, "scenario", where) for where, text in self.lines]
-
-
-SCENARIO_LIMIT = 1_000_000  # bytes: a scenario is a page of commands, not a data set
-
-
-def read_scenario(path: str) -> Scenario:
-    text = read_text(path, "scenario", SCENARIO_LIMIT)
-    settings: dict[str, tuple[str, str]] = {}
-    lines = []
-    for n, line in enumerate(text.splitlines(), 1):
-        where = f"{path} line {n}"
-        words = line.split("#", 1)[0].split()
-        if words and words[0].lower() == "set":
-            if len(words) != 3:
-                raise InputError(f"{where}: expected set NAME VALUE")
-            name = words[1].lower()
-            if name not in SETTINGS:
-                raise InputError(f"{where}: unknown setting {shown(words[1])} (expected one of: {', '.join(SETTINGS)})")
-            if name in settings:
-                raise InputError(f"{where}: {name} is already set on {settings[name][1]}")
-            settings[name] = (words[2], where)
-        else:
-            lines.append((where, line))
-    return Scenario(path, settings, tuple(lines))
 
 
 def at_lines(texts: list[str]) -> list[Line]:
