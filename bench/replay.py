@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.record.transcript import Reader  # noqa: E402
+from playground.record.reader import Reader  # noqa: E402
 from playground.run.history import Loading  # noqa: E402
 from playground.run.session import Session  # noqa: E402
 from playground.ui.app import BullyApp  # noqa: E402

@@ -425,7 +425,7 @@ def replay_app(path: str, save_dir: str = "."):  # -> BullyApp (Textual loads on
     """The app on a saved transcript, at its end. The file's first block is read first
     (an empty or bad file is one line, before any screen); the app reads the rest, showing
     its latest instant as it goes, and ends with one line if a later line is bad."""
-    from .record.transcript import Reader
+    from .record.reader import Reader
     from .run.history import Loading
     from .run.session import Session
     from .ui.app import BullyApp

@@ -17,8 +17,8 @@ from pathlib import Path
 import outcome
 import pytest
 
-from playground.record import transcript
 from playground.core.config import ClusterConfig
+from playground.record.reader import load
 from playground.run.session import Session
 from playground.ui.app import BullyApp
 from playground.ui.compact_grid import CompactGrid
@@ -115,7 +115,7 @@ async def test_s_saves_a_transcript_the_engine_loads(tmp_path):
         await advance(pilot, app, 1)
         await pilot.press("s")
         assert app.saved is not None and app.saved.parent == tmp_path
-        saved = transcript.load(str(app.saved))
+        saved = load(str(app.saved))
         assert saved.header.nodes == list(range(1, 8))
         crash = [e for e in saved.events if e.kind == "command"]
         assert [(c.command, c.args, c.source) for c in crash] == [("crash", (7,), "user")]
@@ -132,7 +132,7 @@ async def test_transcript_option_records_the_whole_session(tmp_path):
         await pilot.press("e")
         await advance(pilot, app, 3)
         await pilot.press("ctrl+q")
-    events = transcript.load(str(path)).events
+    events = load(str(path)).events
     assert [e.command for e in events if e.kind == "command"] == ["elect"]
     assert events[-1].t >= 3
 

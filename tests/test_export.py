@@ -13,7 +13,7 @@ import pytest
 
 from playground.cli import main
 from playground.record.export import SHIVIZ_REGEX, Filters, collect, to_mermaid, to_shiviz
-from playground.record.transcript import load
+from playground.record.reader import load
 from protocol import ALGORITHMS
 
 HOST_LINE = re.compile(r"(?P<host>\S*) (?P<clock>\{.*\})")

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import pytest
 
-from playground.record import transcript
 from playground.cli import main
+from playground.record.reader import load
 from playground.run.session import Session
 from playground.ui.app import BullyApp
 from protocol import ALGORITHMS, Message, MessageRole, Node, StatusRole
@@ -66,7 +66,7 @@ def test_it_runs_headless_with_a_transcript_and_the_monitor(registered, tmp_path
     summary = json.loads(capsys.readouterr().out)
     assert code == 0 and summary["violations"] == []
     assert summary["leader"] == {str(i): 5 for i in range(1, 6)} and summary["messages"] == {"beam": 20, "total": 20}
-    loaded = transcript.load(str(path))
+    loaded = load(str(path))
     assert {e.role for e in loaded.events if e.kind == "state"} == {"waiting", "normal"}
     assert [e.leader for e in loaded.events if e.kind == "agreement"] == [5]
 

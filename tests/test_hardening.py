@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from playground.record import transcript
 from playground.cli import main
 from playground.core.config import ClusterConfig, InputError
 from playground.core.engine import Engine
+from playground.record import recorder, transcript
+from playground.record.reader import Reader, parse
 from playground.run.progress import RunProgress
 from protocol import ALGORITHMS
 
@@ -175,12 +176,12 @@ class FullDisk(io.BytesIO):
 
 def test_a_write_error_ends_the_run_with_one_line_and_keeps_only_whole_lines(monkeypatch, capsys, tmp_path):
     disk = FullDisk(room=20_000)
-    monkeypatch.setattr(transcript, "open_to_write", lambda *args: disk)
+    monkeypatch.setattr(recorder, "open_to_write", lambda *args: disk)
     code, out, err = run(capsys, "--headless", "--nodes", "5", "--transcript", str(tmp_path / "t.jsonl"))
     assert code == 1 and out == "" and one_line(err)
     assert err == f"bully-tui: error: cannot write transcript {tmp_path / 't.jsonl'}: No space left on device\n"
     assert 0 < len(disk.kept) <= 20_000 and disk.kept.endswith(b"\n")
-    assert transcript.parse(disk.kept).events  # every line whole, and the lines a valid transcript
+    assert parse(disk.kept).events  # every line whole, and the lines a valid transcript
 
 
 def test_the_live_apps_temporary_recording_is_removed_on_sigterm_and_sighup(tmp_path):
@@ -243,7 +244,7 @@ STATE = '{"seq": 0, "t": 0.0, "kind": "state", "node": 3, "status": "normal", "l
 ])
 def test_the_reader_rejects_with_one_line(lines, expected):
     with pytest.raises(InputError) as info:
-        transcript.parse(("\n".join(lines) + "\n").encode(), name="t.jsonl")
+        parse(("\n".join(lines) + "\n").encode(), name="t.jsonl")
     assert expected in str(info.value) and "\n" not in str(info.value), str(info.value)
     assert ("mid-line" in str(info.value)) == ("mid-line" in expected)
 
@@ -251,7 +252,7 @@ def test_the_reader_rejects_with_one_line(lines, expected):
 def test_an_infinite_time_is_refused_even_where_json_reads_it():
     wide = HEADER.replace("[1, 2, 3]", f"[1, 2, {2**100}]")  # 128-bit ids: read by the json module
     with pytest.raises(InputError, match="line 2: field 't': expected a finite number of seconds, got inf"):
-        transcript.parse(f"{wide}\n{STATE.replace('0.0', '1e999', 1)}\n".encode())
+        parse(f"{wide}\n{STATE.replace('0.0', '1e999', 1)}\n".encode())
 
 
 class CountingFile(io.BytesIO):
@@ -269,7 +270,7 @@ def test_the_reader_reads_a_block_of_lines_at_a_time_never_the_whole_file():
     events = "".join(STATE.replace('"seq": 0', f'"seq": {i}') + "\n" for i in range(10_000))
     data = f"{HEADER}\n{events}".encode()
     f = CountingFile(data)
-    reader = transcript.Reader(f, "big.jsonl")
+    reader = Reader(f, "big.jsonl")
     first = next(reader.events())
     one_block = len(HEADER) + transcript.INDEX_BLOCK * (len(STATE) + 10)
     assert first.seq == 0 and f.read_so_far < one_block < len(data) / 10
@@ -294,7 +295,7 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_whole_lines(tmp_path):
     assert text.startswith("bully-tui: interrupted at t=") and text.endswith(f"; the transcript so far is in {path}\n")
     assert text.count("\n") == 1
     data = path.read_bytes()
-    assert data.endswith(b"\n") and transcript.parse(data).events  # whole lines, and valid
+    assert data.endswith(b"\n") and parse(data).events  # whole lines, and valid
 
 
 def test_progress_shows_after_a_second_on_a_terminal_only(monkeypatch):

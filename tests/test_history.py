@@ -8,10 +8,10 @@ import pytest
 from playground.core.commands import parse_at
 from playground.core.config import ClusterConfig
 from playground.core.engine import run_sync
-from playground.record.transcript import Reader
+from playground.record.reader import Reader
+from playground.run import history as history_module
 from playground.run.history import History
 from playground.run.session import Session
-from playground.run import history as history_module
 from playground.ui.model import ClusterModel
 from tests.support import at
 

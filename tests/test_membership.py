@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground.record import transcript
 from playground.cli import main
 from playground.core.commands import Crash, Join, Leave, Recover, Scheduled, parse_at
 from playground.core.config import ClusterConfig, InputError
 from playground.core.ids import next_id, uuid_ids
 from playground.record.export import collect
+from playground.record.reader import load
 from playground.record.verify import verify
 from protocol import ALGORITHMS
 from tests.support import final_states, run
@@ -66,7 +66,7 @@ def test_the_transcript_records_joins_and_leaves_and_reruns_exactly(tmp_path, ca
     path = tmp_path / "members.jsonl"
     summary_of(capsys, "--algorithm", "epoch-bully", "--nodes", "3", "--at", "5 join", "--at", "20 leave 4",
                "--until", "40", "--transcript", str(path))
-    loaded = transcript.load(str(path))
+    loaded = load(str(path))
     assert [(e.kind, e.node) for e in loaded.events if e.kind in ("join", "leave")] == [("join", 4), ("leave", 4)]
     assert [(e.command, e.args) for e in loaded.events if e.kind == "command"] == [("join", (4,)), ("leave", (4,))]
     assert {e.msg.type for e in loaded.events if e.kind == "send" and e.src == 4} >= {"join", "leave"}

@@ -11,7 +11,8 @@ from playground.core import engine as engine_module
 from playground.core.commands import ChangeDelay, ChangeTimeout, Crash, Elect
 from playground.core.config import ClusterConfig
 from playground.core.engine import Engine, run_sync
-from playground.record.transcript import Header, Recorder
+from playground.record.recorder import Recorder
+from playground.record.transcript import Header
 from playground.run.cluster import Cluster
 from protocol import ClassicBully
 from tests.support import WORST_CASE, at, final_states, make_engine, run, sends

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.record import transcript
+from playground.record.reader import load
 from tests.test_hardening import wait_until
 
 ROOT = Path(__file__).parent.parent
@@ -68,7 +68,7 @@ def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_p
     if signum != signal.SIGKILL:
         assert text.startswith("bully-tui: interrupted" if signum == signal.SIGINT else f"bully-tui: stopped by {signum.name}")
     if path.exists() and path.stat().st_size:
-        assert transcript.load(str(path)).header.algorithm == "stoller"  # whole, and every line valid
+        assert load(str(path)).header.algorithm == "stoller"  # whole, and every line valid
 
 
 def test_a_second_ctrl_c_while_the_first_is_handled_still_exits_130(tmp_path):

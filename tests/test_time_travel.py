@@ -9,7 +9,8 @@ from pathlib import Path
 from playground import cli
 from playground.cli import main
 from playground.core.config import ClusterConfig
-from playground.record.transcript import INDEX_BLOCK, Reader
+from playground.record.reader import Reader
+from playground.record.transcript import INDEX_BLOCK
 from playground.run.session import Session, run_headless
 from playground.ui.app import BullyApp
 from playground.ui.branch_screen import BranchScreen

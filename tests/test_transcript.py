@@ -5,9 +5,11 @@ import json
 import pytest
 import trio
 
-from playground.record import transcript
 from playground.core.commands import Crash
 from playground.core.config import ClusterConfig, InputError
+from playground.record import transcript
+from playground.record.reader import load, parse
+from playground.record.recorder import Recorder, dump
 from playground.run.cluster import Cluster
 from playground.run.session import Session, run_headless
 from tests.support import at, make_engine
@@ -62,9 +64,9 @@ def test_events_carry_seq_t_kind_and_the_fields_of_their_kind(recorded):
 
 
 def test_round_trip_is_exact(recorded):
-    loaded = transcript.load(str(recorded))
+    loaded = load(str(recorded))
     assert loaded.header.algorithm == "classic" and loaded.header.config.probe_interval == 2
-    assert transcript.dump(loaded) == recorded.read_bytes()
+    assert dump(loaded) == recorded.read_bytes()
 
 
 @pytest.mark.trio
@@ -73,7 +75,7 @@ async def test_the_transcript_is_on_disk_while_the_run_goes_on(tmp_path, autojum
     engine, _ = make_engine(4)
     cluster = Cluster(engine)
     with open(path, "wb") as out:
-        engine.subscribe(transcript.Recorder(out, transcript.Header("classic", [1, 2, 3, 4], 1, ClusterConfig())))
+        engine.subscribe(Recorder(out, transcript.Header("classic", [1, 2, 3, 4], 1, ClusterConfig())))
         async with trio.open_nursery() as nursery:
             nursery.start_soon(cluster.run)
             await trio.sleep(10)
@@ -82,7 +84,7 @@ async def test_the_transcript_is_on_disk_while_the_run_goes_on(tmp_path, autojum
             on_disk = path.read_text().splitlines()  # the file is still open
             nursery.cancel_scope.cancel()
     assert json.loads(on_disk[-1])["kind"] in ("crash", "state", "agreement")
-    assert "crash" in {e.kind for e in transcript.parse(path.read_bytes()).events[-4:]}
+    assert "crash" in {e.kind for e in parse(path.read_bytes()).events[-4:]}
 
 
 def test_an_existing_file_is_not_overwritten(tmp_path):
@@ -92,7 +94,7 @@ def test_an_existing_file_is_not_overwritten(tmp_path):
         run_headless(Session(transcript=str(path)), 10)
     assert path.read_text() == "my notes"
     run_headless(Session(transcript=str(path), overwrite=True), 10)
-    assert transcript.load(str(path)).header.nodes == list(range(1, 8))
+    assert load(str(path)).header.nodes == list(range(1, 8))
 
 
 # --- loading errors: one line naming the line and the field -----------------------------
@@ -138,14 +140,14 @@ def field(line: str, old: str, new: str) -> str:
 )
 def test_malformed_transcripts_get_one_line_naming_line_and_field(text, expected):
     with pytest.raises(InputError) as info:
-        transcript.parse(text.encode(), name="t.jsonl")
+        parse(text.encode(), name="t.jsonl")
     message = str(info.value)
     assert expected in message and message.startswith("t.jsonl")
     assert "\n" not in message
 
 
 def test_a_valid_hand_written_transcript_loads():
-    loaded = transcript.parse(f"{HEADER}\n{SEND}\n{DELIVER}\n".encode())
+    loaded = parse(f"{HEADER}\n{SEND}\n{DELIVER}\n".encode())
     assert [e.kind for e in loaded.events] == ["send", "deliver"]
     assert loaded.events[0].msg.type == "election"
 
@@ -165,15 +167,15 @@ V2_LINES = [
 def test_an_older_version_is_upgraded_as_it_loads():
     """A v2 line gave `normal` where v3 gives the status's role, which for Garcia-Molina's
     "down" depends on whether the node is up (recovering) or crashed."""
-    loaded = transcript.parse(doc(V2_HEADER, *V2_LINES).encode())
+    loaded = parse(doc(V2_HEADER, *V2_LINES).encode())
     roles = [e.role for e in loaded.events if e.kind == "state"]
     assert roles == ["waiting", "normal", "down"]
     [violation] = [e for e in loaded.events if e.kind == "violation"]
     assert (violation.nodes, violation.leaders) == ((2, 3), (None, None))
     assert loaded.header.version == 3  # dumped again, it is a v3 transcript
-    assert transcript.parse(transcript.dump(loaded)).events == loaded.events
+    assert parse(dump(loaded)).events == loaded.events
 
 
 def test_an_unreadable_file_is_named(tmp_path):
     with pytest.raises(InputError, match=r"cannot read transcript .*nope.jsonl: No such file"):
-        transcript.load(str(tmp_path / "nope.jsonl"))
+        load(str(tmp_path / "nope.jsonl"))

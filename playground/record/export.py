@@ -56,7 +56,7 @@ from ..core.events import (
 from ..core.monitor import PROPERTY_NAMES, describe
 from .labels import node_labels
 from .look import MESSAGE_COLOUR, role_look
-from .transcript import Reader
+from .reader import Reader
 
 FORMATS = ("svg", "mermaid", "shiviz")
 

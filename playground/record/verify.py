@@ -22,7 +22,9 @@ from ..core.commands import Scheduled, from_words
 from ..core.config import InputError
 from ..core.engine import Engine, run_sync
 from ..core.events import CommandEvent, Event
-from .transcript import VERSION, LineEncoder, Reader, wide
+from .codec import LineEncoder
+from .reader import Reader
+from .transcript import VERSION, wide
 
 
 class Different(Exception):

@@ -42,8 +42,9 @@ from ..core.events import (
 )
 from ..core.monitor import Rounds
 from ..record.files import write_whole
+from ..record.reader import Reader
 from ..record.transcript import INDEX_BLOCK as BLOCK
-from ..record.transcript import VERSION, Header, Parent, Reader, header_line
+from ..record.transcript import VERSION, Header, Parent, header_line
 from ..ui.model import LOG_CAP, ClusterModel, ModelState
 
 CHECKPOINT = 8192  # events between two checkpoints of the model

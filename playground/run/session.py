@@ -14,11 +14,12 @@ import trio.testing
 from protocol import ALGORITHMS
 
 from ..core.commands import Scheduled
-from ..core.config import ClusterConfig
+from ..core.config import ClusterConfig, WriteError
 from ..core.engine import Engine
 from ..core.ids import node_ids
+from ..record.recorder import Recorder
 from ..record.summary import Summary
-from ..record.transcript import Header, Recorder, WriteError
+from ..record.transcript import Header
 from .cluster import Cluster
 from .interrupt import run_trio, stopped_by
 from .progress import RunProgress

@@ -63,13 +63,13 @@ from ..core.commands import (
     Request,
     membership_refused,
 )
-from ..core.config import ClusterConfig, InputError
+from ..core.config import ClusterConfig, InputError, WriteError
 from ..core.engine import Engine, steps
 from ..core.host import LEFT_STATUS, Internals
 from ..record import guard
 from ..record.export import Filters, export
 from ..record.files import write_whole
-from ..record.transcript import Recorder, WriteError
+from ..record.recorder import Recorder
 from ..run import interrupt
 from ..run.cluster import Cluster
 from ..run.history import History, Loading, save_with_parents

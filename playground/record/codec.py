@@ -1,0 +1,352 @@
+"""An event to its transcript line and back, both generated from the event's class.
+
+Each event's class (core/events.py) is its wire format: its fields, in their order,
+after "seq", "t" and "kind". `LineEncoder` and `EventDecoder` each generate, once per
+kind, one straight-line function from those fields (a replay reads a million lines, a
+big run writes millions), so the format is written in one place and the two cannot
+drift apart. Messages go through cattrs (`converter`), once per distinct message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import MISSING, fields
+from functools import cache
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+import cattrs
+import orjson
+from cattrs.strategies import configure_tagged_union
+
+from protocol import ALGORITHMS, Message, StatusRole
+
+from ..core.commands import Join as JoinCommand
+from ..core.commands import check_words
+from ..core.config import INSTANT, shown_json
+from ..core.events import EVENT_TYPES, CommandEvent, DropEvent, Event, StateEvent, ViolationEvent
+from ..core.host import DOWN_STATUS, DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, LEFT_STATUS
+from ..core.monitor import PROPERTY_NAMES, SLE2
+
+EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
+NODE_FIELDS = ("node", "src", "dst", "leader", "nodes", "leaders", "expected")  # ids, one or a tuple
+TIME_FIELDS = ("t", "arrives", "fires", "duration", "since")
+LATEST = INSTANT.high * 2  # no time in a run comes near it: a moment is at most INSTANT.high, a timer or a delay adds 1e6 s
+ROLES = tuple(role.value for role in StatusRole)
+DROP_REASONS = (DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT)
+PHASES = ("begin", "end")
+SOURCE = re.compile(r"[a-z]{1,20}")  # where a command came from: scenario, at, user
+
+
+# --- messages ------------------------------------------------------------------------
+
+
+def _strict(kind: type, *also: type, name: str | None = None) -> Any:
+    """JSON scalars are taken as they are: "3" is not an int, true is not a number.
+    Accepted values keep their own type, so a transcript loads and dumps back unchanged."""
+    accepted = (kind, *also)
+    name = name or kind.__name__
+
+    def structure(value: object, _: object) -> object:
+        if isinstance(value, bool) and kind is not bool or not isinstance(value, accepted):
+            raise ValueError(f"expected {name}, got {json.dumps(value)}")
+        return value
+
+    return structure
+
+
+@cache
+def converter(algorithm: str) -> cattrs.Converter:
+    """One algorithm's messages to JSON and back (tagged by "type"), every field checked:
+    cattrs' tagged-union strategy. One per algorithm, since two algorithms may share a
+    message name (Garcia-Molina's and Stoller's Halt) with different fields."""
+    conv = cattrs.Converter(forbid_extra_keys=True)  # a field no message has is refused, not dropped
+    conv.register_structure_hook(int, _strict(int))
+    conv.register_structure_hook(float, _strict(float, int, name="number"))
+    conv.register_structure_hook(str, _strict(str, name="string"))
+    conv.register_structure_hook(bool, _strict(bool, name="true or false"))
+    conv.register_structure_hook(int | float, _strict(float, int, name="number"))
+
+    messages = ALGORITHMS[algorithm].wire_messages()
+    by_type = {cls.type: cls for cls in messages}
+    if len(messages) > 1:
+        any_message = Union[messages]  # noqa: UP007
+        configure_tagged_union(any_message, conv, tag_name="type", tag_generator=lambda cls: cls.type)
+        unstructure_message = conv.get_unstructure_hook(any_message)
+        structure_message = conv.get_structure_hook(any_message)
+    else:  # one message type is no union: tag it by hand
+        (any_message,) = messages
+        unstructure_one, structure_one = conv.get_unstructure_hook(any_message), conv.get_structure_hook(any_message)
+
+        def unstructure_message(msg: Message) -> dict[str, Any]:
+            return {"type": msg.type, **unstructure_one(msg)}
+
+        def structure_message(value: dict[str, Any], cls: type) -> Message:
+            return structure_one({k: v for k, v in value.items() if k != "type"}, cls)
+
+    def structure_msg(value: object, _: object) -> Message:
+        kind = value.get("type") if isinstance(value, dict) else None
+        if type(kind) is not str or kind not in by_type:
+            raise ValueError(f"unknown {algorithm} message type {shown_json(kind)}")
+        return structure_message(value, any_message)
+
+    conv.register_unstructure_hook(Message, unstructure_message)
+    conv.register_structure_hook(Message, structure_msg)
+    return conv
+
+
+# --- an event to its line -------------------------------------------------------------
+
+
+class LineEncoder:
+    """Event -> one transcript line, for one algorithm's messages: the mirror of
+    EventDecoder. A message's JSON is made once per message object (a broadcast hands
+    the same object to every node), and floats and strings repeat, so their text is
+    kept. Numbers are written by orjson, or by the json module for 128-bit ids, which
+    orjson cannot write (README, "Dependencies"): the same text either way."""
+
+    def __init__(self, algorithm: str, wide_ids: bool = False):
+        self._unstructure_message = converter(algorithm).get_unstructure_hook(Message)
+        self._dumps: Callable[[object], str] = (
+            (lambda v: json.dumps(v, separators=(",", ":"))) if wide_ids else (lambda v: orjson.dumps(v).decode()))
+        self._msg: Message | None = None
+        self._msg_text = ""
+        self._numbers: dict[object, str] = {}
+        self.by_kind: dict[type, Callable[[Any], str]] = {  # the line for each kind
+            cls: _generate_encoder(cls, self._n, self._message, self._dumps) for cls in EVENT_TYPES}
+
+    def __call__(self, e: Event) -> str:
+        return self.by_kind[type(e)](e)
+
+    def _n(self, value: float | str) -> str:
+        """A float or a string, as JSON (cached: times and names repeat; never an int,
+        which would share a cache slot with the float of the same value)."""
+        text = self._numbers.get(value)
+        if text is None:
+            if len(self._numbers) > 4096:
+                self._numbers.clear()
+            text = self._numbers[value] = self._dumps(value)
+        return text
+
+    def _message(self, msg: Message) -> str:
+        if msg is not self._msg:
+            self._msg, self._msg_text = msg, self._dumps(self._unstructure_message(msg))
+        return self._msg_text
+
+
+def _generate_encoder(cls: type, n: Callable, message: Callable, dumps: Callable) -> Callable[[Event], str]:
+    """One f-string for a `cls`'s line, generated from the class's fields: "seq", "t",
+    then "kind", then the rest in their order; each written as its type is."""
+    parts = []
+    for f in fields(cls):
+        value, (optional, base) = f"e.{f.name}", _unwrap(get_type_hints(cls)[f.name])
+        if base is Message:
+            text = f"{{message({value})}}"
+        elif get_origin(base) is tuple:
+            text = f"{{dumps(list({value}))}}"
+        elif base is int:
+            text = f'{{"null" if {value} is None else {value}}}' if optional else f"{{{value}}}"
+        elif base in (float, str):
+            text = f'{{"null" if {value} is None else n({value})}}' if optional else f"{{n({value})}}"
+        else:  # a field type this encoder does not know: say so when the class is new, not later
+            raise TypeError(f"no encoder for field {f.name!r} of {cls.__name__}")
+        parts.append(f'"{f.name}":{text}')
+        if f.name == "t":
+            parts.append(f'"kind":"{cls.kind}"')
+    source = "def encode(e):\n    return f'{{" + ",".join(parts) + "}}\\n'\n"
+    scope = {"n": n, "message": message, "dumps": dumps}
+    exec(source, scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
+    return scope["encode"]
+
+
+def _unwrap(hint: Any) -> tuple[bool, Any]:
+    """(whether None is allowed, the type without None)."""
+    optional = get_origin(hint) in (Union, UnionType) and type(None) in get_args(hint)
+    return optional, ([a for a in get_args(hint) if a is not type(None)][0] if optional else hint)
+
+
+# --- a line back to its event ------------------------------------------------------------
+
+
+class EventDecoder:
+    """A transcript line's JSON object -> its event, every field checked (its type, a
+    time finite, a node one of `nodes`), for one algorithm's messages: the mirror of
+    LineEncoder.
+
+    A replay reads a million lines, so each kind gets a decoding function of its own,
+    generated once from its dataclass's fields (what cattrs does, without the tagged
+    union's detour), and a message is structured (by cattrs, checked) once per distinct
+    message: a broadcast's copies are alike. JSON scalars are taken as they are: "3" is
+    not an int, true is not a number; a field the event does not have is refused. Then
+    the kinds whose values have rules of their own are checked by them (`checks`): a
+    state's status and role are ones its algorithm declares, a command is one the
+    command line could have given (commands.check_words), a violation one the monitor
+    could have reported. A problem raises ValueError("field 'x': ...")."""
+
+    def __init__(self, algorithm: str, nodes: set[int]):
+        self._converter = converter(algorithm)
+        self._messages: dict[tuple, Message] = {}
+        self._nodes = nodes  # the header's, and each node that joins, from its join on
+        self._statuses = {*ALGORITHMS[algorithm].statuses, DOWN_STATUS, LEFT_STATUS}
+        self.by_kind = {cls.kind: _generate_decoder(cls, self._message, nodes) for cls in EVENT_TYPES}  # kind -> decoder
+        self.checks: dict[type, Callable[[Any], None]] = {
+            StateEvent: self._state, DropEvent: self._drop, CommandEvent: self._command, ViolationEvent: self._violation}
+
+    def _state(self, e: StateEvent) -> None:
+        if e.role not in ROLES:
+            raise ValueError(f"field 'role': expected one of {', '.join(ROLES)}, got {shown_json(e.role)}")
+        if e.status not in self._statuses:
+            raise ValueError(f"field 'status': not a status of this algorithm: {shown_json(e.status)}")
+
+    def _drop(self, e: DropEvent) -> None:
+        if e.reason not in DROP_REASONS:
+            raise ValueError(f"field 'reason': expected {' or '.join(map(json.dumps, DROP_REASONS))}, got {shown_json(e.reason)}")
+
+    def _command(self, e: CommandEvent) -> None:
+        command = check_words(e.command, e.args, self._nodes)
+        if type(command) is JoinCommand:
+            self._nodes.add(command.node)
+        if not SOURCE.fullmatch(e.source):
+            raise ValueError(f"field 'source': expected a word such as \"user\", got {shown_json(e.source)}")
+
+    @staticmethod
+    def _violation(e: ViolationEvent) -> None:
+        if e.property not in PROPERTY_NAMES:
+            raise ValueError(f"field 'property': expected one of {', '.join(PROPERTY_NAMES)}, got {shown_json(e.property)}")
+        if e.phase not in PHASES or (e.property == SLE2 and e.phase != "begin"):
+            raise ValueError(f"field 'phase': expected {' or '.join(PHASES)} (sle2 only begins), got {shown_json(e.phase)}")
+        if len(e.leaders) != len(e.nodes):
+            raise ValueError(f"field 'leaders': one for each of the {len(e.nodes)} nodes, got {len(e.leaders)}")
+        if e.phase == "end" and e.duration is None:
+            raise ValueError("field 'duration': an episode's end says how long it lasted")
+
+    def _message(self, value: Any) -> Message:
+        if type(value) is not dict:
+            raise ValueError(f"field 'msg': expected an object, got {json.dumps(value)}")
+        try:
+            key = tuple(value.items())
+            msg = self._messages.get(key)
+        except TypeError:  # a field that is a list or an object: not worth a cache slot
+            key, msg = None, None
+        if msg is None:
+            try:
+                msg = self._converter.structure(value, Message)
+            except cattrs.BaseValidationError as e:
+                problem = _describe(e)
+                where = problem.replace("field '", "field 'msg.", 1) if problem.startswith("field '") else f"field 'msg': {problem}"
+                raise ValueError(where) from None
+            except Exception as e:  # cattrs reports through several exception types
+                raise ValueError(f"field 'msg': {e}") from None
+            if key is not None:
+                if len(self._messages) > 65_536:
+                    self._messages.clear()
+                self._messages[key] = msg
+        return msg
+
+
+# JSON types each Python field type accepts, for the generated decoders. bool is not an
+# int here, though Python says it is; an int is a number.
+_JSON_TYPES = {int: ("int", "int"), float: ("number", "int, float"), str: ("string", "str"), bool: ("true or false", "bool")}
+
+
+def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[int]) -> Callable[[dict[str, Any]], Event]:
+    """One straight-line function that checks and builds a `cls` from its JSON object,
+    generated from the class's fields: per field, its JSON type, and if it holds a time
+    or nodes, that the time is in range and the nodes are `nodes`; then that the object
+    has no other field (counted: the required ones, `kind`, and the optional ones present)."""
+    hints = get_type_hints(cls)
+    names, lines = [], []
+    count = "1"  # `kind`
+    for f in fields(cls):
+        var, hint = f"v_{f.name}", hints[f.name]
+        names.append(var)
+        if f.default is MISSING:  # a missing field fails its type check, which says it is missing
+            lines.append(f"    {var} = raw.get({f.name!r}, missing)")
+            count += " + 1"
+        else:
+            lines.append(f"    {var} = raw.get({f.name!r}, {f.default!r})")
+            count += f" + ({f.name!r} in raw)"
+        optional, base = _unwrap(hint)
+        none_ok = f"{var} is not None and " if optional else ""
+        if base is Message:
+            lines.append(f"    if {var} is missing: fail({f.name!r}, 'required field missing')")
+            lines.append(f"    {var} = message({var})")
+        elif base in _JSON_TYPES:
+            name, types = _JSON_TYPES[base]
+            test = f"type({var}) is not {types}" if "," not in types else f"type({var}) not in ({types})"
+            lines.append(f"    if {none_ok}{test}: wrong({f.name!r}, {name!r}, {var})")
+            if f.name in TIME_FIELDS:
+                limit = INSTANT.high if f.name == "t" else LATEST
+                lines.append(f"    if {none_ok}not 0 <= {var} <= {limit!r}: bad_time({f.name!r}, {var}, {limit!r})")
+            if f.name in NODE_FIELDS:
+                lines.append(f"    if {none_ok}{var} not in nodes: stranger({f.name!r}, {var})")
+        elif get_origin(base) is tuple:  # tuple[X, ...], written as a JSON list
+            item = get_args(base)[0]
+            item_optional = get_origin(item) in (Union, UnionType) and type(None) in get_args(item)
+            item_base = [a for a in get_args(item) if a is not type(None)][0] if item_optional else item
+            name, types = _JSON_TYPES[float if item_base == int | float else item_base]  # a number
+            item_none = "x is not None and " if item_optional else ""
+            lines.append(f"    if type({var}) is not list: wrong({f.name!r}, 'a list', {var})")
+            lines.append(f"    for x in {var}:")
+            lines.append(f"        if {item_none}type(x) not in ({types},): wrong({f.name!r}, {name!r}, x)")
+            if f.name in NODE_FIELDS:
+                lines.append(f"        if {item_none}x not in nodes: stranger({f.name!r}, x)")
+            lines.append(f"    {var} = tuple({var})")
+        else:  # a field type this decoder does not know: say so when the class is new, not later
+            raise TypeError(f"no decoder for field {f.name!r} of {cls.__name__}: {hint!r}")
+    lines.append(f"    if len(raw) != {count}: unknown(raw, {cls.kind!r})")
+    source = "def decode(raw):\n" + "\n".join(lines) + f"\n    return cls({', '.join(names)})\n"
+    scope = {"cls": cls, "message": message, "nodes": nodes, "fail": _field_problem, "missing": _MISSING,
+             "wrong": _wrong_type, "bad_time": _bad_time, "stranger": _not_a_node, "unknown": _unknown_field}
+    exec(source, scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
+    return scope["decode"]
+
+
+def _field_problem(name: str, problem: str) -> None:
+    raise ValueError(f"field '{name}': {problem}")
+
+
+_MISSING = object()  # a required field's value when the line has none
+
+
+def _wrong_type(name: str, expected: str, value: Any) -> None:
+    if value is _MISSING:
+        _field_problem(name, "required field missing")
+    raise ValueError(f"field '{name}': expected {expected}, got {json.dumps(value)}")
+
+
+def _bad_time(name: str, value: float, limit: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"field '{name}': expected a finite number of seconds, got {value}")
+    raise ValueError(f"field '{name}': {value:g} s is out of range (0 to {limit:,.0f} s)")
+
+
+def _unknown_field(raw: dict[str, Any], kind: str) -> None:
+    fields_of = {f.name for f in fields(EVENT_KINDS[kind])} | {"kind"}
+    extra = next(k for k in raw if k not in fields_of)
+    raise ValueError(f"field {shown_json(extra)}: not a field of a {kind} event")
+
+
+def _not_a_node(name: str, value: int) -> None:
+    raise ValueError(f"field '{name}': {value} is not one of the header's nodes")
+
+
+def _describe(error: Exception) -> str:
+    """cattrs' nested validation errors, as "field 'x.y': what is wrong" (the first one)."""
+    if isinstance(error, cattrs.BaseValidationError):
+        first = cattrs.transform_error(error, format_exception=_format_exception)[0]
+        problem, _, path = first.rpartition(" @ ")
+        where = path.removeprefix("$").removeprefix(".")
+        return f"field '{where}': {problem}" if where else problem
+    return str(error)
+
+
+def _format_exception(exc: BaseException, _type: object) -> str:
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return f"not a field of a {getattr(exc.cl, 'label', exc.cl.__name__)} message: {', '.join(sorted(exc.extra_fields))}"
+    return str(exc) or type(exc).__name__

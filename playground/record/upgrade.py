@@ -1,0 +1,36 @@
+"""Older transcripts, read as version 3: each line upgraded in place as it is read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Upgrade:
+    """An older version's event line, as version 3 writes it (in place, line by line:
+    a state's role depends on whether its node is up, which earlier lines say)."""
+
+    def __init__(self, algorithm: type):
+        self.statuses = algorithm.statuses
+        self.up: set[object] = set()
+
+    def __call__(self, raw: dict[str, Any]) -> None:
+        kind, node = raw.get("kind"), raw.get("node")
+        if type(node) is not int:
+            node = None  # (the event's own check names a wrong one)
+        if kind in ("start", "recover"):
+            self.up.add(node)
+        elif kind == "crash":
+            self.up.discard(node)
+        elif kind == "state" and "normal" in raw:
+            normal = raw.pop("normal")
+            status = raw.get("status")
+            if normal is True:
+                raw["role"] = "normal"
+            elif node not in self.up:
+                raw["role"] = "down"
+            elif type(status) is str:
+                raw["role"] = getattr(self.statuses.get(status), "value", "electing")
+        elif kind == "violation" and "detail" in raw:
+            raw.pop("detail")
+            nodes = raw.get("nodes")
+            raw["leaders"] = [None] * len(nodes) if isinstance(nodes, list) else nodes
