@@ -22,7 +22,11 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from protocol import ALGORITHMS
+
+from ..core.commands import Scheduled
 from ..core.config import ClusterConfig
+from ..core.engine import Engine
 from ..core.events import Event
 
 FORMAT = "bully-transcript"
@@ -55,6 +59,26 @@ class Header:
 class Transcript:
     header: Header
     events: list[Event] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """What re-creates a run, event for event (the engine is deterministic): its header
+    (algorithm, nodes, seed, settings) and its commands, at their times, in their order.
+    The one place a header and commands become an engine: a new session, verify, a
+    replay's re-run and a branch all start here, so they cannot drift apart."""
+
+    header: Header
+    commands: tuple[Scheduled, ...] = ()
+
+    def engine(self, *, lookahead: bool = True) -> Engine:
+        """A fresh engine, every command scheduled. `lookahead`: hand out work in windows
+        of the minimum delay (headless), or an instant at a time (live: nothing shows
+        before its time); the same events either way."""
+        h = self.header
+        engine = Engine(ALGORITHMS[h.algorithm], h.nodes, h.config, h.seed, lookahead=lookahead)
+        engine.schedule(self.commands)
+        return engine
 
 
 def wide(nodes: list[int]) -> bool:

@@ -16,15 +16,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from protocol import ALGORITHMS
-
 from ..core.commands import Scheduled, from_words
 from ..core.config import InputError
-from ..core.engine import Engine, run_sync
+from ..core.engine import run_sync
 from ..core.events import CommandEvent, Event
 from .codec import LineEncoder
 from .reader import Reader
-from .transcript import VERSION, wide
+from .transcript import VERSION, Recipe, wide
 
 
 class Different(Exception):
@@ -42,8 +40,7 @@ def verify(path: str) -> int:
         if reader.version != VERSION:
             raise InputError(f"{path} is a version {reader.version} transcript: verify re-creates runs of this program "
                              f"(version {VERSION}); older ones were made by other rules")
-    engine = Engine(ALGORITHMS[reader.header.algorithm], reader.header.nodes, reader.header.config, reader.header.seed)
-    engine.schedule(commands)
+    engine = Recipe(reader.header, tuple(commands)).engine()
     compare = _Comparer(path, reader.header.algorithm, wide(reader.header.nodes))
     engine.subscribe(compare)
     try:

@@ -27,8 +27,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from protocol import ALGORITHMS
-
 from ..core.commands import Join, Scheduled, from_words
 from ..core.engine import Engine, run_sync
 from ..core.events import (
@@ -44,7 +42,7 @@ from ..core.monitor import Rounds
 from ..record.files import write_whole
 from ..record.reader import Reader
 from ..record.transcript import INDEX_BLOCK as BLOCK
-from ..record.transcript import VERSION, Header, Parent, header_line
+from ..record.transcript import VERSION, Header, Parent, Recipe, header_line
 from ..ui.model import LOG_CAP, ClusterModel, ModelState
 
 CHECKPOINT = 8192  # events between two checkpoints of the model
@@ -202,10 +200,7 @@ class History:
 
     def recipe(self) -> Engine:
         """A fresh engine that runs this session again: its header and every command."""
-        h = self.header
-        engine = Engine(ALGORITHMS[h.algorithm], h.nodes, h.config, h.seed)
-        engine.schedule(command for _, command in self.commands)
-        return engine
+        return Recipe(self.header, tuple(command for _, command in self.commands)).engine()
 
     def engine_at(self, instant: int, to_read: bool = False) -> Engine | None:
         """A fresh engine at the end of `instant`, re-run from the nearest copy kept before

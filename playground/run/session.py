@@ -19,7 +19,7 @@ from ..core.engine import Engine
 from ..core.ids import node_ids
 from ..record.recorder import Recorder
 from ..record.summary import Summary
-from ..record.transcript import Header
+from ..record.transcript import Header, Recipe
 from .cluster import Cluster
 from .interrupt import run_trio, stopped_by
 from .progress import RunProgress
@@ -53,6 +53,10 @@ class Session:
     def header(self) -> Header:
         return Header(self.algorithm, list(self.ids), self.seed, self.config)
 
+    @property
+    def recipe(self) -> Recipe:
+        return Recipe(self.header, self.commands)
+
     @classmethod
     def of(cls, header: Header, commands: tuple[Scheduled, ...], transcript: str) -> Session:
         """The session a transcript records: its settings and commands (the recipe)."""
@@ -63,15 +67,13 @@ class Session:
         """An engine ready to run, with its summary and (if asked) its transcript's
         recorder attached. The transcript file is opened here, before anything runs, so
         a bad path fails first."""
-        algorithm = ALGORITHMS[self.algorithm]
-        engine = Engine(algorithm, self.ids, self.config, self.seed, lookahead=lookahead)
-        summary = Summary(self.ids, tuple(m.type for m in algorithm.messages))
+        engine = self.recipe.engine(lookahead=lookahead)
+        summary = Summary(self.ids, tuple(m.type for m in ALGORITHMS[self.algorithm].messages))
         engine.subscribe(summary)
         recorder = None
         if self.transcript is not None:
             recorder = files.enter_context(Recorder.create(self.transcript, self.header, self.overwrite))
             engine.subscribe(recorder)
-        engine.schedule(self.commands)
         return engine, summary, recorder
 
 
