@@ -33,10 +33,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Message, MessageRole, StatusRole
+from .interface import Message, MessageRole, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
 
-ELECTION, WAITING, NORMAL = "election", "waiting", "normal"
+
+class ClassicStatus(Status):
+    ELECTION = "election", StatusRole.ELECTING
+    WAITING = "waiting", StatusRole.WAITING
+    NORMAL = "normal", StatusRole.NORMAL
+
+
+ELECTION, WAITING, NORMAL = ClassicStatus
 
 ANSWER_WAIT = "answer_wait"
 COORDINATOR_WAIT = "coordinator_wait"
@@ -63,7 +70,7 @@ class ClassicBully(ProbingNode):
     name = "classic"
     title = "classic Bully"
     messages = (Election, Answer, Coordinator, Probe, ProbeReply)
-    statuses = {ELECTION: StatusRole.ELECTING, WAITING: StatusRole.WAITING, NORMAL: StatusRole.NORMAL}
+    statuses = ClassicStatus
 
     @classmethod
     def worst_case_messages(cls, n: int) -> int:
@@ -78,7 +85,7 @@ class ClassicBully(ProbingNode):
 
     def on_suspect(self) -> None:
         # An election under way already answers the question the detector raises.
-        if self.status == NORMAL:
+        if self.status is NORMAL:
             self.leader = None
             self._start_election()
 
@@ -88,9 +95,9 @@ class ClassicBully(ProbingNode):
         match msg:
             case Election() if src < self.id:  # rule 4
                 self.send(src, Answer)
-                if self.status == NORMAL:
+                if self.status is NORMAL:
                     self._start_election()
-            case Answer() if self.status == ELECTION and src > self.id:  # rule 3
+            case Answer() if self.status is ELECTION and src > self.id:  # rule 3
                 self.status = WAITING
                 self.cancel_timer(ANSWER_WAIT)
                 self.set_timer(COORDINATOR_WAIT, self.config.coordinator_wait)
@@ -102,9 +109,9 @@ class ClassicBully(ProbingNode):
     def on_timer(self, name: str) -> None:
         if self.probe_timer(name):
             return
-        if name == ANSWER_WAIT and self.status == ELECTION:  # rule 2
+        if name == ANSWER_WAIT and self.status is ELECTION:  # rule 2
             self._lead()
-        elif name == COORDINATOR_WAIT and self.status == WAITING:  # rule 3, start over
+        elif name == COORDINATOR_WAIT and self.status is WAITING:  # rule 3, start over
             self._start_election()
 
     def on_leader_lost(self) -> None:

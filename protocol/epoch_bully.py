@@ -70,10 +70,11 @@ from .classic import (
     WAITING,
     Answer,
     ClassicBully,
+    ClassicStatus,
     Coordinator,
     Election,
 )
-from .interface import Message, MessageRole, Node, SafeStorage, StatusRole
+from .interface import Message, MessageRole, Node, SafeStorage
 
 HEARTBEAT = "heartbeat"  # the leader's period, T/2
 HEARTBEAT_WAIT = "heartbeat_wait"  # a follower's patience, T
@@ -99,7 +100,7 @@ class EpochBully(Node):
     name = "epoch-bully"
     title = "epoch Bully (seed 001)"
     messages = (Election, Answer, Coordinator, Heartbeat)
-    statuses = {ELECTION: StatusRole.ELECTING, WAITING: StatusRole.WAITING, NORMAL: StatusRole.NORMAL}
+    statuses = ClassicStatus
     storage_class = EpochStorage
     storage: EpochStorage
 
@@ -116,7 +117,7 @@ class EpochBully(Node):
         self._start_round()
 
     def on_suspect(self) -> None:  # rule 1; a round under way already answers it
-        if self.status == NORMAL:
+        if self.status is NORMAL:
             self._start_round()
 
     def on_member_left(self, node: int) -> None:  # rule 1: a leader that leaves is gone
@@ -128,18 +129,18 @@ class EpochBully(Node):
         if kind is Heartbeat:  # rule 6
             if src == self.leader:
                 self._watch_leader()
-            elif self.status == NORMAL and src > self.leader:
+            elif self.status is NORMAL and src > self.leader:
                 self._start_round()
         elif kind is Election:  # rule 4
             if src < self.id:
                 self.send(src, Answer)
-                if self.status == NORMAL:
+                if self.status is NORMAL:
                     if msg.epoch > self.storage.reign:
                         self._start_round()
                     elif self.leader == self.id:
                         self.send(src, Coordinator)
         elif kind is Answer:
-            if self.status == ELECTION and src > self.id and msg.epoch >= self.round:  # rule 3
+            if self.status is ELECTION and src > self.id and msg.epoch >= self.round:  # rule 3
                 self.status = WAITING
                 self.cancel_timer(ANSWER_WAIT)
                 self.set_timer(COORDINATOR_WAIT, self.config.coordinator_wait)
@@ -148,7 +149,7 @@ class EpochBully(Node):
                 self._lead()
         elif kind is Coordinator:  # rule 5
             if src < self.id:  # a lower node thinks it is the highest up: bully it
-                if self.status == NORMAL:
+                if self.status is NORMAL:
                     self._start_round()
                 return
             stored, reign = self.storage.leader, self.storage.reign
@@ -159,14 +160,14 @@ class EpochBully(Node):
                 self.send(src, Answer)
 
     def on_timer(self, name: str) -> None:
-        if name == ANSWER_WAIT and self.status == ELECTION:  # rule 2
+        if name == ANSWER_WAIT and self.status is ELECTION:  # rule 2
             self._lead()
-        elif name == COORDINATOR_WAIT and self.status == WAITING:  # rule 3
+        elif name == COORDINATOR_WAIT and self.status is WAITING:  # rule 3
             self._start_round()
         elif name == HEARTBEAT and self.leader == self.id:  # rule 6
             self.broadcast(self.others, Heartbeat)
             self.set_timer(HEARTBEAT, self.config.timeout / 2)
-        elif name == HEARTBEAT_WAIT and self.status == NORMAL:  # rule 6: the detector fires
+        elif name == HEARTBEAT_WAIT and self.status is NORMAL:  # rule 6: the detector fires
             self._start_round()
 
     # --- transitions ----------------------------------------------------------------

@@ -47,9 +47,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Ids, Message, MessageRole, Node, StatusRole
+from .interface import Ids, Message, MessageRole, Node, Status, StatusRole
 
-DOWN, ELECTION, REORGANIZATION, NORMAL = "down", "election", "reorganization", "normal"
+
+class GarciaMolinaStatus(Status):
+    # Down is also an up node that recovered and has not been taken in: it waits for a
+    # coordinator's Check to find it (the crashed are the runtime's "down").
+    DOWN = "down", StatusRole.WAITING
+    ELECTION = "election", StatusRole.ELECTING
+    REORGANIZATION = "reorganization", StatusRole.WAITING
+    NORMAL = "normal", StatusRole.NORMAL
+
+
+DOWN, ELECTION, REORGANIZATION, NORMAL = GarciaMolinaStatus
 
 # Election phases (None when not running one).
 ASK, HALT, REORGANIZE, READY = "ask", "halt", "reorganize", "ready"
@@ -148,14 +158,7 @@ class GarciaMolina(Node):
         AreYouThere, Yes, AreYouNormal, NormalReply, Halt, HaltAck,
         NewCoordinator, NewCoordinatorAck, Ready, ReadyAck,
     )
-    # GM's Down is also an up node that recovered and has not been taken in: it waits
-    # for a coordinator's Check to find it (the crashed are the runtime's "down").
-    statuses = {
-        DOWN: StatusRole.WAITING,
-        ELECTION: StatusRole.ELECTING,
-        REORGANIZATION: StatusRole.WAITING,
-        NORMAL: StatusRole.NORMAL,
-    }
+    statuses = GarciaMolinaStatus
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -191,15 +194,15 @@ class GarciaMolina(Node):
             case AreYouThere(procedure=procedure):
                 self.send(src, Yes, procedure)
             case AreYouNormal():
-                self.send(src, NormalReply, self.status == NORMAL)
+                self.send(src, NormalReply, self.status is NORMAL)
             case Halt():
                 self._halted(src)
-            case NewCoordinator() if self.status == ELECTION and self.halted_by == src:
+            case NewCoordinator() if self.status is ELECTION and self.halted_by == src:
                 self.cancel_timer(HALTED_WAIT)
                 self.status, self.leader = REORGANIZATION, src
                 self.set_timer(HALTED_WAIT, self.config.coordinator_wait)
                 self.send(src, NewCoordinatorAck)
-            case Ready(task=task) if self.status == REORGANIZATION and self.leader == src:
+            case Ready(task=task) if self.status is REORGANIZATION and self.leader == src:
                 self.cancel_timer(HALTED_WAIT)
                 self.status, self.task = NORMAL, task
                 self.send(src, ReadyAck)
@@ -226,7 +229,7 @@ class GarciaMolina(Node):
                 self._next_phase()  # no higher node answered / whoever acked is in Up
             else:
                 self._election()  # someone in Up did not ack: restart
-        elif name == CHECK and self.leader == self.id and self.status == NORMAL:
+        elif name == CHECK and self.leader == self.id and self.status is NORMAL:
             self.broadcast(self.others, AreYouNormal)
             self._every_p(CHECK)
         elif name == TIMEOUT and self.status in (NORMAL, REORGANIZATION) and self.leader != self.id:

@@ -38,8 +38,9 @@ and the runtime refuses join and leave with that.
 
 What an algorithm declares for everyone else. Nothing outside an algorithm's module
 spells out its names: the runtime, the monitor and the UI read these declarations.
-  - a `StatusRole` for each status (electing, waiting, normal): the monitor judges by
-    "normal", the UI picks a glyph and a colour by role;
+  - its statuses, as a `Status` enum whose members carry their `StatusRole` (electing,
+    waiting, normal): the monitor judges by "normal", the UI picks a glyph and a colour
+    by role, a transcript writes the status's name;
   - a `MessageRole` for each message (request, reply, announcement, failure detection):
     the comparison counts detector traffic apart, the UI colours and hides by role;
   - display names (`title`, each message's `label`);
@@ -60,6 +61,25 @@ class StatusRole(StrEnum):
     ELECTING = "electing"  # running an election
     WAITING = "waiting"  # waiting for another node's election to finish
     NORMAL = "normal"  # operating under an agreed leader (what SLE1 and SLE2 speak of)
+
+
+class Status(StrEnum):
+    """Base of each algorithm's statuses (and the runtime's down and left): a member is
+    its name, as transcripts write it, and carries the role it plays. Two algorithms may
+    use one name (Garcia-Molina's "down" is a waiting status), so compare members, or
+    roles, not names.
+
+        class ClassicStatus(Status):
+            ELECTION = "election", StatusRole.ELECTING
+    """
+
+    role: StatusRole
+
+    def __new__(cls, name: str, role: StatusRole) -> Status:
+        member = str.__new__(cls, name)
+        member._value_ = name
+        member.role = role
+        return member
 
 
 class MessageRole(StrEnum):
@@ -245,7 +265,7 @@ class Node:
       name             the name used on the command line and in transcripts
       title            its name for people
       messages         its message classes (the transcript codec is built from them)
-      statuses         every status an up node can be in, in display order, with its role
+      statuses         its Status enum: every status an up node can be in, in display order
       storage_class    its SafeStorage subclass
       fixed_members    why it cannot take joins and leaves, or None if it can
     """
@@ -253,7 +273,7 @@ class Node:
     name: ClassVar[str]
     title: ClassVar[str]
     messages: ClassVar[tuple[type[Message], ...]]
-    statuses: ClassVar[dict[str, StatusRole]]
+    statuses: ClassVar[type[Status]]
     storage_class: ClassVar[type[SafeStorage]] = SafeStorage
     fixed_members: ClassVar[str | None] = None
 
@@ -264,7 +284,7 @@ class Node:
         self.config = config
         self.storage = storage
         # Not yet started: the caller's first input is always Start, which sets a status.
-        self.status: str = ""
+        self.status: Status = None  # type: ignore[assignment]
         self.leader: int | None = None
         self._set_members(ids)
         # Names of the timers this node has asked for and not yet seen fire or cancelled,
@@ -340,11 +360,11 @@ class Node:
 
     @property
     def role(self) -> StatusRole:
-        return self.statuses[self.status]
+        return self.status.role
 
     @property
     def normal(self) -> bool:
-        return self.statuses[self.status] is StatusRole.NORMAL
+        return self.status.role is StatusRole.NORMAL
 
     def variables(self) -> dict[str, object]:
         """The algorithm's own volatile variables, for display. Status, leader and

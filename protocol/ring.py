@@ -106,10 +106,16 @@ import bisect
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Config, Message, MessageRole, StatusRole
+from .interface import Config, Message, MessageRole, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
 
-ELECTION, NORMAL = "election", "normal"
+
+class RingStatus(Status):
+    ELECTION = "election", StatusRole.ELECTING
+    NORMAL = "normal", StatusRole.NORMAL
+
+
+ELECTION, NORMAL = RingStatus
 
 ELECTED_WAIT = "elected_wait"
 ELECTED_WAIT_LAPS = 1  # what a participant still needs, at most: its Election to the candidate, then Elected back
@@ -178,7 +184,7 @@ class Ring(ProbingNode):
     name = "ring"
     title = "Chang & Roberts ring"
     messages = (Election, Elected, RingAck, Back, Probe, ProbeReply)
-    statuses = {ELECTION: StatusRole.ELECTING, NORMAL: StatusRole.NORMAL}
+    statuses = RingStatus
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

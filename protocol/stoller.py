@@ -38,9 +38,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .interface import Message, MessageRole, Node, StatusRole
+from .interface import Message, MessageRole, Node, Status, StatusRole
 
-ELEC1, ELEC2, WAIT, NORM = "elec1", "elec2", "wait", "norm"
+
+class StollerStatus(Status):
+    ELEC1 = "elec1", StatusRole.ELECTING
+    ELEC2 = "elec2", StatusRole.ELECTING
+    WAIT = "wait", StatusRole.WAITING
+    NORM = "norm", StatusRole.NORMAL
+
+
+ELEC1, ELEC2, WAIT, NORM = StollerStatus
 
 TICK = "heartbeat"  # the failure detector's period, T/2
 SILENT_TICKS = 3  # ticks without a word before a peer is suspected
@@ -75,7 +83,7 @@ class Stoller(Node):
     name = "stoller"
     title = "Stoller's Bully"
     messages = (Halt, Ack, Ldr, Heartbeat)
-    statuses = {ELEC1: StatusRole.ELECTING, ELEC2: StatusRole.ELECTING, WAIT: StatusRole.WAITING, NORM: StatusRole.NORMAL}
+    statuses = StollerStatus
     # Random schedules (test_membership.py) found two nodes joining at once leaving a
     # node in Wait for ever; until its rules are worked out for a changing group, it
     # says no.
@@ -111,7 +119,7 @@ class Stoller(Node):
         self._elec1()
 
     def on_suspect(self) -> None:
-        if self.status == NORM:
+        if self.status is NORM:
             self._elec1()
 
     def on_timer(self, name: str) -> None:
@@ -132,13 +140,13 @@ class Stoller(Node):
                     self._halt_next()
                 else:  # taken in by a leader
                     self.send(src, Ldr)
-            case Ldr() if self.status == WAIT and self.halted_by == src:
+            case Ldr() if self.status is WAIT and self.halted_by == src:
                 self.status, self.leader = NORM, src
             case Heartbeat(leader=leader, halted_by=halted_by) if self.id not in (leader, halted_by):
                 if src in self.halts:
                     if self.ticks - self.halts[src] >= SILENT_TICKS:
                         self._halt(src)  # unacked for more than T: it was lost (see above)
-                elif self.status == NORM and self.leader == self.id and src < self.id:
+                elif self.status is NORM and self.leader == self.id and src < self.id:
                     self._halt(src)  # a lower node outside the group: take it in
             # Anything else is stale: an Ack or Ldr from an election that is over.
 
@@ -159,13 +167,13 @@ class Stoller(Node):
 
     def _detected_down(self, peer: int) -> None:
         self.halts.pop(peer, None)
-        if self.status == WAIT and peer == self.halted_by:
+        if self.status is WAIT and peer == self.halted_by:
             self._elec1()
-        elif self.status == NORM and peer == self.leader and peer != self.id:
+        elif self.status is NORM and peer == self.leader and peer != self.id:
             self._elec1()
-        elif self.status == ELEC2 and peer == self.halting:
+        elif self.status is ELEC2 and peer == self.halting:
             self._halt_next()
-        elif self.status == ELEC1:
+        elif self.status is ELEC1:
             self._elec1_check()
 
     # --- the election -----------------------------------------------------------------

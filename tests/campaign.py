@@ -831,14 +831,33 @@ def m_time_back(t: Lines, r: random.Random):
     return t.replaced(i, dict(t.objs[i], t=round(t.objs[i - 1]["t"] - 0.5, 6)))
 
 
+def _states(t: Lines) -> list[tuple[str, str]]:
+    """Each (status, role) the transcript's state lines have."""
+    return sorted({(o["status"], o["role"]) for o in t.objs[1:] if o.get("kind") == "state"})
+
+
 @mutation
 def m_status_changed(t: Lines, r: random.Random):
-    statuses = sorted({o["status"] for o in t.objs[1:] if o.get("kind") == "state"})
+    """Another status the run had, with its role: well formed, and not what happened."""
     i = t.pick(r, lambda o: o.get("kind") == "state")
-    if i is None or len(statuses) < 2:
+    others = [] if i is None else [s for s in _states(t) if s != (t.objs[i]["status"], t.objs[i]["role"])]
+    if not others:
         return None
-    obj = dict(t.objs[i], status=r.choice([s for s in statuses if s != t.objs[i]["status"]]))
-    return t.replaced(i, obj)
+    status, role = r.choice(others)
+    return t.replaced(i, dict(t.objs[i], status=status, role=role))
+
+
+@mutation
+def m_role_contradicts_status(t: Lines, r: random.Random):
+    """A role the line's status does not have (a known role, of another status)."""
+    i = t.pick(r, lambda o: o.get("kind") == "state")
+    if i is None:
+        return None
+    name = t.objs[i]["status"]
+    # (not one a status of that name has: "down" is Garcia-Molina's waiting status and the runtime's)
+    taken = {role for status, role in _states(t) if status == name} | ({"down"} if name == "down" else set())
+    roles = sorted({role for _, role in _states(t)} - taken)
+    return t.replaced(i, dict(t.objs[i], role=r.choice(roles))) if roles else None
 
 
 def _header_change(change: Callable[[dict], None]) -> Mutation:
@@ -902,7 +921,7 @@ TRANSCRIPT_SPECS: list[tuple[str, tuple]] = [
     ("seed_negative", ()), ("nodes_5000", ()), ("nodes_155000", ()), ("config_timeout_huge", ()),
     ("config_delay_inverted", ()), ("version_float", ()), ("version_unknown", ()),
     ("unknown_kind", ()), ("unknown_command", ()), ("args_count", ()), ("violation_property", ()),
-    ("violation_phase", ()), ("sle1_short_leaders", ()), ("unknown_role", ()), ("stranger_node", ()),
+    ("violation_phase", ()), ("sle1_short_leaders", ()), ("unknown_role", ()), ("role_contradicts_status", ()), ("stranger_node", ()),
     ("args_stranger", ()), ("parent_string", ()), ("nan_literal", ()), ("infinity_literal", ()),
     ("cut", ()), ("cut", ()), ("empty", ()), ("header_only", ()), ("garbage", ()), ("blank_line", ()),
     ("two_objects", ()), ("long_line", ()), ("deep_nesting", ()),

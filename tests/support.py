@@ -12,7 +12,7 @@ from playground.core.config import ClusterConfig
 from playground.core.engine import Engine
 from playground.core.events import Event
 from playground.run.cluster import Cluster
-from protocol import ALGORITHMS, Send
+from protocol import ALGORITHMS, Send, StatusRole
 
 # The worst-case configuration of PROTOCOLS.md: constant delay 1, T = 4, no probing.
 WORST_CASE = ClusterConfig(timeout=4, probe_interval=0, delay_min=1, delay_max=1)
@@ -55,7 +55,7 @@ def sent(outputs, msg_type=None) -> list[tuple[int, type]]:
 
 def final_states(engine: Engine) -> dict[int, tuple[str, int | None, bool]]:
     """Each node's (status, leader, normal), as last reported."""
-    return {i: (h.state[0], h.state[1], h.state[2] == "normal") for i, h in engine.hosts.items()}
+    return {i: (h.state[0], h.state[1], h.state[0].role is StatusRole.NORMAL) for i, h in engine.hosts.items()}
 
 
 __all__ = ["WORST_CASE", "at", "final_states", "make_engine", "run", "sends", "sent"]

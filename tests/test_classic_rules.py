@@ -257,7 +257,7 @@ def test_reconfigure_applies_to_timers_set_afterwards():
 
 
 def test_only_normal_counts_as_normal():
-    assert [s for s, role in ClassicBully.statuses.items() if role is StatusRole.NORMAL] == ["normal"]
+    assert [s for s in ClassicBully.statuses if s.role is StatusRole.NORMAL] == ["normal"]
     assert {started(2).role, following(2, leader=5).role} == {StatusRole.ELECTING, StatusRole.NORMAL}
 
 

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from playground.core.config import ClusterConfig
 from playground.ui import diagram
 from playground.ui.model import LogLine
+from protocol.classic import ClassicStatus
 from tests.test_app import advance, make_app, on_asyncio, wait_for
 
 LABELS = {1: "1", 2: "2", 3: "3"}
@@ -37,7 +38,7 @@ def test_a_drop_ends_in_a_cross_at_a_dashed_lane_and_a_violation_fills_the_row()
 
 
 def test_state_marks_carry_their_roles_glyph_and_status():
-    line = LogLine(1.0, "state", "state", None, (2,), "node 2 election, leader none", ("electing", "election"))
+    line = LogLine(1.0, "state", "state", None, (2,), "node 2 election, leader none", ClassicStatus.ELECTION)
     drawn = text(diagram.row(line, (1, 2, 3), 10, frozenset(), LABELS, 30))
     assert drawn[15:24] == "◆election"
 

@@ -15,7 +15,7 @@ from playground.cli import main
 from playground.record.reader import load
 from playground.run.session import Session
 from playground.ui.app import BullyApp
-from protocol import ALGORITHMS, Message, MessageRole, Node, StatusRole
+from protocol import ALGORITHMS, Message, MessageRole, Node, Status, StatusRole
 from tests.test_app import advance, card_text, on_asyncio
 
 
@@ -25,6 +25,12 @@ class Beam(Message):
     role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
 
 
+class Glow(Status):
+    DARK = "dark", StatusRole.WAITING
+    SHINING = "shining", StatusRole.NORMAL
+    GUIDED = "guided", StatusRole.NORMAL
+
+
 class Lighthouse(Node):
     """Each node shines its beam to all the others and, after T, follows the highest
     beam it has seen (its own included). No failure detection: a toy."""
@@ -32,11 +38,11 @@ class Lighthouse(Node):
     name = "lighthouse"
     title = "Lighthouse (a test's own)"
     messages = (Beam,)
-    statuses = {"dark": StatusRole.WAITING, "shining": StatusRole.NORMAL, "guided": StatusRole.NORMAL}
+    statuses = Glow
 
     def on_start(self) -> None:
         self.seen = {self.id}
-        self.status = "dark"
+        self.status = Glow.DARK
         self.announce_election()
         self.broadcast(self.others, Beam)
         self.set_timer("look", self.config.timeout)
@@ -46,7 +52,7 @@ class Lighthouse(Node):
 
     def on_timer(self, name: str) -> None:
         self.leader = max(self.seen)
-        self.status = "shining" if self.leader == self.id else "guided"
+        self.status = Glow.SHINING if self.leader == self.id else Glow.GUIDED
 
     def on_suspect(self) -> None:
         pass

@@ -8,6 +8,7 @@ from playground.core.events import CrashEvent, StartEvent, StateEvent
 from playground.core.monitor import Episodes, Monitor, describe
 from playground.run.harness import Harness
 from protocol import ALGORITHMS
+from protocol.classic import ClassicStatus
 from tests.support import at, make_engine, run
 
 SHORT_T = ClusterConfig(timeout=1, probe_interval=3, delay_min=0.5, delay_max=1.5)  # T < 2 x max delay
@@ -31,7 +32,8 @@ def feed(monitor: Monitor, *instants) -> list:
 
 
 def state(t, node, leader, normal=True):
-    return StateEvent(0, t, node, "normal" if normal else "election", leader, "normal" if normal else "electing")
+    status = ClassicStatus.NORMAL if normal else ClassicStatus.ELECTION
+    return StateEvent(0, t, node, status, leader, status.role)
 
 
 def test_rule4_sle1_is_an_episode_with_a_begin_an_end_and_a_duration():

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol import Message
+from protocol import Message, Status, StatusRole
 
 UNSET = 0  # seq, a send's id and arrival, until the engine stamps them
 
@@ -67,19 +67,20 @@ class HeldEvent(Event):
 
 @dataclass(slots=True)
 class StateEvent(Event):
-    """A node's status or leader changed. `role` is what its algorithm declares the
-    status to mean (protocol.StatusRole: down, electing, waiting, normal)."""
+    """A node's status or leader changed. `role` is the one its status carries (what
+    its algorithm declares the status to mean: down, electing, waiting, normal), written
+    out for readers of a transcript."""
 
     kind: ClassVar[str] = "state"
     node: int
-    status: str
+    status: Status
     leader: int | None
-    role: str
+    role: StatusRole
     epoch: int = 0  # the node's cluster epoch at this change
 
     @property
     def normal(self) -> bool:
-        return self.role == "normal"
+        return self.role is StatusRole.NORMAL
 
 
 @dataclass(slots=True)

@@ -43,6 +43,7 @@ from protocol import (
     Send,
     SetTimer,
     Start,
+    Status,
     StatusRole,
     TimerFired,
 )
@@ -71,10 +72,17 @@ from .work import TIMER, Boot, Crash, Deliver, Fire, Held, Join, Leave, Recover,
 
 DROPPED_RECEIVER_DOWN = "receiver down"
 DROPPED_RECEIVER_LEFT = "receiver left"
-DOWN_STATUS = "down"  # the status a crashed node reports
-LEFT_STATUS = "left"  # and one that has left
-_DOWN = (DOWN_STATUS, None, StatusRole.DOWN)
-_LEFT = (LEFT_STATUS, None, StatusRole.DOWN)
+
+
+class HostStatus(Status):
+    """The statuses the runtime gives a node that has no machine."""
+
+    DOWN = "down", StatusRole.DOWN  # crashed
+    LEFT = "left", StatusRole.DOWN  # left the cluster for good
+
+
+_DOWN = (HostStatus.DOWN, None)
+_LEFT = (HostStatus.LEFT, None)
 
 
 @dataclass(slots=True)
@@ -122,7 +130,7 @@ class NodeHost:
         self.timers: dict[str, tuple[int, int]] = {}  # name -> (fires at, generation)
         self.records: list[Event] = []
         self.pending: list[PendingTimer] = []  # set in this run, due after its window
-        self.state: tuple[str, int | None, StatusRole] = _DOWN  # (status, leader, role) as last reported
+        self.state: tuple[Status, int | None] = _DOWN  # (status, leader) as last reported
         self._generation = 0
         self._local_order = 0
         self._local: list[tuple] = []
@@ -180,22 +188,23 @@ class NodeHost:
             e.add_note(f"{self.algorithm.name} node {self.id} at t={self._t:g}, handling {item!r}")
             raise
         m = self.machine
-        status, leader, role = self.state
+        status, leader = self.state
         if m is None:
             if self.left:
-                if status != LEFT_STATUS:
+                if status is not HostStatus.LEFT:
                     self._report(_LEFT)
-            elif role is not StatusRole.DOWN:
+            elif status is not HostStatus.DOWN:
                 self._report(_DOWN)
-        elif role is StatusRole.DOWN or m.status != status or m.leader != leader:  # (a status name may be "down")
+        elif m.status is not status or m.leader != leader:
             # The epoch rides along, but a change of epoch alone is not reported: nodes
             # adopt epochs from nearly every message of an election, and a state event
             # for each would add half again to the trace.
-            self._report((m.status, m.leader, m.statuses[m.status]))
+            self._report((m.status, m.leader))
 
-    def _report(self, state: tuple[str, int | None, StatusRole]) -> None:
+    def _report(self, state: tuple[Status, int | None]) -> None:
         self.state = state
-        self.records.append(StateEvent(UNSET, self._t, self.id, state[0], state[1], state[2].value, self.storage.epoch))
+        status, leader = state
+        self.records.append(StateEvent(UNSET, self._t, self.id, status, leader, status.role, self.storage.epoch))
 
     def _handle(self, item: Work) -> None:
         kind = type(item)

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from protocol import MessageRole
+from protocol import MessageRole, StatusRole
 
 from .config import duration_text, to_us
 from .events import (
@@ -84,7 +84,7 @@ class Monitor:
         if kind is StateEvent:
             node = event.node
             self._forget(node)
-            self.leader[node], self.normal[node] = event.leader, event.role == "normal"
+            self.leader[node], self.normal[node] = event.leader, event.role is StatusRole.NORMAL
             self._count(node)
         elif kind is CrashEvent or kind is LeaveEvent:  # rule 7
             self._forget(event.node)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import MISSING, fields
 from functools import cache
-from types import UnionType
+from types import CodeType, UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import cattrs
@@ -28,14 +28,14 @@ from ..core.commands import Join as JoinCommand
 from ..core.commands import check_words
 from ..core.config import INSTANT, shown_json
 from ..core.events import EVENT_TYPES, CommandEvent, DropEvent, Event, StateEvent, ViolationEvent
-from ..core.host import DOWN_STATUS, DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, LEFT_STATUS
+from ..core.host import DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, HostStatus
 from ..core.monitor import PROPERTY_NAMES, SLE2
 
 EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
 NODE_FIELDS = ("node", "src", "dst", "leader", "nodes", "leaders", "expected")  # ids, one or a tuple
 TIME_FIELDS = ("t", "arrives", "fires", "duration", "since")
 LATEST = INSTANT.high * 2  # no time in a run comes near it: a moment is at most INSTANT.high, a timer or a delay adds 1e6 s
-ROLES = tuple(role.value for role in StatusRole)
+ROLES = {role.value: role for role in StatusRole}
 DROP_REASONS = (DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT)
 PHASES = ("begin", "end")
 SOURCE = re.compile(r"[a-z]{1,20}")  # where a command came from: scenario, at, user
@@ -138,8 +138,16 @@ class LineEncoder:
 
 
 def _generate_encoder(cls: type, n: Callable, message: Callable, dumps: Callable) -> Callable[[Event], str]:
+    scope = {"n": n, "message": message, "dumps": dumps}
+    exec(_encoder_code(cls), scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
+    return scope["encode"]
+
+
+@cache
+def _encoder_code(cls: type) -> CodeType:
     """One f-string for a `cls`'s line, generated from the class's fields: "seq", "t",
-    then "kind", then the rest in their order; each written as its type is."""
+    then "kind", then the rest in their order; each written as its type is. (Compiled
+    once per class: a run's encoder is made in microseconds, not the 10 ms this takes.)"""
     parts = []
     for f in fields(cls):
         value, (optional, base) = f"e.{f.name}", _unwrap(get_type_hints(cls)[f.name])
@@ -149,7 +157,7 @@ def _generate_encoder(cls: type, n: Callable, message: Callable, dumps: Callable
             text = f"{{dumps(list({value}))}}"
         elif base is int:
             text = f'{{"null" if {value} is None else {value}}}' if optional else f"{{{value}}}"
-        elif base in (float, str):
+        elif base is float or _is_str(base):  # (a str enum's text is its value)
             text = f'{{"null" if {value} is None else n({value})}}' if optional else f"{{n({value})}}"
         else:  # a field type this encoder does not know: say so when the class is new, not later
             raise TypeError(f"no encoder for field {f.name!r} of {cls.__name__}")
@@ -157,9 +165,11 @@ def _generate_encoder(cls: type, n: Callable, message: Callable, dumps: Callable
         if f.name == "t":
             parts.append(f'"kind":"{cls.kind}"')
     source = "def encode(e):\n    return f'{{" + ",".join(parts) + "}}\\n'\n"
-    scope = {"n": n, "message": message, "dumps": dumps}
-    exec(source, scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
-    return scope["encode"]
+    return compile(source, f"<encoder of {cls.__name__}>", "exec")
+
+
+def _is_str(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, str)
 
 
 def _unwrap(hint: Any) -> tuple[bool, Any]:
@@ -190,16 +200,24 @@ class EventDecoder:
         self._converter = converter(algorithm)
         self._messages: dict[tuple, Message] = {}
         self._nodes = nodes  # the header's, and each node that joins, from its join on
-        self._statuses = {*ALGORITHMS[algorithm].statuses, DOWN_STATUS, LEFT_STATUS}
+        statuses = (*HostStatus, *ALGORITHMS[algorithm].statuses)
+        self._names = {s.value: s for s in statuses}
+        self._statuses = {(s.value, s.role): s for s in statuses}  # (a name may be both: Garcia-Molina's "down")
         self.by_kind = {cls.kind: _generate_decoder(cls, self._message, nodes) for cls in EVENT_TYPES}  # kind -> decoder
         self.checks: dict[type, Callable[[Any], None]] = {
             StateEvent: self._state, DropEvent: self._drop, CommandEvent: self._command, ViolationEvent: self._violation}
 
     def _state(self, e: StateEvent) -> None:
-        if e.role not in ROLES:
+        """The line's status and role, as the members they name."""
+        role = ROLES.get(e.role)
+        if role is None:
             raise ValueError(f"field 'role': expected one of {', '.join(ROLES)}, got {shown_json(e.role)}")
-        if e.status not in self._statuses:
+        if e.status not in self._names:
             raise ValueError(f"field 'status': not a status of this algorithm: {shown_json(e.status)}")
+        status = self._statuses.get((e.status, role))
+        if status is None:
+            raise ValueError(f"field 'role': status {shown_json(e.status)} is {self._names[e.status].role}, not {role}")
+        e.status, e.role = status, role
 
     def _drop(self, e: DropEvent) -> None:
         if e.reason not in DROP_REASONS:
@@ -253,6 +271,14 @@ _JSON_TYPES = {int: ("int", "int"), float: ("number", "int, float"), str: ("stri
 
 
 def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[int]) -> Callable[[dict[str, Any]], Event]:
+    scope = {"cls": cls, "message": message, "nodes": nodes, "fail": _field_problem, "missing": _MISSING,
+             "wrong": _wrong_type, "bad_time": _bad_time, "stranger": _not_a_node, "unknown": _unknown_field}
+    exec(_decoder_code(cls), scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
+    return scope["decode"]
+
+
+@cache
+def _decoder_code(cls: type) -> CodeType:
     """One straight-line function that checks and builds a `cls` from its JSON object,
     generated from the class's fields: per field, its JSON type, and if it holds a time
     or nodes, that the time is in range and the nodes are `nodes`; then that the object
@@ -274,8 +300,8 @@ def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[i
         if base is Message:
             lines.append(f"    if {var} is missing: fail({f.name!r}, 'required field missing')")
             lines.append(f"    {var} = message({var})")
-        elif base in _JSON_TYPES:
-            name, types = _JSON_TYPES[base]
+        elif base in _JSON_TYPES or _is_str(base):  # (a str enum is checked as a string here, by `checks` for its meaning)
+            name, types = _JSON_TYPES[str if _is_str(base) else base]
             test = f"type({var}) is not {types}" if "," not in types else f"type({var}) not in ({types})"
             lines.append(f"    if {none_ok}{test}: wrong({f.name!r}, {name!r}, {var})")
             if f.name in TIME_FIELDS:
@@ -299,10 +325,7 @@ def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[i
             raise TypeError(f"no decoder for field {f.name!r} of {cls.__name__}: {hint!r}")
     lines.append(f"    if len(raw) != {count}: unknown(raw, {cls.kind!r})")
     source = "def decode(raw):\n" + "\n".join(lines) + f"\n    return cls({', '.join(names)})\n"
-    scope = {"cls": cls, "message": message, "nodes": nodes, "fail": _field_problem, "missing": _MISSING,
-             "wrong": _wrong_type, "bad_time": _bad_time, "stranger": _not_a_node, "unknown": _unknown_field}
-    exec(source, scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
-    return scope["decode"]
+    return compile(source, f"<decoder of {cls.__name__}>", "exec")
 
 
 def _field_problem(name: str, problem: str) -> None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 import themes
-from protocol import ALGORITHMS, MessageRole
+from protocol import ALGORITHMS, MessageRole, StatusRole
 
 from ..core.config import InputError
 from ..core.events import (
@@ -55,7 +55,7 @@ from ..core.events import (
 )
 from ..core.monitor import PROPERTY_NAMES, describe
 from .labels import node_labels
-from .look import MESSAGE_COLOUR, role_look
+from .look import MESSAGE_COLOUR, ROLE_LOOK, role_look
 from .reader import Reader
 
 FORMATS = ("svg", "mermaid", "shiviz")
@@ -72,7 +72,7 @@ class Flight:
     src: int
     dst: int
     label: str
-    role: str
+    role: MessageRole
     sent: float
     ended: float | None = None
     dropped: bool = False
@@ -86,7 +86,7 @@ class Mark:
     node: int
     kind: str
     text: str
-    role: str | None = None  # a state change's status role
+    role: StatusRole | None = None  # a state change's status role
 
 
 @dataclass(slots=True)
@@ -148,7 +148,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                     continue
                 if types and e.msg.label not in types or not filters.detector and e.msg.role is MessageRole.DETECTOR:
                     continue
-                flight = flights[e.id] = Flight(e.id, e.src, e.dst, e.msg.label, str(e.msg.role), e.t)
+                flight = flights[e.id] = Flight(e.id, e.src, e.dst, e.msg.label, e.msg.role, e.t)
                 diagram.flights.append(flight)
                 order.append(("send", flight))
             elif kind is CommandEvent and e.command == "join":  # a lane for the newcomer
@@ -188,7 +188,7 @@ def _mark(e: object, labels: dict[int, str]) -> Mark | None:
         leader = "none" if e.leader is None else labels[e.leader]
         return Mark(e.t, e.node, "state", f"{e.status}, leader {leader}", e.role)
     if kind is CrashEvent:
-        return Mark(e.t, e.node, "crash", "crashed", "down")
+        return Mark(e.t, e.node, "crash", "crashed", StatusRole.DOWN)
     if kind is RecoverEvent:
         return Mark(e.t, e.node, "recover", "recovered")
     if kind is StartEvent:
@@ -196,7 +196,7 @@ def _mark(e: object, labels: dict[int, str]) -> Mark | None:
     if kind is JoinEvent:
         return Mark(e.t, e.node, "join", "joined")
     if kind is LeaveEvent:
-        return Mark(e.t, e.node, "leave", "left", "down")
+        return Mark(e.t, e.node, "leave", "left", StatusRole.DOWN)
     return None
 
 
@@ -354,7 +354,7 @@ def _marks(d: Diagram, x: dict[int, int], y: dict[float, float], room: Room) -> 
     """What happens on a lane: its glyph in its role's colour, and a word when there is
     room (the tooltip has it all). Not the start (the lane's beginning says it), nor a
     crash's "down" state (the crash says it); at one instant, a lane's last word only."""
-    shown = [m for m in d.marks if m.kind != "start" and not (m.kind == "state" and m.role == "down")]
+    shown = [m for m in d.marks if m.kind != "start" and not (m.kind == "state" and m.role is StatusRole.DOWN)]
     last = {(m.node, m.t): m for m in shown}
     out = []
     for m in shown:
@@ -427,8 +427,7 @@ def _legend(room: Room) -> list[str]:
                    f'marker-end="url(#arrow-{role})"/><text x="{lx + 30}" y="20" fill="{THEME.foreground}">{role}</text>')
         lx += 130
     lx = LEFT
-    for role in ("normal", "electing", "waiting", "down"):
-        glyph, variable = role_look(role)
+    for role, (glyph, variable) in ROLE_LOOK.items():
         out.append(f'<text x="{lx}" y="42" fill="{colour(variable)}">{glyph} {role}</text>')
         lx += 100
     out.append(f'<text x="{LEFT}" y="62" fill="{THEME.foreground}">✕ dropped at a down node · dashed lane: down · '

@@ -5,22 +5,25 @@ a new algorithm looks right without touching it. Shared by the grid, the log and
 
 from __future__ import annotations
 
-# A status's role: glyph and colour.
+from protocol import MessageRole, StatusRole
+
+# A status's role: glyph and colour, in the order a legend lists them.
 ROLE_LOOK = {
-    "down": ("✖", "$error"),
-    "electing": ("◆", "$warning"),
-    "waiting": ("◇", "$accent"),
-    "normal": ("●", "$success"),
+    StatusRole.NORMAL: ("●", "$success"),
+    StatusRole.ELECTING: ("◆", "$warning"),
+    StatusRole.WAITING: ("◇", "$accent"),
+    StatusRole.DOWN: ("✖", "$error"),
 }
-_UNKNOWN_ROLE = ("?", "$foreground")
 
 # A message's role: requests and announcements stand out, replies and detection recede.
 MESSAGE_COLOUR = {
-    "request": "$warning",
-    "reply": "$accent",
-    "announcement": "$secondary",
-    "detector": "$text-muted",
+    MessageRole.REQUEST: "$warning",
+    MessageRole.REPLY: "$accent",
+    MessageRole.ANNOUNCEMENT: "$secondary",
+    MessageRole.DETECTOR: "$text-muted",
+    MessageRole.MEMBERSHIP: "$primary",
 }
+assert ROLE_LOOK.keys() == set(StatusRole) and MESSAGE_COLOUR.keys() == set(MessageRole), "a role without a look"
 
 # Log lines that are not messages, by event kind.
 EVENT_COLOUR = {
@@ -37,9 +40,9 @@ LEADER_MARK = "★"
 BAR = 4  # cells in a countdown bar
 
 
-def role_look(role: str) -> tuple[str, str]:
+def role_look(role: StatusRole) -> tuple[str, str]:
     """Glyph and colour of a status, by its role."""
-    return ROLE_LOOK.get(role, _UNKNOWN_ROLE)
+    return ROLE_LOOK[role]
 
 
 def short_status(status: str, width: int = 8) -> str:
@@ -47,10 +50,10 @@ def short_status(status: str, width: int = 8) -> str:
     return status if len(status) <= width else status[:5] + "."
 
 
-def line_colour(kind: str, role: str | None) -> str:
+def line_colour(kind: str, role: MessageRole | None) -> str:
     """A log line's colour: its message's role, or its event's kind."""
     if role is not None:
-        return MESSAGE_COLOUR.get(role, "$foreground")
+        return MESSAGE_COLOUR[role]
     return EVENT_COLOUR.get(kind, "$foreground")
 
 

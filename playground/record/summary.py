@@ -18,7 +18,7 @@ from ..core.events import (
     StateEvent,
     ViolationEvent,
 )
-from ..core.host import DOWN_STATUS
+from ..core.host import HostStatus
 from ..core.monitor import Episodes, Rounds, describe
 
 
@@ -31,7 +31,7 @@ class Summary:
         self.dropped = 0
         self.elections_started = 0
         self.up: set[int] = set()
-        self.status = dict.fromkeys(ids, DOWN_STATUS)
+        self.status = dict.fromkeys(ids, HostStatus.DOWN)
         self.leader: dict[int, int | None] = dict.fromkeys(ids)
         self.epoch = dict.fromkeys(ids, 0)
         self.episodes = Episodes()

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from protocol import Node, StatusRole
+
 
 class Upgrade:
     """An older version's event line, as version 3 writes it (in place, line by line:
     a state's role depends on whether its node is up, which earlier lines say)."""
 
-    def __init__(self, algorithm: type):
-        self.statuses = algorithm.statuses
+    def __init__(self, algorithm: type[Node]):
+        self.roles = {status.value: status.role.value for status in algorithm.statuses}  # what each name means
         self.up: set[object] = set()
 
     def __call__(self, raw: dict[str, Any]) -> None:
@@ -25,11 +27,11 @@ class Upgrade:
             normal = raw.pop("normal")
             status = raw.get("status")
             if normal is True:
-                raw["role"] = "normal"
+                raw["role"] = StatusRole.NORMAL.value
             elif node not in self.up:
-                raw["role"] = "down"
-            elif type(status) is str:
-                raw["role"] = getattr(self.statuses.get(status), "value", "electing")
+                raw["role"] = StatusRole.DOWN.value
+            elif type(status) is str:  # (one it does not know is refused by the event's own check)
+                raw["role"] = self.roles.get(status, StatusRole.ELECTING.value)
         elif kind == "violation" and "detail" in raw:
             raw.pop("detail")
             nodes = raw.get("nodes")

@@ -65,7 +65,7 @@ from ..core.commands import (
 )
 from ..core.config import ClusterConfig, InputError, WriteError
 from ..core.engine import Engine, steps
-from ..core.host import LEFT_STATUS, Internals
+from ..core.host import HostStatus, Internals
 from ..record import guard
 from ..record.export import Filters, export
 from ..record.files import write_whole
@@ -556,7 +556,7 @@ class BullyApp(App[None]):
         """A request to the cluster: now, at the present; from the past, a branch. One that
         cannot mean anything at the moment shown (a node that has left) is refused with
         a line that says why."""
-        left = {i for i, node in self.model.nodes.items() if node.status == LEFT_STATUS}
+        left = {i for i, node in self.model.nodes.items() if node.status is HostStatus.LEFT}
         if why := Members(self.model.ids, left).refusal(request, self.model.label.__getitem__):
             self.notify(why[0].upper() + why[1:] + ".", severity="warning")
             return
@@ -630,7 +630,7 @@ class BullyApp(App[None]):
             self.notify(why, severity="warning")
             return
         view, label = self.model.nodes[node], self.model.label[node]
-        if not view.up and view.status != LEFT_STATUS:  # (one that left is refused as every command on it is)
+        if not view.up and view.status is not HostStatus.LEFT:  # (one that left is refused as every command on it is)
             self.notify(f"Node {label} is {view.status}: only an up node can leave.", severity="warning")
             return
         self._request(Leave(node), f"leave {label}")

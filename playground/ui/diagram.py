@@ -98,8 +98,8 @@ def row(line: LogLine, lanes: tuple[int, ...], lane_width: int, down: frozenset[
     elif line.nodes and line.nodes[0] in column:
         node = line.nodes[0]
         if line.kind == "state" and line.state is not None:
-            role, status = line.state
-            glyph, glyph_colour = role_look(role)
+            status = line.state
+            glyph, glyph_colour = role_look(status.role)
             put(column[node], glyph, glyph_colour)
             put(column[node] + 1, status[: lane_width - 2], glyph_colour)
         elif line.kind in GOES_DOWN_KINDS:

@@ -30,7 +30,7 @@ from textual.visual import Visual
 
 from ..record.look import line_colour
 from . import diagram as drawing
-from .model import DETECTOR, LOG_CAP, ClusterModel, LogLine
+from .model import LOG_CAP, ClusterModel, LogLine
 
 TIME_WIDTH = 9  # "1234.567 "
 
@@ -63,7 +63,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     def matches(self, line: LogLine) -> bool:
         return ((self.node_filter is None or self.node_filter in line.nodes)
                 and (self.topic_filter is None or line.topic == self.topic_filter)
-                and (self.show_detector or line.role != DETECTOR or self.topic_filter == line.topic))
+                and (self.show_detector or not line.detector or self.topic_filter == line.topic))
 
     def set_filters(self, node: int | None, topic: str | None) -> None:
         self.node_filter, self.topic_filter = node, topic

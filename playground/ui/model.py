@@ -17,6 +17,8 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from protocol import MessageRole, Status, StatusRole
+
 from ..core.commands import NODE_ARGUMENTS, held_after
 from ..core.config import ClusterConfig
 from ..core.events import (
@@ -37,6 +39,7 @@ from ..core.events import (
     TimerSetEvent,
     ViolationEvent,
 )
+from ..core.host import HostStatus
 from ..core.monitor import LINK_COMMANDS, PROPERTY_NAMES, Episodes, Rounds, describe
 from ..record.labels import node_labels
 
@@ -44,16 +47,17 @@ LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run
 LOG_TAIL = 2 * LOG_CAP  # events of one batch that make log lines: the rest would fall off the log unseen
 _GOES_DOWN = dict(zip(GOES_DOWN, ("crashed", "left"), strict=True))  # what the log says of each
 _COMES_UP = dict(zip(COMES_UP, ("started", "recovered", "joined"), strict=True))
-NOT_JOINED = "not joined yet"  # the status of a node shown at a moment before it joined
-DETECTOR = "detector"  # the message role of failure-detector traffic, which the log can hide
+
+
+class ViewStatus(Status):
+    NOT_JOINED = "not joined yet", StatusRole.DOWN  # a node shown at a moment before it joined
 
 
 @dataclass(slots=True)
 class NodeView:
     id: int
     up: bool = False
-    status: str = "down"
-    role: str = "down"
+    status: Status = HostStatus.DOWN
     leader: int | None = None
     epoch: int = 0
     timers: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (set at, fires)
@@ -62,16 +66,20 @@ class NodeView:
     waiting: int = 0  # messages to this node waiting at the end of a held link
 
     @property
+    def role(self) -> StatusRole:
+        return self.status.role
+
+    @property
     def leads(self) -> bool:
         return self.up and self.leader == self.id
 
     def copy(self) -> NodeView:
-        return NodeView(self.id, self.up, self.status, self.role, self.leader, self.epoch, dict(self.timers),
+        return NodeView(self.id, self.up, self.status, self.leader, self.epoch, dict(self.timers),
                         Counter(self.sent), Counter(self.received), self.waiting)
 
     def become(self, other: NodeView) -> None:
         """Take `other`'s state, keeping this object (widgets hold it)."""
-        self.up, self.status, self.role, self.leader, self.epoch = other.up, other.status, other.role, other.leader, other.epoch
+        self.up, self.status, self.leader, self.epoch = other.up, other.status, other.leader, other.epoch
         self.timers, self.sent, self.received = dict(other.timers), Counter(other.sent), Counter(other.received)
         self.waiting = other.waiting
 
@@ -81,10 +89,15 @@ class LogLine:
     t: float
     kind: str  # the event's kind: send, deliver, drop, state, crash, command, ...
     topic: str  # the message's label, or the kind for other lines
-    role: str | None  # the message's role (None for other lines)
+    role: MessageRole | None  # the message's role (None for other lines)
     nodes: tuple[int, ...]
     text: str
-    state: tuple[str, str] | None = None  # a state line's (status role, status): the diagram's mark
+    state: Status | None = None  # a state line's status: the diagram's mark
+
+    @property
+    def detector(self) -> bool:
+        """Failure-detector traffic, which the log can hide."""
+        return self.role is MessageRole.DETECTOR
 
 
 class Messages:
@@ -96,10 +109,10 @@ class Messages:
 
     def __init__(self):
         self._kinds = array("H")  # message id -> index in `_names`
-        self._names: list[tuple[str, str]] = []  # (label, role)
-        self._index: dict[tuple[str, str], int] = {}
+        self._names: list[tuple[str, MessageRole]] = []  # (label, role)
+        self._index: dict[tuple[str, MessageRole], int] = {}
 
-    def add(self, msg_id: int, label: str, role: str) -> None:
+    def add(self, msg_id: int, label: str, role: MessageRole) -> None:
         kind = self._index.get((label, role))
         if kind is None:
             kind = self._index[label, role] = len(self._names)
@@ -149,7 +162,7 @@ class ClusterModel:
         self.log: deque[LogLine] = deque(maxlen=LOG_CAP)
         self.logged = 0  # every line ever logged, kept or not
         self.loads = 0  # times its log stopped following on from the last lines: another moment, or a backlog
-        self.topics: dict[str, str] = {}  # message labels seen -> their role, in order of appearance
+        self.topics: dict[str, MessageRole] = {}  # message labels seen -> their role, in order of appearance
         self.rounds = Rounds()  # election rounds, as the monitor's module defines them
         self.messages = Messages()  # message id -> (label, role): the history's, once the model shows a moment of it
         self.sent = 0  # messages sent so far
@@ -167,7 +180,7 @@ class ClusterModel:
         for e in events:
             kind = type(e)
             if kind is SendEvent:
-                label, role = e.msg.label, str(e.msg.role)
+                label, role = e.msg.label, e.msg.role
                 self.messages.add(e.id, label, role)
                 self.sent = e.id + 1
                 self.nodes[e.src].sent[label] += 1
@@ -191,11 +204,11 @@ class ClusterModel:
                     line(e, label, role, (e.src, e.dst), f"{self._link(e)} {label} #{e.id} dropped: {e.reason}")
             elif kind is StateEvent:
                 node = self.nodes[e.node]
-                node.status, node.role, node.leader, node.epoch = e.status, e.role, e.leader, e.epoch
+                node.status, node.leader, node.epoch = e.status, e.leader, e.epoch
                 if line:
                     leader = "none" if e.leader is None else self.label[e.leader]
                     line(e, "state", None, (e.node,), f"node {self.label[e.node]} {e.status}, leader {leader}",
-                         (e.role, e.status))
+                         e.status)
             elif kind is TimerSetEvent:
                 self.nodes[e.node].timers[e.name] = (e.t, e.fires)
             elif kind is TimerEvent or kind is TimerCancelEvent:
@@ -262,8 +275,8 @@ class ClusterModel:
     def _link(self, e: SendEvent | DeliverEvent | DropEvent) -> str:
         return f"{self.label[e.src]}→{self.label[e.dst]}"
 
-    def _log(self, e: Event, topic: str, role: str | None, nodes: tuple[int, ...], text: str,
-             state: tuple[str, str] | None = None) -> None:
+    def _log(self, e: Event, topic: str, role: MessageRole | None, nodes: tuple[int, ...], text: str,
+             state: Status | None = None) -> None:
         self.logged += 1
         self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text, state))
 
@@ -289,7 +302,7 @@ class ClusterModel:
         for i in state.nodes.keys() - self.nodes.keys():  # one that had joined by then: a view of its own
             self._admit(i)
         for i, node in self.nodes.items():  # one that joins later: not there yet
-            node.become(state.nodes.get(i) or NodeView(i, status=NOT_JOINED))
+            node.become(state.nodes.get(i) or NodeView(i, status=ViewStatus.NOT_JOINED))
         self.episodes = state.episodes.copy()
         self.config, self.topics = state.config, dict(state.topics)
         self.rounds = state.rounds.copy()

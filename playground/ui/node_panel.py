@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
-from ..core.host import LEFT_STATUS, Internals
+from ..core.host import HostStatus, Internals
 from ..record.look import LEADER_MARK, role_look
 from .model import NodeView
 
@@ -44,7 +44,7 @@ class NodePanel(Widget):
             for name, value in internals.variables.items():
                 lines.append(f"  {escape(name)} = {_show(value, labels)}")
             if not internals.up:
-                gone = "it left" if node.status == LEFT_STATUS else "lost in the crash"
+                gone = "it left" if node.status is HostStatus.LEFT else "lost in the crash"
                 lines.append(f"  [$text-muted]({gone})[/]")
             elif not internals.variables:
                 lines.append("  [$text-muted]none of its own[/]")
