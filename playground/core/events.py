@@ -201,6 +201,28 @@ COMES_UP: tuple[type[Event], ...] = (StartEvent, RecoverEvent, JoinEvent)
 GOES_DOWN_KINDS = tuple(cls.kind for cls in GOES_DOWN)
 COMES_UP_KINDS = tuple(cls.kind for cls in COMES_UP)
 
+
+def down_after(down: frozenset[int], kind: str, node: int) -> frozenset[int]:
+    """Who is down after an event of `kind` on `node` (crashed, left, or not yet joined),
+    from who was down before it: the one rule the diagram (`d`) and the SVG export draw
+    their lanes by."""
+    if kind in GOES_DOWN_KINDS:
+        return down | {node}
+    if kind in COMES_UP_KINDS:
+        return down - {node}
+    return down
+
+
+def down_before(down: frozenset[int], kind: str, node: int) -> frozenset[int]:
+    """The same rule backwards: who was down before the event, from who is after it (a
+    node that comes up in a window, or joins, was down, or not there, before)."""
+    if kind in GOES_DOWN_KINDS:
+        return down - {node}
+    if kind in COMES_UP_KINDS:
+        return down | {node}
+    return down
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     SendEvent,
     DeliverEvent,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..core.events import COMES_UP_KINDS, GOES_DOWN_KINDS
+from ..core.events import COMES_UP_KINDS, GOES_DOWN_KINDS, down_after, down_before
 from ..record.look import line_colour, role_look
 from .model import LogLine
 
@@ -134,21 +134,15 @@ def _runs(cells: list[str], styles: list[str | None]) -> list[tuple[str, str]]:
     return runs
 
 
-def down_at_start(lines: Iterable[LogLine], down_now: set[int]) -> set[int]:
+def down_at_start(lines: Iterable[LogLine], down_now: set[int]) -> frozenset[int]:
     """Who was down before the first of `lines`, from who is down after the last of them."""
-    down = set(down_now)
+    down = frozenset(down_now)
     for line in reversed(list(lines)):
-        if line.kind in GOES_DOWN_KINDS:
-            down.discard(line.nodes[0])
-        elif line.kind in COMES_UP_KINDS:
-            down.add(line.nodes[0])
+        if line.nodes:
+            down = down_before(down, line.kind, line.nodes[0])
     return down
 
 
 def after(line: LogLine, down: frozenset[int]) -> frozenset[int]:
     """Who is down after `line` (crashed, left, or not yet joined)."""
-    if line.kind in GOES_DOWN_KINDS:
-        return down | {line.nodes[0]}
-    if line.kind in COMES_UP_KINDS and line.nodes[0] in down:
-        return down - {line.nodes[0]}
-    return down
+    return down_after(down, line.kind, line.nodes[0]) if line.nodes else down
