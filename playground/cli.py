@@ -358,7 +358,8 @@ def run_export(argv: list[str]) -> int:
     p.add_argument("--overwrite", action="store_true", help="let -o replace an existing file")
     p.add_argument("--from", dest="start", default="0", metavar="T", help="the messages sent from T seconds on")
     p.add_argument("--to", dest="stop", metavar="T", help="... up to T seconds")
-    p.add_argument("--nodes", metavar="K,...", help="the messages between these nodes, by rank (1 the lowest id): 1,2,5")
+    p.add_argument("--nodes", metavar="K,...", help="the messages between these nodes, by rank (1 the lowest id): 1,2,5; "
+                                                      "one node: its messages with any node")
     p.add_argument("--types", metavar="NAME,...", help="the messages of these types, by name: Election,Coordinator")
     p.add_argument("--hide-detector", action="store_true", help="leave failure-detector traffic out (probes, heartbeats)")
     p.add_argument("--axis", default="scaled", help="SVG: time down to scale where there is room (scaled, the default), "

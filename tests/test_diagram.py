@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from playground.cli import main
 from playground.core.config import ClusterConfig
+from playground.record.export import _lane_spans, collect
+from playground.record.reader import load
 from playground.ui import diagram
 from playground.ui.model import LogLine
 from protocol.classic import ClassicStatus
@@ -51,6 +54,29 @@ def test_a_node_that_leaves_is_down_as_a_crashed_one_is_and_a_joiner_comes_up():
     join = LogLine(3.0, "join", "join", None, (4,), "")
     assert diagram.after(join, frozenset({4})) == frozenset() and diagram.down_at_start([join], set()) == {4}
     assert "✖" in text(diagram.row(leave, (1, 2, 3), 10, frozenset({2}), LABELS, 30))
+
+
+def test_the_app_and_the_export_agree_on_which_lanes_are_down(tmp_path):
+    """One rule (core/events.py) for both: the app's `d` folds the log's lines through
+    it, the SVG export its lanes' marks. `leave 2`, `crash 3`, a join, a recovery: the
+    same lanes down after every instant, and before the first."""
+    path = tmp_path / "t.jsonl"
+    assert main(["--headless", "--algorithm", "epoch-bully", "--nodes", "4", "--at", "5 leave 2", "--at", "8 crash 3",
+                 "--at", "9 join", "--at", "12 recover 3", "--until", "20", "--transcript", str(path)]) == 0
+    lines = [LogLine(e.t, e.kind, e.kind, None, (e.node,), "") for e in load(str(path)).events
+             if e.kind in ("start", "crash", "recover", "join", "leave")]
+    lanes = _lane_spans(collect(str(path)))
+
+    def drawn_down(t: float) -> set[int]:  # the export's lanes dashed just after instant t
+        return {node for node, spans in lanes.items() if not [up for a, _, up in spans if a <= t][-1]}
+
+    down = diagram.down_at_start(lines, drawn_down(20))
+    assert down == collect(str(path)).down == {1, 2, 3, 4, 5}  # before their start, or join
+    for k, line in enumerate(lines):
+        down = diagram.after(line, down)
+        if k + 1 == len(lines) or lines[k + 1].t > line.t:
+            assert down == drawn_down(line.t), line
+    assert down == {2}
 
 
 def test_a_message_with_one_end_off_the_lanes_shows_its_end_and_whom_it_is_with():
@@ -116,3 +142,21 @@ async def test_shift_d_exports_the_window_as_svg_and_says_where(tmp_path):
         svg = next(tmp_path.glob("*.svg"))
         assert ET.parse(svg).getroot().tag.endswith("svg")
         await wait_for(pilot, lambda: any("Exported the diagram to" in n.message for n in app._notifications), "the note")
+
+
+@on_asyncio
+async def test_shift_d_after_f_exports_the_nodes_lane_with_those_it_talked_with(tmp_path):
+    """The log filtered to node 3 (`f`) exported one lane, "3", and no arrow: the app
+    passes one node, and the export kept the messages between 3 and 3. It draws what
+    `d` draws: 3's lane, its ring neighbours' and their messages."""
+    app = make_app(tmp_path, nodes=7, algorithm="ring")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 12)
+        await pilot.press("3", "f", "D")
+        await wait_for(pilot, lambda: list(tmp_path.glob("*.svg")), "the export")
+        root = ET.parse(next(tmp_path.glob("*.svg"))).getroot()
+        svg = "{http://www.w3.org/2000/svg}"
+        lanes = [t.text for t in root.iter(f"{svg}text") if t.get("font-weight") == "bold"]
+        arrows = [g for g in root.iter(f"{svg}g") if "#" in (g.findtext(f"{svg}title") or "")]
+        assert lanes == ["2", "3", "4"] and arrows
+        assert all(" 3→" in g.findtext(f"{svg}title") or "→3," in g.findtext(f"{svg}title") for g in arrows)

@@ -106,6 +106,12 @@ class TimeRange:
         return f"0 or {span}" if self.zero and self.low > 0 else span
 
 
+def instant_text(t: float) -> str:
+    """An instant for people, to the millisecond, as the log's time column shows it:
+    "30.397", "0.000"."""
+    return f"{t:.3f}"
+
+
 def duration_text(seconds: float) -> str:
     """A duration for people, to the millisecond: "0.81 s", "1.053 s", "12 s"."""
     return f"{seconds:.3f}".rstrip("0").rstrip(".") + " s"

@@ -5,13 +5,15 @@
 
 `collect` reads a transcript once (streamed: it may be large) into a `Diagram`: the
 messages (sent, delivered or dropped, or still in flight at the end), what happened on
-each node's lane (start, crash, recovery, state changes) and the violations, plus one
-list of all of it in the transcript's order. The three writers draw that:
+each node's lane (start, crash, recovery, join, leave, state changes), the violations
+and the commands, plus one list of all of it in the transcript's order. The three
+writers draw that:
 
   - SVG: lanes across in id order, virtual time down to scale; an arrow from (sender,
     send time) to (receiver, delivery time), a drop ending with a cross at the down
-    receiver; a down node's lane dashed; state changes as dots in their role's colour;
-    a violation as a red band across the lanes while it lasts; a legend.
+    receiver; a down node's lane dashed; what happens on a lane at an instant as one
+    label (▲● normal → 5); a violation as a red band across the lanes while it lasts,
+    an instant's commands as a dotted row; a legend.
   - Mermaid `sequenceDiagram`: participants in id order, one arrow per message when it
     arrives (a cross when it is dropped), notes for crashes, recoveries, state changes.
   - ShiViz, its default format (line 1 the parsing expression, line 2 the executions
@@ -22,8 +24,8 @@ list of all of it in the transcript's order. The three writers draw that:
     checks; `tests/test_export.py` checks them too).
 
 Filters: a time window (a message is in it if it was sent in it), nodes by rank (a
-message if both its ends are), message types by label. Colours and glyphs come by role
-from the app's own look (`ui/look.py`) and its light theme, so an export names no
+message if both its ends are; for one node, if either is), message types by label. Colours and glyphs come by role
+from the app's own look (`record/look.py`) and its light theme, so an export names no
 algorithm's statuses or messages either.
 """
 
@@ -37,10 +39,10 @@ from html import escape
 import themes
 from protocol import ALGORITHMS, MessageRole, StatusRole
 
-from ..core.config import InputError
+from ..core.config import InputError, duration_text, instant_text
 from ..core.events import (
-    COMES_UP_KINDS,
-    GOES_DOWN_KINDS,
+    COMES_UP,
+    GOES_DOWN,
     CommandEvent,
     CrashEvent,
     DeliverEvent,
@@ -52,10 +54,12 @@ from ..core.events import (
     StartEvent,
     StateEvent,
     ViolationEvent,
+    down_after,
+    down_before,
 )
 from ..core.monitor import PROPERTY_NAMES, describe
-from .labels import node_labels
-from .look import MESSAGE_COLOUR, ROLE_LOOK, role_look
+from .labels import command_text, node_labels
+from .look import EVENT_COLOUR, MESSAGE_COLOUR, ROLE_LOOK, role_look
 from .reader import Reader
 
 FORMATS = ("svg", "mermaid", "shiviz")
@@ -80,12 +84,13 @@ class Flight:
 
 @dataclass(frozen=True, slots=True)
 class Mark:
-    """Something on one node's lane: start, crash, recover, or a state change."""
+    """Something on one node's lane: start, crash, recover, join, leave, or a state change."""
 
     t: float
     node: int
     kind: str
-    text: str
+    text: str  # all of it (Mermaid, ShiViz, the tooltip): "normal, leader 7"
+    word: str  # what the lane says beside its glyph: "normal → 7", "recovered"
     role: StatusRole | None = None  # a state change's status role
 
 
@@ -99,6 +104,14 @@ class Band:
     end: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """The commands one source gave at one instant, as the log tells them: "at: crash 5 · elect 1"."""
+
+    t: float
+    text: str
+
+
 @dataclass(slots=True)
 class Diagram:
     ids: tuple[int, ...]
@@ -108,6 +121,8 @@ class Diagram:
     flights: list[Flight] = field(default_factory=list)
     marks: list[Mark] = field(default_factory=list)
     bands: list[Band] = field(default_factory=list)
+    commands: list[Note] = field(default_factory=list)
+    down: frozenset[int] = frozenset()  # the lanes' nodes down (or not yet joined) when the window opens
     # Everything in the transcript's order: ("send" | "deliver" | "drop", Flight) or ("mark", Mark).
     order: list[tuple[str, Flight | Mark]] = field(default_factory=list)
 
@@ -116,9 +131,15 @@ class Diagram:
 class Filters:
     start: float = 0.0
     stop: float = math.inf
-    ranks: tuple[int, ...] = ()  # nodes by rank; none: all
+    # Nodes by rank; none: all. Several: the messages between them, and their lanes. One
+    # (the app's log filtered to a node): its messages with any node, its lane and the
+    # lanes of the nodes it exchanged them with, as the app's `d` draws it.
+    ranks: tuple[int, ...] = ()
     types: tuple[str, ...] = ()  # message labels, any case; none: all
     detector: bool = True  # failure-detector traffic too (the app's log hides it until asked)
+
+
+UP_DOWN_EVENTS = (*GOES_DOWN, *COMES_UP)
 
 
 def collect(path: str, filters: Filters = Filters()) -> Diagram:
@@ -130,6 +151,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
             if not 1 <= rank <= len(ids):
                 raise InputError(f"--nodes: there is no node {rank} (the transcript has {len(ids)}, by rank 1 to {len(ids)})")
         chosen = ids if not filters.ranks else tuple(ids[r - 1] for r in sorted(set(filters.ranks)))
+        ends = 1 if len(chosen) == 1 and filters.ranks else 2  # how many of a message's ends must be chosen
         known = {m.label.lower(): m.label for m in ALGORITHMS[header.algorithm].wire_messages()}
         for name in filters.types:
             if name.lower() not in known:
@@ -139,79 +161,118 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
         diagram = Diagram(chosen, node_labels(ids), filters.start, filters.start)
         flights: dict[int, Flight] = {}
         order, marks = diagram.order, diagram.marks
+        down: frozenset[int] = frozenset()  # followed from the first event: a lane may begin dashed
         for e in reader.events():
             if e.t > filters.stop:
                 break
             kind = type(e)
             if kind is SendEvent:
-                if e.t < filters.start or e.src not in inside or e.dst not in inside:
+                if e.t < filters.start or (e.src in inside) + (e.dst in inside) < ends:
                     continue
                 if types and e.msg.label not in types or not filters.detector and e.msg.role is MessageRole.DETECTOR:
                     continue
                 flight = flights[e.id] = Flight(e.id, e.src, e.dst, e.msg.label, e.msg.role, e.t)
                 diagram.flights.append(flight)
                 order.append(("send", flight))
-            elif kind is CommandEvent and e.command == "join":  # a lane for the newcomer
-                ids = tuple(sorted((*ids, *e.args)))
-                diagram.labels.update(node_labels(ids))
-                if not filters.ranks:
-                    diagram.ids = ids
-                    inside.update(e.args)
             elif kind is DeliverEvent or kind is DropEvent:
                 flight = flights.pop(e.id, None)
                 if flight is not None:
                     flight.ended, flight.dropped = e.t, kind is DropEvent
                     order.append(("drop" if flight.dropped else "deliver", flight))
-            elif e.t < filters.start:
-                continue
-            elif kind is ViolationEvent:
-                if e.phase == "begin":
-                    text = f"{PROPERTY_NAMES[e.property]}: {describe(e, diagram.labels.__getitem__)}"
-                    diagram.bands.append(Band(e.t, text, e.nodes))
-                else:
-                    for band in reversed(diagram.bands):
-                        if band.end is None and band.text.startswith(PROPERTY_NAMES[e.property] + ":"):
-                            band.end = e.t
-                            break
             else:
-                mark = _mark(e, diagram.labels)
-                if mark is not None and mark.node in inside:
-                    marks.append(mark)
-                    order.append(("mark", mark))
+                if kind is CommandEvent and e.command == "join":  # a lane for the newcomer
+                    ids = tuple(sorted((*ids, *e.args)))
+                    diagram.labels.update(node_labels(ids))
+                    if not filters.ranks:
+                        diagram.ids = ids
+                        inside.update(e.args)
+                elif kind in UP_DOWN_EVENTS:
+                    down = down_after(down, e.kind, e.node)
+                if e.t < filters.start:
+                    continue
+                if kind is ViolationEvent:
+                    _violation(e, diagram)
+                elif kind is CommandEvent:
+                    _command(e, diagram)
+                else:
+                    mark = _mark(e, diagram.labels)
+                    if mark is not None:
+                        marks.append(mark)
+                        order.append(("mark", mark))
             diagram.stop = e.t
+    for m in reversed(marks):  # who was down when the window opened, from who is at its end
+        down = down_before(down, m.kind, m.node)
+    _keep_lanes(diagram, ids, filters.ranks)
+    diagram.down = down & frozenset(diagram.ids)
     return diagram
+
+
+def _keep_lanes(d: Diagram, ids: tuple[int, ...], ranks: tuple[int, ...]) -> None:
+    """Only the lanes drawn, and what happens on them: the chosen nodes', and for one
+    chosen node, the lanes of the nodes its messages went to or came from too."""
+    if not ranks:
+        return
+    lanes = set(d.ids)
+    if len(d.ids) == 1:
+        lanes.update(n for f in d.flights for n in (f.src, f.dst))
+        d.ids = tuple(i for i in ids if i in lanes)
+    d.marks[:] = [m for m in d.marks if m.node in lanes]
+    d.order[:] = [(what, item) for what, item in d.order if what != "mark" or item.node in lanes]
+
+
+def _violation(e: ViolationEvent, d: Diagram) -> None:
+    """A violation begins a band, or ends the last one of its property still open."""
+    name = PROPERTY_NAMES[e.property]
+    if e.phase == "begin":
+        d.bands.append(Band(e.t, f"{name}: {describe(e, d.labels.__getitem__)}", e.nodes))
+        return
+    for band in reversed(d.bands):
+        if band.end is None and band.text.startswith(name + ":"):
+            band.end = e.t
+            return
+
+
+def _command(e: CommandEvent, d: Diagram) -> None:
+    """A command joins its source's note of the instant, or begins one."""
+    said = command_text(e.command, e.args, d.labels)
+    last = d.commands[-1] if d.commands else None
+    if last is not None and last.t == e.t and last.text.startswith(e.source + ": "):
+        d.commands[-1] = Note(e.t, f"{last.text} · {said}")
+    else:
+        d.commands.append(Note(e.t, f"{e.source}: {said}"))
 
 
 def _mark(e: object, labels: dict[int, str]) -> Mark | None:
     kind = type(e)
     if kind is StateEvent:
         leader = "none" if e.leader is None else labels[e.leader]
-        return Mark(e.t, e.node, "state", f"{e.status}, leader {leader}", e.role)
+        word = f"{e.status}" if e.leader is None else f"{e.status} → {leader}"
+        return Mark(e.t, e.node, "state", f"{e.status}, leader {leader}", word, e.role)
     if kind is CrashEvent:
-        return Mark(e.t, e.node, "crash", "crashed", StatusRole.DOWN)
+        return Mark(e.t, e.node, "crash", "crashed", "crashed", StatusRole.DOWN)
     if kind is RecoverEvent:
-        return Mark(e.t, e.node, "recover", "recovered")
+        return Mark(e.t, e.node, "recover", "recovered", "recovered")
     if kind is StartEvent:
-        return Mark(e.t, e.node, "start", "started")
+        return Mark(e.t, e.node, "start", "started", "started")
     if kind is JoinEvent:
-        return Mark(e.t, e.node, "join", "joined")
+        return Mark(e.t, e.node, "join", "joined", "joined")
     if kind is LeaveEvent:
-        return Mark(e.t, e.node, "leave", "left", StatusRole.DOWN)
+        return Mark(e.t, e.node, "leave", "left", "left", StatusRole.DOWN)
     return None
 
 
 # --- SVG ----------------------------------------------------------------------------
 
 LANE = 110  # px between lanes
-LEFT = 90  # px for the time column
-TOP = 100  # px for the legend and the lanes' names
+LEFT = 90  # px for the time column, at least (a time of many digits widens it)
 ROW = 16  # px: the least room an instant gets, a line of text, so that no two instants' words meet
 SCALE = 60  # px per virtual second, while an instant's room follows the time to the next
 QUIET = 180  # px: a longer quiet stretch is cut to this, and says how long it was
-NOTES_GAP = 24  # px between the last lane's end and the column on the right where the violations are told
+NOTES_GAP = 80  # px from the last lane's end to the column where violations and commands are told: room for its words ("▲● normal → 10")
 THEME = themes.LIGHT  # paper is light
 MUTED = "#8A8A8A"
-LEGEND_WIDTH = 760  # px the legend needs: a narrower diagram is widened to it
+MIN_WIDTH = 600  # px: a narrower diagram is widened to this (the legend wraps to the width)
+LEGEND_ROW = 20  # px from one row of the legend to the next
 AXES = ("scaled", "instants")
 
 
@@ -253,18 +314,30 @@ class Room:
         """Claim the box of `text` drawn at (x, y) (its baseline) with `anchor`."""
         width = text_width(text, size)
         x0 = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
-        return self.take(x0 - 3, y - size * 0.85, x0 + width + 3, y + size * 0.25)  # (a little air between words)
+        # (air between words: two names side by side must not read as one)
+        return self.take(x0 - 4, y - size * 0.9, x0 + width + 4, y + size * 0.3)
 
 
-def rows(times: list[float], axis: str) -> tuple[dict[float, float], list[tuple[float, float, float]]]:
-    """Each instant's y, time flowing down: at least ROW apart, so that what happens at
-    one instant never sits on another's words; apart as far as the time between them on
-    the `scaled` axis (`instants`: every instant a row); a quiet stretch longer than
-    QUIET px is cut to QUIET and noted (its middle y, its top, its seconds). So the
-    drawing's height follows the number of instants, never the time span."""
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """Where things go on the drawing."""
+
+    x: dict[int, float]  # each lane's
+    y: dict[float, float]  # each instant's
+    left: float  # where the lanes begin: the time column is on their left
+    lanes_end: float  # ... and end: violations and commands are told on their right
+    width: int
+
+
+def rows(times: list[float], axis: str, first: float) -> tuple[dict[float, float], list[tuple[float, float, float]]]:
+    """Each instant's y, from `first`, time flowing down: at least ROW apart, so that what
+    happens at one instant never sits on another's words; apart as far as the time
+    between them on the `scaled` axis (`instants`: every instant a row); a quiet stretch
+    longer than QUIET px is cut to QUIET and noted (its middle y, its top, its seconds).
+    So the drawing's height follows the number of instants, never the time span."""
     y_of: dict[float, float] = {}
     cuts = []
-    y = TOP + 28.0
+    y = first
     for k, t in enumerate(times):
         if k:
             gap = t - times[k - 1]
@@ -279,160 +352,227 @@ def rows(times: list[float], axis: str) -> tuple[dict[float, float], list[tuple[
 
 def to_svg(d: Diagram, axis: str = "scaled") -> str:
     times = sorted({d.start, d.stop, *(f.sent for f in d.flights), *(f.ended for f in d.flights if f.ended is not None),
-                    *(m.t for m in d.marks), *(b.t for b in d.bands), *(b.end for b in d.bands if b.end is not None)})
-    y, cuts = rows(times, axis)
-    x = {node: LEFT + LANE // 2 + k * LANE for k, node in enumerate(d.ids)}
-    lanes_end = LEFT + LANE * max(1, len(d.ids))
-    notes = max((text_width(_note(band), 11) for band in d.bands), default=0)
-    width, height = int(max(lanes_end + NOTES_GAP + notes + 20, LEGEND_WIDTH)), int(y[times[-1]]) + 40
+                    *(m.t for m in d.marks), *(b.t for b in d.bands), *(b.end for b in d.bands if b.end is not None),
+                    *(n.t for n in d.commands)})
+    left = max(LEFT, text_width(instant_text(times[-1]), 11) + 24)  # (+24: a cut's "+12.5 s" can be a little wider)
+    lanes_end = left + LANE * max(1, len(d.ids))
+    notes = max((text_width(text, 11) for text in (*map(_note, d.bands), *(n.text for n in d.commands))), default=0)
+    width = int(max(lanes_end + NOTES_GAP + notes + 20, MIN_WIDTH))
     room = Room()
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, monospace" font-size="11">',
-           f'<rect width="100%" height="100%" fill="{THEME.background}"/>', "<defs>"]
+    legend, top = _legend(left, width, room)
+    y, cuts = rows(times, axis, top + 28)
+    frame = Frame({node: left + LANE // 2 + k * LANE for k, node in enumerate(d.ids)}, y, left, lanes_end, width)
+    height = int(y[times[-1]]) + 40
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, monospace" font-size="11">')
+    # Words are drawn over the lines, each on a rim of the paper's colour, so that a line
+    # passing under a label does not strike it through.
+    rim = f"<style>text {{ paint-order: stroke; stroke: {THEME.background}; stroke-width: 3px; stroke-linejoin: round; }}</style>"
+    out = [svg, rim, f'<rect width="100%" height="100%" fill="{THEME.background}"/>', "<defs>"]
     for role, variable in MESSAGE_COLOUR.items():
         out.append(f'<marker id="arrow-{role}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
                    f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour(variable)}"/></marker>')
     out.append("</defs>")
-    out += _legend(room)
-    out += _violations(d, y, lanes_end, width, room)
-    for node in d.ids:  # lanes: solid while up, dashed while down
-        room.label(x[node], TOP, d.labels[node], 11, "middle")
-        out.append(f'<text x="{x[node]}" y="{TOP}" text-anchor="middle" font-weight="bold" '
-                   f'fill="{THEME.foreground}">{escape(d.labels[node])}</text>')
-        for (a, b), up in _lane_spans(d, node):
-            dash = "" if up else ' stroke-dasharray="3,4"'
-            out.append(f'<line x1="{x[node]}" x2="{x[node]}" y1="{y[a]:.1f}" y2="{y[b]:.1f}" '
-                       f'stroke="{THEME.foreground if up else MUTED}" stroke-width="{1.5 if up else 1}"{dash}/>')
-    out += _time_column(times, y, cuts, lanes_end, room)
-    out += _marks(d, x, y, room)
-    out += _messages(d, x, y, room)
+    out += legend
+    out += _violations(d, frame, room)
+    out += _commands(d, frame, room)
+    out += _lanes(d, frame, top, room)
+    out += _cuts(cuts, frame, room)
+    times_told = _time_column(times, frame, room)  # room is claimed in order of importance,
+    marks = _marks(d, frame, room)
+    arrows, names = _messages(d, frame, room)
+    out += arrows + times_told + marks + names  # and words are drawn over the lines
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _violations(d: Diagram, y: dict[float, float], lanes_end: int, width: int, room: Room) -> list[str]:
+def _told(text: str, y: float, fill: str, f: Frame, room: Room) -> str:
+    """`text` in the column right of the lanes, at `y` or the first free line below it."""
+    while not room.label(f.lanes_end + NOTES_GAP, y, text, 11):
+        y += ROW
+    return f'<text x="{f.lanes_end + NOTES_GAP}" y="{y:.1f}" fill="{fill}">{escape(text)}</text>'
+
+
+def _violations(d: Diagram, f: Frame, room: Room) -> list[str]:
     """A red band across the lanes while each violation lasts, under everything, and its
-    words in the column on the right, a line each (one that would sit on another's goes
-    lower)."""
+    words in the column on the right, a line each. The band takes in the rows of the
+    instants it begins and ends at whole: its edges run between rows, not through words."""
     out = []
     for band in d.bands:
-        top, bottom = y[band.t], y[band.end if band.end is not None else d.stop]
-        out.append(f'<rect x="{LEFT}" y="{top - ROW / 2:.1f}" width="{width - LEFT - 10}" '
-                   f'height="{max(4.0, bottom - top + ROW / 2):.1f}" fill="{THEME.error}" fill-opacity="0.10" '
+        top, bottom = f.y[band.t], f.y[band.end if band.end is not None else d.stop]
+        out.append(f'<rect x="{f.left}" y="{top - ROW / 2:.1f}" width="{f.width - f.left - 10}" '
+                   f'height="{bottom - top + ROW:.1f}" fill="{THEME.error}" fill-opacity="0.10" '
                    f'stroke="{THEME.error}" stroke-width="0.5"/>')
-        text, line = _note(band), top + 4
-        while not room.label(lanes_end + NOTES_GAP, line, text, 11):
-            line += ROW
-        out.append(f'<text x="{lanes_end + NOTES_GAP}" y="{line:.1f}" fill="{THEME.error}">{escape(text)}</text>')
+        out.append(_told(_note(band), top + 4, THEME.error, f, room))
     return out
 
 
 def _note(band: Band) -> str:
-    return "⚠ " + band.text + ("" if band.end is None else f" (until {band.end:g} s)")
+    return "⚠ " + band.text + ("" if band.end is None else f" (until {instant_text(band.end)} s)")
 
 
-def _time_column(times: list[float], y: dict[float, float], cuts: list[tuple[float, float, float]], lanes_end: int,
-                 room: Room) -> list[str]:
-    """The time of each instant that has room for it on the left; a cut quiet stretch as
-    a gap across the lanes that says how long it was."""
-    out = []
-    for middle, _, seconds in cuts:  # the lanes broken, with how long it was quiet
-        text = f"+{seconds:,.6g} s"
-        room.label(LEFT - 8, middle + 4, text, 10, "end")
-        out.append(f'<g><title>{seconds:,.6g} s of nothing to draw, cut short</title>'
-                   f'<rect x="{LEFT}" y="{middle - 6:.1f}" width="{lanes_end - LEFT}" height="12" fill="{THEME.background}"/>'
-                   f'<text x="{LEFT - 8}" y="{middle + 4:.1f}" text-anchor="end" font-size="10" fill="{MUTED}">'
-                   f'{escape(text)}</text></g>')
-    for t in times:
-        text = f"{t:g}s"
-        if room.label(LEFT - 8, y[t] + 4, text, 11, "end"):
-            out.append(f'<text x="{LEFT - 8}" y="{y[t] + 4:.1f}" text-anchor="end" fill="{MUTED}">{text}</text>')
+def _commands(d: Diagram, f: Frame, room: Room) -> list[str]:
+    """What people and scenarios asked for (a partition, T raised, a crash), as the app's
+    `d` draws it, a row: a dotted line across the lanes just above its instant (what it
+    causes comes after it), and its words in the column on the right."""
+    out, fill = [], colour(EVENT_COLOUR["command"])
+    for note in d.commands:
+        line = f.y[note.t] - ROW / 2
+        out.append(f'<line x1="{f.left}" x2="{f.width - 10}" y1="{line:.1f}" y2="{line:.1f}" stroke="{fill}" '
+                   f'stroke-width="1" stroke-dasharray="1,3"/>')
+        out.append(_told(note.text, f.y[note.t] + 4, fill, f, room))
     return out
 
 
-def _marks(d: Diagram, x: dict[int, int], y: dict[float, float], room: Room) -> list[str]:
-    """What happens on a lane: its glyph in its role's colour, and a word when there is
-    room (the tooltip has it all). Not the start (the lane's beginning says it), nor a
-    crash's "down" state (the crash says it); at one instant, a lane's last word only."""
-    shown = [m for m in d.marks if m.kind != "start" and not (m.kind == "state" and m.role is StatusRole.DOWN)]
-    last = {(m.node, m.t): m for m in shown}
-    out = []
-    for m in shown:
-        if last[m.node, m.t] is not m:
-            continue
-        glyph, variable = role_look(m.role) if m.role else ("▲", "$success")
-        word = f"{glyph} {m.text.split(',')[0]}"
-        for text in (word, glyph):
-            if room.label(x[m.node] + 5, y[m.t] + 4, text, 11):
-                break
-        else:
-            continue
-        out.append(f'<g><title>{escape(d.labels[m.node])} at {m.t:g}s: {escape(m.text)}</title>'
-                   f'<text x="{x[m.node] + 5}" y="{y[m.t] + 4:.1f}" fill="{colour(variable)}">{escape(text)}</text></g>')
+def _lanes(d: Diagram, f: Frame, top: float, room: Room) -> list[str]:
+    """Each lane's name on top, and its line: solid while its node is up, dashed while it
+    is down (or not yet joined)."""
+    out = [f'<text x="{f.left - 8}" y="{top}" text-anchor="end" fill="{MUTED}">t (s)</text>']
+    room.label(f.left - 8, top, "t (s)", 11, "end")
+    for node, spans in _lane_spans(d).items():
+        x = f.x[node]
+        room.label(x, top, d.labels[node], 11, "middle")
+        out.append(f'<text x="{x}" y="{top}" text-anchor="middle" font-weight="bold" '
+                   f'fill="{THEME.foreground}">{escape(d.labels[node])}</text>')
+        for a, b, up in spans:
+            dash = "" if up else ' stroke-dasharray="3,4"'
+            out.append(f'<line x1="{x}" x2="{x}" y1="{f.y[a]:.1f}" y2="{f.y[b]:.1f}" '
+                       f'stroke="{THEME.foreground if up else MUTED}" stroke-width="{1.5 if up else 1}"{dash}/>')
     return out
 
 
-def _messages(d: Diagram, x: dict[int, int], y: dict[float, float], room: Room) -> list[str]:
-    """An arrow from (sender, send time) to (receiver, delivery time), coloured by its
-    role; a drop ends in ✕ at the down receiver; one still in flight at the end is
-    dotted, half way. Its name where it fits along it (a broadcast's names part as their
-    arrows do); every detail in its tooltip."""
-    out = []
-    for f in d.flights:
-        c = colour(MESSAGE_COLOUR.get(f.role, "$foreground"))
-        end = f.ended if f.ended is not None else d.stop
-        x1, y1, x2, y2 = x[f.src], y[f.sent], x[f.dst], y[end]
-        if f.ended is None:
-            x2, y2 = (x1 + x2) / 2, (y1 + y2) / 2
-        style = ' stroke-dasharray="2,3"' if f.ended is None or f.dropped else ""
-        arrow = "" if f.dropped or f.ended is None else f' marker-end="url(#arrow-{f.role})"'
-        what = "dropped" if f.dropped else "in flight" if f.ended is None else f"delivered at {end:g}s"
-        out.append(f'<g><title>{escape(f.label)} #{f.id} {escape(d.labels[f.src])}→{escape(d.labels[f.dst])}, '
-                   f'sent at {f.sent:g}s, {what}</title>'
-                   f'<line x1="{x1}" y1="{y1:.1f}" x2="{x2}" y2="{y2:.1f}" stroke="{c}" stroke-width="1.2"{style}{arrow}/>')
-        if f.dropped and room.label(x2, y2 + 4, "✕", 11, "middle"):  # (one ✕ for the drops at one place)
-            out.append(f'<text x="{x2}" y="{y2 + 4:.1f}" text-anchor="middle" fill="{THEME.error}">✕</text>')
-        for along in (0.66, 0.5, 0.8, 0.35):
-            lx, ly = x1 + (x2 - x1) * along, y1 + (y2 - y1) * along - 3
-            if room.label(lx, ly, f.label, 9, "middle"):
-                out.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" fill="{c}" '
-                           f'font-size="9">{escape(f.label)}</text>')
-                break
-        out.append("</g>")
-    return out
-
-
-UP_DOWN = COMES_UP_KINDS + GOES_DOWN_KINDS
-
-
-def _lane_spans(d: Diagram, node: int) -> list[tuple[tuple[float, float], bool]]:
-    """A lane cut where its node goes down and comes back: ((from, to), up)."""
-    spans, since, up = [], d.start, True
-    first = next((m for m in d.marks if m.node == node and m.kind in UP_DOWN), None)
-    if first is not None and first.kind in COMES_UP_KINDS and first.t > d.start:
-        up = False  # it comes up in the window (or joins): it was down (or not there) before
+def _lane_spans(d: Diagram) -> dict[int, list[tuple[float, float, bool]]]:
+    """Each lane cut where its node goes down and comes back, (from, to, up), by the rule
+    the app's `d` draws its lanes by (core/events.py)."""
+    spans: dict[int, list[tuple[float, float, bool]]] = {node: [] for node in d.ids}
+    since = dict.fromkeys(d.ids, d.start)
+    down = d.down
     for m in d.marks:
-        if m.node == node and m.kind in UP_DOWN and (m.kind in GOES_DOWN_KINDS) == up:
-            spans.append(((since, m.t), up))
-            since, up = m.t, not up
-    spans.append(((since, d.stop), up))
+        now = down_after(down, m.kind, m.node)
+        if (m.node in now) != (m.node in down):
+            if m.t > since[m.node]:
+                spans[m.node].append((since[m.node], m.t, m.node not in down))
+            since[m.node] = m.t
+        down = now
+    for node in d.ids:
+        spans[node].append((since[node], d.stop, node not in down))
     return spans
 
 
-def _legend(room: Room) -> list[str]:
-    out, lx = [], LEFT
-    room.take(0, 0, LEFT + LEGEND_WIDTH, TOP - 30)
-    for role, variable in MESSAGE_COLOUR.items():
-        out.append(f'<line x1="{lx}" x2="{lx + 24}" y1="16" y2="16" stroke="{colour(variable)}" stroke-width="1.5" '
-                   f'marker-end="url(#arrow-{role})"/><text x="{lx + 30}" y="20" fill="{THEME.foreground}">{role}</text>')
-        lx += 130
-    lx = LEFT
-    for role, (glyph, variable) in ROLE_LOOK.items():
-        out.append(f'<text x="{lx}" y="42" fill="{colour(variable)}">{glyph} {role}</text>')
-        lx += 100
-    out.append(f'<text x="{LEFT}" y="62" fill="{THEME.foreground}">✕ dropped at a down node · dashed lane: down · '
-               f'▲ recovered · red band: a violation · hover for details</text>')
+def _cuts(cuts: list[tuple[float, float, float]], f: Frame, room: Room) -> list[str]:
+    """A quiet stretch cut short: a gap across the lanes that says how long it was."""
+    out = []
+    for middle, _, seconds in cuts:
+        text = f"+{duration_text(seconds)}"
+        room.label(f.left - 8, middle + 4, text, 10, "end")
+        out.append(f'<g><title>{seconds:,.6g} s of nothing to draw, cut short</title>'
+                   f'<rect x="{f.left}" y="{middle - 6:.1f}" width="{f.lanes_end - f.left}" height="12" fill="{THEME.background}"/>'
+                   f'<text x="{f.left - 8}" y="{middle + 4:.1f}" text-anchor="end" font-size="10" fill="{MUTED}">'
+                   f'{escape(text)}</text></g>')
     return out
+
+
+def _time_column(times: list[float], f: Frame, room: Room) -> list[str]:
+    """The time of each instant that has room for it on the left, to the millisecond as
+    the app's log shows it (not again for an instant that reads the same as the one above)."""
+    out, above = [], None
+    for t in times:
+        text = instant_text(t)
+        if text != above and room.label(f.left - 8, f.y[t] + 4, text, 11, "end"):
+            out.append(f'<text x="{f.left - 8}" y="{f.y[t] + 4:.1f}" text-anchor="end" fill="{MUTED}">{text}</text>')
+            above = text
+    return out
+
+
+def _marks(d: Diagram, f: Frame, room: Room) -> list[str]:
+    """What happens on a lane at an instant, as one label: each thing's glyph in its
+    colour (✖ down, ▲ up again, its role's for a status), then the last one's words,
+    "▲● normal → 7" (a recovery, and whom it follows then); only the glyphs if the words
+    do not fit, nothing if they do not either (the tooltip has it all). Not the start (the
+    lane's beginning says it), nor a crash's "down" status (the crash says it), nor a
+    status that another replaces at the same instant."""
+    at: dict[tuple[int, float], list[Mark]] = {}
+    for m in d.marks:
+        if m.kind != "start" and not (m.kind == "state" and m.role is StatusRole.DOWN):
+            at.setdefault((m.node, m.t), []).append(m)
+    out = []
+    for (node, t), marks in at.items():
+        shown = [m for m, then in zip(marks, [*marks[1:], None])
+                 if not (m.kind == "state" and then is not None and then.kind == "state")]
+        looks = [role_look(m.role) if m.role else ("▲", "$success") for m in shown]
+        glyphs = "".join(glyph for glyph, _ in looks)
+        x, y = f.x[node] + 5, f.y[t] + 4
+        words = f" {shown[-1].word}"
+        if not room.label(x, y, glyphs + words, 11):
+            words = ""
+            if not room.label(x, y, glyphs, 11):
+                continue
+        told = "".join(f'<tspan fill="{colour(variable)}">{glyph}</tspan>' for glyph, variable in looks)
+        if words:
+            told += f'<tspan fill="{colour(looks[-1][1])}">{escape(words)}</tspan>'
+        what = "; ".join(m.text for m in marks)
+        out.append(f'<g><title>{escape(d.labels[node])} at {t:g}s: {escape(what)}</title>'
+                   f'<text x="{x}" y="{y:.1f}" xml:space="preserve">{told}</text></g>')
+    return out
+
+
+def _messages(d: Diagram, f: Frame, room: Room) -> tuple[list[str], list[str]]:
+    """An arrow from (sender, send time) to (receiver, delivery time), coloured by its
+    role; a drop ends in ✕ at the down receiver; one still in flight at the end is
+    dotted, half way. Its name where it fits along it (a broadcast's names part as their
+    arrows do); every detail in its tooltip. The arrows, and apart, the words that go
+    over everything."""
+    arrows, words = [], []
+    for m in d.flights:
+        c = colour(MESSAGE_COLOUR.get(m.role, "$foreground"))
+        end = m.ended if m.ended is not None else d.stop
+        x1, y1, x2, y2 = f.x[m.src], f.y[m.sent], f.x[m.dst], f.y[end]
+        if m.ended is None:
+            x2, y2 = (x1 + x2) / 2, (y1 + y2) / 2
+        style = ' stroke-dasharray="2,3"' if m.ended is None or m.dropped else ""
+        arrow = "" if m.dropped or m.ended is None else f' marker-end="url(#arrow-{m.role})"'
+        what = "dropped" if m.dropped else "in flight" if m.ended is None else f"delivered at {end:g}s"
+        arrows.append(f'<g><title>{escape(m.label)} #{m.id} {escape(d.labels[m.src])}→{escape(d.labels[m.dst])}, '
+                      f'sent at {m.sent:g}s, {what}</title>'
+                      f'<line x1="{x1}" y1="{y1:.1f}" x2="{x2}" y2="{y2:.1f}" stroke="{c}" stroke-width="1.2"{style}{arrow}/></g>')
+        if m.dropped and room.label(x2, y2 + 4, "✕", 11, "middle"):  # (one ✕ for the drops at one place)
+            words.append(f'<text x="{x2}" y="{y2 + 4:.1f}" text-anchor="middle" fill="{THEME.error}">✕</text>')
+        for along in (0.66, 0.5, 0.8, 0.35):
+            lx, ly = x1 + (x2 - x1) * along, y1 + (y2 - y1) * along - 3
+            if room.label(lx, ly, m.label, 9, "middle"):
+                words.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" fill="{c}" '
+                             f'font-size="9">{escape(m.label)}</text>')
+                break
+    return arrows, words
+
+
+def _legend(left: float, width: int, room: Room) -> tuple[list[str], float]:
+    """The legend on top, a row for each kind of thing (messages, statuses, the rest),
+    wrapped to the drawing's width; and the y of the lanes' names below it."""
+    command = colour(EVENT_COLOUR["command"])
+    kinds = [
+        [(str(role), THEME.foreground, role) for role in MESSAGE_COLOUR],
+        [(f"{glyph} {role}", colour(variable), None) for role, (glyph, variable) in ROLE_LOOK.items()],
+        [("✕ dropped at a down node", THEME.foreground, None), ("dashed lane: down", THEME.foreground, None),
+         ("▲ up again: recovered, joined", colour("$success"), None), ("red band: a violation", THEME.error, None),
+         ("dotted row: a command", command, None), ("hover for details", THEME.foreground, None)],
+    ]
+    out, y = [], 20.0
+    for items in kinds:
+        x = left
+        for text, fill, role in items:
+            swatch = 30 if role else 0
+            if x > left and x + swatch + text_width(text, 11) > width - 10:
+                x, y = left, y + LEGEND_ROW
+            if role:
+                out.append(f'<line x1="{x}" x2="{x + 24}" y1="{y - 4}" y2="{y - 4}" stroke="{colour(MESSAGE_COLOUR[role])}" '
+                           f'stroke-width="1.5" marker-end="url(#arrow-{role})"/>')
+            out.append(f'<text x="{x + swatch}" y="{y}" fill="{fill}">{escape(text)}</text>')
+            x += swatch + text_width(text, 11) + 24
+        y += LEGEND_ROW
+    bottom = y - LEGEND_ROW
+    room.take(0, 0, width, bottom + 8)
+    return out, bottom + 38
 
 
 # --- Mermaid ---------------------------------------------------------------------------
