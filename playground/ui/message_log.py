@@ -28,6 +28,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
 
+from ..core.config import instant_text
 from ..record.look import line_colour
 from . import diagram as drawing
 from .model import LOG_CAP, ClusterModel, LogLine
@@ -189,10 +190,10 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             lanes, lane_width = self._lanes_now()
             runs = drawing.row(line, lanes, lane_width, self._down[index], self.model.label, max(1, width - TIME_WIDTH))
             style = self._style
-            segments = [Segment(f"{line.t:{TIME_WIDTH - 1}.3f} ", style("$text-muted"))]
+            segments = [Segment(f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", style("$text-muted"))]
             segments += [Segment(text, style(variable)) for text, variable in runs]
             return Strip(segments).adjust_cell_length(width, self.rich_style).crop(0, width)
-        content = Content.assemble((f"{line.t:{TIME_WIDTH - 1}.3f} ", "$text-muted"),
+        content = Content.assemble((f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", "$text-muted"),
                                    (line.text, line_colour(line.kind, line.role)))
         strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
         return strip.crop(0, width)
