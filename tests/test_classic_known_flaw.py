@@ -3,10 +3,10 @@ announces itself without asking, and its Coordinator can cross another's. Stated
 message by message on the harness (no timing decides the interleaving), with the rule
 of classic.py that each step takes."""
 
+from playground.core.config import ClusterConfig
 from playground.run.harness import Harness
-from protocol import Config
 
-CONFIG = Config(timeout=4, probe_interval=5)
+CONFIG = ClusterConfig(timeout=4, probe_interval=5)
 
 
 def crossed() -> Harness:
@@ -16,7 +16,7 @@ def crossed() -> Harness:
     assert h.leaders() == {1: 3, 2: 3, 3: 3}
     h.at(10)
     h.crash(3)
-    h.suspect(2)  # rule 1: 2 asks 3, the only higher node
+    h.elect(2)  # rule 1: 2 asks 3, the only higher node
     h.deliver(2, 3)  # 3 is down: dropped
     h.at(14)
     h.fire(2, "answer_wait")  # rule 2: no Answer within T, so 2 leads and tells 1 and 3

@@ -22,13 +22,15 @@ def test_rule1_every_message_is_taken_exactly_once():
     assert list(links.take(10_000)) == []
 
 
-def test_a_harness_takes_the_head_of_the_link_it_names():
+def test_a_harness_brings_the_head_of_the_link_it_names_to_the_present():
     links = Links()
-    links.send(1, 2, 0, Election(), earliest=0)
-    links.send(3, 2, 1, Answer(), earliest=0)
-    links.send(1, 2, 2, Answer(), earliest=0)
-    assert [links.take_head(1, 2).msg_id, links.take_head(1, 2).msg_id] == [0, 2]
-    assert list(links.waiting()) == [(3, 2)]
+    links.send(1, 2, 0, Election(), earliest=900)
+    links.send(3, 2, 1, Answer(), earliest=900)
+    links.send(1, 2, 2, Answer(), earliest=900)
+    links.bring_forward(1, 2, now=10)
+    links.bring_forward(1, 2, now=10)
+    assert [(t, d.src, d.msg_id) for t, _, d in links.take(11)] == [(10, 1, 0), (10, 1, 2)]  # in send order
+    assert list(links.in_flight()) == [(3, 2)] and links._tail == {(3, 2): 900}  # 1->2 is idle
 
 
 def test_an_idle_link_keeps_nothing():

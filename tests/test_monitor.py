@@ -80,7 +80,7 @@ def test_rule1_a_disagreement_of_no_duration_is_not_reported(coordinator_arrives
     h.deliver_all()
     h.at(10)
     h.crash(3)
-    h.suspect(2)
+    h.elect(2)
     h.deliver(2, 3)  # to a down node: dropped
     h.fire(2, "answer_wait")  # 2 leads
     h.at(coordinator_arrives)

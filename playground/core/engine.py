@@ -30,6 +30,13 @@ Rules:
      give a broadcast, N events, so a slice is SLICE_EVENTS / N items: memory holds
      about SLICE_EVENTS events at most, and the trace is the same.
   5. An instant is over when nothing more can happen at it: the monitor judges it then.
+  6. By hand (`by_hand`, the test harness: run/harness.py): the test decides when each
+     message arrives and each timer fires, and when an instant is over; the engine
+     does all the rest as ever (commands, hosts, routing, the trace, the monitor). So
+     a message waits in its link (network.ByHand: it is due at no time the run
+     reaches) until the test brings it to the present (Links.bring_forward), a timer
+     set is not queued until the test fires it, and a command may still run at the
+     present instant, which is over only when the test moves time on.
 """
 
 from __future__ import annotations
@@ -69,7 +76,7 @@ from .host import Internals, NodeHost, Roster
 from .ids import next_id
 from .links import Links
 from .monitor import Monitor
-from .network import Network
+from .network import ByHand, Network
 from .trace import Observer, Trace
 from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Entry, Suspect
 from .work import Join as JoinWork
@@ -93,14 +100,15 @@ class Window:
 
 class Engine:
     def __init__(self, algorithm: type[Node], ids: Iterable[int], config: ClusterConfig, seed: int,
-                 *, lookahead: bool = True):
+                 *, lookahead: bool = True, by_hand: bool = False):
         self.algorithm = algorithm
         self.ids = tuple(sorted(ids))  # every node the cluster has had, those that left too
         self.config = config
         self.seed = seed
         self.lookahead = lookahead
+        self.by_hand = by_hand  # rule 6
         self.links = Links()
-        self.network = Network(seed, to_us(config.delay_min), to_us(config.delay_max))
+        self.network = (ByHand if by_hand else Network)(seed, to_us(config.delay_min), to_us(config.delay_max))
         self.roster = Roster.of(self.ids)  # shared with the hosts
         self.hosts = {i: NodeHost(i, algorithm, self.roster, config.protocol) for i in self.ids}
         self.agenda = Agenda()
@@ -143,10 +151,15 @@ class Engine:
         """A live command, asked for when the clock says `clock_us` (rule 2)."""
         due = self.due()
         at = clock_us if due is None else min(clock_us, due)
-        self._insert(max(at, self.now_us + 1), request, source)
+        self._insert(max(at, self._first_open()), request, source)
+
+    def _first_open(self) -> int:
+        """The first instant a command may still run at (rule 2): the one after the latest
+        that ran; by hand, that one too, for it is over only when the test says (rule 6)."""
+        return self.now_us if self.by_hand else self.now_us + 1
 
     def _insert(self, at: int, request: Request, source: str) -> None:
-        if at <= self.now_us:
+        if at < self._first_open():
             raise ValueError(f"a command at {to_seconds(at)} s, but {to_seconds(self.now_us)} s has already run")
         self._command_order += 1
         bisect.insort(self._commands, (at, self._command_order, request, source), key=lambda c: c[:2])
@@ -195,14 +208,14 @@ class Engine:
         deadline, which is due at the end of its instant."""
         if self.now_us < 0:
             return 0  # the boot
-        due = self._work_due()
+        due = self.work_due()
         deadline = self.monitor.deadline
         if deadline is not None and (due is None or deadline < due):
             due = deadline
         return due
 
-    def _work_due(self) -> int | None:
-        """When a command or node work is next due."""
+    def work_due(self) -> int | None:
+        """When a command or node work is next due (the monitor's deadline apart)."""
         if self._crowd is not None:
             return self.now_us
         due = self.agenda.next_time()
@@ -221,7 +234,7 @@ class Engine:
             if window is not None:
                 return window
             self._crowd = None
-            if self._work_due() != self.now_us:  # the crowded instant is over
+            if self.work_due() != self.now_us:  # the crowded instant is over
                 self._after_step()
                 return None
         t = self.due()
@@ -389,14 +402,19 @@ class Engine:
                 msg_id += 1
         self._msg_id = msg_id
         agenda = self.agenda
+        queue_timers = not self.by_hand  # by hand, a timer fires when the test says (rule 6)
         for host in hosts:  # a node's timers in its own order; nodes' timers never meet
-            for timer in host.pending:
-                agenda.fire(timer.fires, timer.node, timer.item)
+            if queue_timers:
+                for timer in host.pending:
+                    agenda.fire(timer.fires, timer.node, timer.item)
             host.records, host.pending = [], []  # merged: a storm's events must not outlive it
 
     def _after_step(self) -> None:
-        """The instant just run is over if nothing more can happen at it (rule 5)."""
-        due = self._work_due()
+        """The instant just run is over if nothing more can happen at it (rule 5); by
+        hand, when the test moves time on (rule 6)."""
+        if self.by_hand:
+            return
+        due = self.work_due()
         if due is None or due > self.now_us:
             self.trace.end_instant(to_seconds(self.now_us))
 
@@ -412,9 +430,14 @@ def steps(engine: Engine, until: float) -> Iterator[None]:
     between them (the app re-creates a replayed run in the background)."""
     until_us = to_us(until)
     while (due := engine.due()) is not None and due <= until_us:
-        window = engine.step(until_us)
-        if window is not None:
-            for node, entries in window.work.items():
-                engine.hosts[node].run(entries, window.end)
-            engine.finish(window)
+        step_sync(engine, until_us)
         yield
+
+
+def step_sync(engine: Engine, until_us: int | None = None) -> None:
+    """One step, its window's work run on the hosts in turn (the plain driver's step)."""
+    window = engine.step(until_us)
+    if window is not None:
+        for node, entries in window.work.items():
+            engine.hosts[node].run(entries, window.end)
+        engine.finish(window)

@@ -7,8 +7,8 @@ arrives at, in the order sent. Its rules are the model's:
      held until that one has arrived, and equal arrival times keep the order sent. So a
      link's arrival times never go backwards, the time a send reports (`arrives`) is
      when it arrives, and whoever drives the run takes a link's messages in send order:
-     the engine by time (`take`, or one crowded instant node by node with `take_instant`),
-     a test harness by picking a link (`take_head`).
+     the engine by time (`take`, or one crowded instant node by node with `take_instant`);
+     a test harness says which link's head arrives next (`bring_forward`).
   3. A held link (`hold`) keeps what reaches its end: each such message waits there, in
      order, and is handed over as `Held` instead of `Deliver`. `release` hands them all
      over at that instant, first on their link, so FIFO holds across the wait. Nothing
@@ -134,43 +134,53 @@ class Links:
         waiting = self._waiting.pop(link, [])
         if not waiting:
             return
-        instant = self._instants.get(now)
-        if instant is None:
-            instant = self._instants[now] = {}
-            self._sizes[now] = 0
-            heapq.heappush(self._times, now)
+        instant = self._instant(now)
         self._messages.update(waiting)
         instant[dst] = [(src, msg_id) for msg_id, _ in waiting] + instant.get(dst, [])
         self._sizes[now] += len(waiting)
         self._count += len(waiting)
         self._tail[link] = max(self._tail.get(link, now), now)
 
+    def _instant(self, time: int) -> Arrivals:
+        """The arrivals at `time`, a new instant if none arrive then yet (`send` does the
+        same inline: it is the hot path)."""
+        instant = self._instants.get(time)
+        if instant is None:
+            instant = self._instants[time] = {}
+            self._sizes[time] = 0
+            heapq.heappush(self._times, time)
+        return instant
+
     def waiting_at(self) -> dict[tuple[int, int], int]:
         """How many messages wait at each held link's end."""
         return {link: len(queue) for link, queue in self._waiting.items()}
 
-    def take_head(self, src: int, dst: int) -> Deliver:
-        """Remove the oldest message in flight on src->dst (a harness picks the link)."""
-        for time in sorted(self._instants):
+    def bring_forward(self, src: int, dst: int, now: int) -> None:
+        """The oldest message on src->dst that is not due by `now` arrives at `now`
+        instead, after what arrives then already (a test harness says when messages
+        arrive: engine rule 6, network.ByHand). The link stays FIFO."""
+        for time in sorted(t for t in self._instants if t > now):
             queue = self._instants[time].get(dst, [])
-            for index, (sender, msg_id) in enumerate(queue):
-                if sender == src:
-                    del queue[index]
-                    msg = self._messages.pop(msg_id)
-                    self._count -= 1
-                    self._sizes[time] -= 1
-                    if not queue:
-                        del self._instants[time][dst]
-                    if not self._instants[time]:
-                        del self._instants[time], self._sizes[time]
-                        self._times.remove(time)
-                        heapq.heapify(self._times)
-                    if (src, dst) not in self.waiting():
-                        self._tail.pop((src, dst), None)
-                    return Deliver(src, msg_id, msg)
+            index = next((i for i, (sender, _) in enumerate(queue) if sender == src), None)
+            if index is None:
+                continue
+            _, msg_id = queue.pop(index)
+            self._sizes[time] -= 1
+            if not queue:
+                del self._instants[time][dst]
+            if not self._instants[time]:
+                del self._instants[time], self._sizes[time]
+                self._times.remove(time)
+                heapq.heapify(self._times)
+            link = (src, dst)
+            if self._tail.get(link) == time and all(sender != src for sender, _ in queue):
+                self._tail[link] = now  # it was the link's last message in flight
+            self._instant(now).setdefault(dst, []).append((src, msg_id))
+            self._sizes[now] += 1
+            return
         raise ValueError(f"nothing in flight from {src} to {dst}")
 
-    def waiting(self) -> dict[tuple[int, int], list[tuple[int, Message]]]:
+    def in_flight(self) -> dict[tuple[int, int], list[tuple[int, Message]]]:
         """Every link with messages in flight: (src, dst) -> [(id, message)], oldest first."""
         out: dict[tuple[int, int], list[tuple[int, Message]]] = {}
         for time in sorted(self._instants):

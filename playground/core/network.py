@@ -24,3 +24,15 @@ class Network:
         if self._span == 1:
             return self.delay_min_us
         return self.delay_min_us + self._rng._randbelow(self._span)
+
+
+class ByHand(Network):
+    """The network of a run stepped by hand (engine rule 6, run/harness.py): no message
+    arrives by itself. Each is due so far ahead (about 31 years) that no run reaches it,
+    and waits in its link, in order, until the test brings it to the present
+    (Links.bring_forward). The delay bounds are kept, for whoever asks, but draw nothing."""
+
+    UNSCHEDULED_US = 10**15
+
+    def delay(self) -> int:
+        return self.UNSCHEDULED_US

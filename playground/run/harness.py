@@ -1,117 +1,179 @@
-"""A cluster stepped by hand: N state machines on in-memory FIFO links, and nothing else.
+"""The engine stepped by hand: a test says when each message arrives and each timer fires.
 
-In the spirit of h11's ConnectionPair and etcd raft's InteractionEnv: no trio, no clock,
-no delays. The caller (a test, usually) says which link's head is delivered next and
-which timer fires, so an interleaving is stated, not pinned by timing. Nodes are hosted
-exactly as the trio cluster hosts them (host.py: FIFO links, drops at down nodes, timer
-generations) and the trace is stamped and judged by the same code (trace.py, with the
-monitor), so what holds here holds there.
+In the spirit of h11's ConnectionPair and etcd raft's InteractionEnv. This is the real
+Engine (core/engine.py) in its by-hand mode (engine rule 6): the same hosts, links,
+commands, routing, trace and monitor as a headless run or the app, with no trio and no
+clock. What the engine would leave to delays and timers, the test decides:
 
     h = Harness("classic", 3)
     h.boot()
     h.deliver_all()          # every message in flight, link by link, until none is left
-    h.crash(3); h.suspect(2)
+    h.at(10)                 # time moves on: the instant left behind is over
+    h.crash(3); h.elect(2)   # commands, through the engine's own command path
     h.deliver(2, 3)          # 2's Election reaches 3, which is down: dropped
     h.fire(2, "answer_wait")
     ...
 
-Time stands still unless the caller moves it (`at`): the trace's times are the caller's,
-and moving time on ends the instant, so the monitor judges it. There is no SLE2 deadline:
-liveness is the caller's to state.
+Rules:
+  1. Nothing happens by itself. A message waits in its link, in order, until the test
+     delivers the link's head; a timer that is set waits until the test fires it (at
+     any time, before or after it would be due: timing is the test's to state, as the
+     order is). Every step returns the trace events it made.
+  2. Time stands still until the test moves it (`at`). Everything the test does at one
+     time happens at one instant, in the order the test says, and the instant is over
+     when time moves on: only then does the monitor judge it (monitor rule 1).
+  3. Moving time on runs what the engine has due on the way: the monitor's SLE2 checks
+     (c after the last fault), each at its own instant.
+  4. Commands (crash, recover, elect, join, leave, hold, release, partition, heal,
+     timeout, delay) go through the engine's command path, as the app's keys do
+     (`Engine.submit`), so they are resolved, recorded and run exactly as there. A
+     released link delivers what waited on it at once, as in any run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from protocol import ALGORITHMS, Config, Message, Node
+from protocol import ALGORITHMS, Message, Node
 
-from ..core.config import to_seconds, to_us
-from ..core.events import Event, SendEvent
-from ..core.host import NodeHost
-from ..core.links import Links
-from ..core.monitor import Monitor
-from ..core.trace import Trace
-from ..core.work import COMMAND, DELIVERY, TIMER, Boot, Crash, Fire, Recover, Suspect, Work
+from ..core.commands import Crash, Elect, Heal, Hold, Join, Leave, Partition, Recover, Release, Request, parse_command
+from ..core.config import ClusterConfig, to_seconds, to_us
+from ..core.engine import Engine, step_sync
+from ..core.events import Event
+from ..core.work import Fire
+
+DELIVER_ALL_LIMIT = 100_000  # deliveries before deliver_all gives up: the nodes never fall quiet
 
 
 class Harness:
-    def __init__(self, algorithm: type[Node] | str, nodes: int | Iterable[int] = 3, config: Config | None = None):
-        self.algorithm = ALGORITHMS[algorithm] if isinstance(algorithm, str) else algorithm
-        self.ids = tuple(range(1, nodes + 1)) if isinstance(nodes, int) else tuple(sorted(nodes))
-        self.links = Links()
-        self.hosts = {i: NodeHost(i, self.algorithm, self.ids, config or Config()) for i in self.ids}
-        self.monitor = Monitor(self.ids, settle=lambda: None)
-        self.trace = Trace(self.monitor)
+    def __init__(self, algorithm: type[Node] | str, nodes: int | Iterable[int] = 3,
+                 config: ClusterConfig | None = None, seed: int = 1):
+        algorithm = ALGORITHMS[algorithm] if isinstance(algorithm, str) else algorithm
+        ids = range(1, nodes + 1) if isinstance(nodes, int) else nodes
+        self.engine = Engine(algorithm, ids, config or ClusterConfig(), seed, lookahead=False, by_hand=True)
         self.events: list[Event] = []  # the whole trace so far
-        self.trace.subscribe(self.events.extend)
+        self.engine.subscribe(self.events.extend)
         self.now_us = 0
-        self._msg_id = 0
 
-    # --- time -------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return to_seconds(self.now_us)
 
-    def at(self, t: float) -> Harness:
-        """Move time on to t (never back); the instant left behind is over."""
+    @property
+    def hosts(self):
+        return self.engine.hosts
+
+    # --- time (rules 2, 3) ------------------------------------------------------------------
+
+    def boot(self) -> list[Event]:
+        """Every node starts, at t=0 (engine rule 1)."""
+        if self.engine.now_us >= 0:
+            raise ValueError("the cluster has booted already")
+        start = len(self.events)
+        step_sync(self.engine, 0)
+        self._run()  # the boot's other slices, if it is crowded
+        return self.events[start:]
+
+    def at(self, t: float) -> list[Event]:
+        """Move time on to t (never back): the instant left behind is over, and the
+        monitor's checks due on the way run, each at its instant."""
         t_us = to_us(t)
         if t_us < self.now_us:
-            raise ValueError(f"time runs forward: it is {to_seconds(self.now_us)}, not {t}")
+            raise ValueError(f"time runs forward: it is {self.now}, not {t}")
+        self._booted()
+        start = len(self.events)
         if t_us > self.now_us:
-            self.trace.end_instant(to_seconds(self.now_us))
+            trace = self.engine.trace
+            trace.end_instant(self.now)
+            while (due := self.engine.due()) is not None and due < t_us:  # only a deadline comes due by itself
+                self.engine.step()
+                trace.end_instant(to_seconds(due))
             self.now_us = t_us
-        return self
+        return self.events[start:]
 
-    # --- what the caller does -------------------------------------------------------------------
-
-    def boot(self, *nodes: int) -> list[Event]:
-        """Start these nodes (all, if none named) as at t=0, lowest id first."""
-        return [e for node in (nodes or self.ids) for e in self._run(node, COMMAND, Boot())]
-
-    def crash(self, node: int) -> list[Event]:
-        return self._run(node, COMMAND, Crash())
-
-    def recover(self, node: int) -> list[Event]:
-        return self._run(node, COMMAND, Recover())
-
-    def suspect(self, node: int) -> list[Event]:
-        """The node's failure detector fires (the `elect` command)."""
-        return self._run(node, COMMAND, Suspect())
+    # --- what the network and the timers do (rule 1) -------------------------------------------
 
     def deliver(self, src: int, dst: int) -> list[Event]:
-        """The message at the head of the link src->dst arrives."""
-        return self._run(dst, DELIVERY, self.links.take_head(src, dst))
+        """The message at the head of the link src->dst arrives now."""
+        self._booted()
+        self.engine.links.bring_forward(src, dst, self.now_us)
+        return self._run()
 
-    def fire(self, node: int, name: str) -> list[Event]:
-        """The node's running timer `name` fires now."""
-        running = self.hosts[node].timers.get(name)
-        if running is None:
-            raise ValueError(f"node {node} has no timer {name!r} running (it has: {', '.join(self.timers(node)) or 'none'})")
-        return self._run(node, TIMER, Fire(name, running[1]))
-
-    def deliver_all(self, limit: int = 100_000) -> list[Event]:
+    def deliver_all(self) -> list[Event]:
         """Deliver until nothing is in flight, each round taking the head of every busy
         link in (src, dst) order. Timers do not fire. One interleaving of many: a test
         that cares about the order says it with `deliver`."""
-        events: list[Event] = []
-        while waiting := self.links.waiting():
-            for src, dst in waiting:
-                events += self.deliver(src, dst)
+        start, limit = len(self.events), DELIVER_ALL_LIMIT
+        while busy := self.in_flight():
+            for src, dst in busy:
+                self.deliver(src, dst)
                 limit -= 1
                 if limit <= 0:
                     raise RuntimeError("messages keep coming: the nodes never fall quiet")
-        return events
+        return self.events[start:]
 
-    # --- what the caller looks at -------------------------------------------------------------
+    def fire(self, node: int, name: str) -> list[Event]:
+        """The node's running timer `name` fires now."""
+        self._booted()
+        running = self.hosts[node].timers.get(name)
+        if running is None:
+            raise ValueError(f"node {node} has no timer {name!r} running (it has: {', '.join(self.timers(node)) or 'none'})")
+        self.engine.agenda.fire(self.now_us, node, Fire(name, running[1]))
+        return self._run()
+
+    # --- commands (rule 4) -------------------------------------------------------------------
+
+    def command(self, request: Request | str) -> list[Event]:
+        """A command now, as the engine takes it from the app: a Request, or its words
+        as a scenario line has them (`crash 3`: nodes by rank)."""
+        self._booted()
+        if isinstance(request, str):
+            request = parse_command(request.split(), self.engine.ids, self.engine.seed)
+        self.engine.submit(request, "test", self.now_us)
+        return self._run()
+
+    def crash(self, node: int) -> list[Event]:
+        return self.command(Crash(node))
+
+    def recover(self, node: int) -> list[Event]:
+        return self.command(Recover(node))
+
+    def elect(self, node: int) -> list[Event]:
+        """The node's failure detector fires: it starts an election."""
+        return self.command(Elect(node))
+
+    def join(self) -> list[Event]:
+        """A new node joins, with the next id."""
+        return self.command(Join())
+
+    def leave(self, node: int) -> list[Event]:
+        return self.command(Leave(node))
+
+    def hold(self, src: int, dst: int) -> list[Event]:
+        return self.command(Hold(src, dst))
+
+    def release(self, src: int, dst: int) -> list[Event]:
+        return self.command(Release(src, dst))
+
+    def partition(self, *group: int) -> list[Event]:
+        return self.command(Partition(tuple(sorted(group))))
+
+    def heal(self) -> list[Event]:
+        return self.command(Heal())
+
+    # --- what the test looks at -----------------------------------------------------------
 
     def in_flight(self) -> dict[tuple[int, int], list[Message]]:
-        """(src, dst) -> the messages on that link, head first."""
-        return {link: [msg for _, msg in queue] for link, queue in self.links.waiting().items()}
+        """(src, dst) -> the messages in flight on that link, head first (not those
+        waiting at a held link's end)."""
+        return {link: [msg for _, msg in queue] for link, queue in self.engine.links.in_flight().items()}
 
     def timers(self, node: int) -> list[str]:
         return sorted(self.hosts[node].timers)
 
     def state(self, node: int) -> tuple[str, int | None]:
         """(status, leader), as the node last reported them."""
-        status, leader, _ = self.hosts[node].state
+        status, leader = self.hosts[node].state
         return status, leader
 
     def leaders(self) -> dict[int, int | None]:
@@ -121,16 +183,17 @@ class Harness:
     def machine(self, node: int) -> Node | None:
         return self.hosts[node].machine
 
-    # --- one step -------------------------------------------------------------------------
+    # --- running what the test made due ---------------------------------------------------------
 
-    def _run(self, node: int, rank: int, item: Work) -> list[Event]:
-        host = self.hosts[node]
-        host.run([(self.now_us, rank, 0, item)], window_end=0)  # no window: every timer waits for the caller
-        events = host.records
-        for e in events:
-            if type(e) is SendEvent:  # no delays here: it arrives when the caller says
-                e.id, e.arrives = self._msg_id, e.t
-                self.links.send(e.src, e.dst, self._msg_id, e.msg, self.now_us)
-                self._msg_id += 1
-        self.trace.publish(events)
-        return events
+    def _run(self) -> list[Event]:
+        """Run everything due now (what the test just made due, and what that gives at
+        once: a released link's messages), as the plain driver does; the instant stays open."""
+        start = len(self.events)
+        engine = self.engine
+        while (due := engine.work_due()) is not None and due <= self.now_us:
+            step_sync(engine, self.now_us)
+        return self.events[start:]
+
+    def _booted(self) -> None:
+        if self.engine.now_us < 0:
+            raise ValueError("boot the cluster first")
