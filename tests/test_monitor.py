@@ -5,7 +5,7 @@ import pytest
 
 from playground.core.config import ClusterConfig
 from playground.core.events import CrashEvent, StartEvent, StateEvent
-from playground.core.monitor import Episodes, Monitor, describe
+from playground.core.monitor import Episodes, Monitor, Rounds, describe
 from playground.run.harness import Harness
 from protocol import ALGORITHMS
 from protocol.classic import ClassicStatus
@@ -101,7 +101,7 @@ def test_rule6_sle2_is_checked_c_after_the_last_fault_even_in_a_cluster_with_not
     _, events = run(4, 100, config, at("10 crash 4"))
     [v] = reports(events)
     assert (v.property, v.t, v.nodes, v.expected, v.since) == ("sle2", 40, (1, 2, 3), 3, 10)
-    assert describe(v) == "30 s after the last crash or recovery, nodes 1, 2, 3 not normal under 3"
+    assert describe(v) == "30 s after the last fault (at 10 s), nodes 1, 2, 3 not normal under 3"
 
 
 @pytest.mark.parametrize("algorithm", list(ALGORITHMS))
@@ -142,6 +142,56 @@ def test_classic_old_leader_recovering_mid_election_is_caught():
         (15.0, "sle1", "begin"),  # 1 takes 2's: and nothing ever repairs it
         (75.5, "sle2", "begin"),
     ]
+
+
+def rounds_of(events) -> list[tuple[float, int, float | None]]:
+    """(began, by, agreed) of each round, as the summary lists them."""
+    rounds = Rounds(kept=[])
+    for e in events:
+        rounds.observe(e)
+    return [(r.began, r.by, r.agreed) for r in rounds.kept]
+
+
+def test_a_round_begins_with_the_election_that_loses_agreement_though_the_verdict_comes_later():
+    """Garcia-Molina's Election first asks the higher nodes, for T, and changes no status
+    meanwhile: cut off from 3 and 4, node 2 starts one at 24 while all still agree, and
+    agreement is lost only at 28, when it halts 1. The round is 2's, from 24 (it used to
+    begin only with an election started after the loss: none was, so there was no round)."""
+    h = Harness("garcia-molina", 4, ClusterConfig(timeout=4, probe_interval=5))
+    h.boot()
+    h.deliver_all()
+    h.at(20)
+    h.partition(1, 2)
+    h.fire(2, "timeout")  # the Timeout procedure asks 4, across the cut...
+    h.at(24)
+    h.fire(2, "timeout_wait")  # ...and no answer within T: Election(2) asks 3 and 4
+    h.deliver_all()  # (the questions wait at the cut)
+    h.at(28)
+    h.fire(2, "reply_wait")  # no Yes within T: 2 halts 1
+    h.deliver_all()
+    h.at(29)
+    assert [(e.t, e.leader) for e in h.events if e.kind == "agreement"][1:] == [(28, None)]
+    assert rounds_of(h.events)[1:] == [(24, 2, None)]
+
+
+def test_the_leaders_own_election_is_over_when_it_starts_and_begins_no_later_round():
+    """Classic's leader, told to elect, announces itself at once: all still agree. A crash
+    later loses agreement with no election at its instant: the round is the election
+    that follows it, not the leader's."""
+    h = Harness("classic", 3, ClusterConfig(timeout=4, probe_interval=0))
+    h.boot()
+    h.deliver_all()
+    h.at(5)
+    h.elect(3)
+    h.deliver_all()
+    h.at(10)
+    h.crash(3)
+    h.at(11)
+    h.elect(1)
+    h.at(12)
+    assert [e.t for e in h.events if e.kind == "election_start" and e.t > 0] == [5, 11]
+    assert [(e.t, e.leader) for e in h.events if e.kind == "agreement"][1:] == [(10, None)]
+    assert rounds_of(h.events)[1:] == [(11, 1, None)]
 
 
 @pytest.mark.parametrize("algorithm", ["classic", "garcia-molina", "stoller", "ring"])

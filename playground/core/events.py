@@ -168,11 +168,11 @@ class ViolationEvent(Event):
     monitor.describe() makes the one line people read from these fields.
 
     property  "sle1" (normal nodes disagree on the leader), "split_brain" (two nodes
-              each lead), "sle2" (not settled c seconds after the last crash/recovery)
+              each lead), "sle2" (not settled c seconds after the last fault)
     nodes     the nodes involved when it began
     leaders   whom each of `nodes` followed then (None: nobody)
     expected  SLE2: the highest up node, whom all should follow
-    since     SLE2: the last crash or recovery, c seconds before
+    since     SLE2: the last fault (monitor rule 6), c seconds before
     """
 
     kind: ClassVar[str] = "violation"

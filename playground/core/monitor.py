@@ -18,11 +18,12 @@ Rules:
   5. Agreement: every up node is normal under the highest up node. One definition, for
      everyone: an `agreement` event says when it is reached (and under whom) and when it
      is lost; the comparison and the UI read those.
-  6. SLE2: c seconds after the last crash or recovery (start-up counts as one), there
-     is agreement. Checked once per quiet period, at that instant's end. The monitor
-     says when that is (`deadline`), so a cluster with nothing else to do still checks.
-     A change of the links (held, released, partitioned, healed) is a fault too: the
-     cluster needs its time after it as after a crash; and so is a join or a leave.
+  6. SLE2: c seconds after the last fault, there is agreement. A fault is a crash or a
+     recovery (start-up counts as one), a join or a leave, or a change of the links
+     (held, released, partitioned, healed): the cluster needs its time after each.
+     Checked once per quiet period, at that instant's end. The monitor says when that
+     is (`deadline`), so a cluster with nothing else to do still checks. Its report
+     says when the last fault was (`since`), and its text calls it that.
   7. Members. A node that joins is up from then on, like one that recovers; one that
      leaves is down for good, like one that crashes. "The highest up node" is so among
      the current members.
@@ -198,7 +199,8 @@ def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
         sides = "; ".join(f"{_names(members, name)} → {_name(leader, name)}" for leader, members in groups.items())
         return f"normal nodes disagree: {sides}"
     waited = round(v.t - v.since, 6) if v.since is not None else 0
-    return (f"{duration_text(waited)} after the last crash or recovery, "
+    when = f" (at {duration_text(v.since)})" if v.since is not None else ""
+    return (f"{duration_text(waited)} after the last fault{when}, "
             f"node{'s' if len(v.nodes) > 1 else ''} {_names(v.nodes, name)} not normal under {_name(v.expected, name)}")
 
 
@@ -273,13 +275,24 @@ class Round:
 @dataclass
 class Rounds:
     """Election rounds, the one definition (the status bar's count, the summary's rounds,
-    the timeline's markers): a round begins with the first election started once
-    agreement (rule 5) is lost, at the instant it is lost or after (agreement is judged at
-    the end of an instant: an election that a crash at the same instant caused comes
-    before the verdict), or with the very first election (the start-up's); it ends at the
-    next agreement. A loss of agreement that no election follows (a node recovering under
-    the leader) begins none. Its messages are those sent while it runs, failure-detection
-    traffic apart. Feed it election starts, agreements and sends, in trace order."""
+    the timeline's markers). A round begins with an election and ends at the next
+    agreement (rule 5). Which election:
+      - the very first (the start-up's);
+      - once agreement is lost, the first election started since;
+      - when agreement is lost, an election that came before the verdict: one started
+        at that instant (agreement is judged at the end of an instant, so an election
+        that a crash at the same instant caused comes before the verdict), or else the
+        first that a follower started while all agreed, since agreement was reached
+        (Garcia-Molina's Election first asks the higher nodes for T, and changes no
+        status until nobody answers: the election began there, not at the loss). The
+        leader's own election is over when it starts (it announces itself), so only
+        one at the instant of the loss can begin a round.
+    A loss of agreement that no election comes with or follows (a node recovering under
+    the leader) begins none. The events do not say when an election that changed
+    nothing ended (a higher node's answer stopped it), so one that a follower started
+    while all agreed is taken for the start of the round if agreement is lost before
+    any verdict. Its messages are those sent while it runs, failure-detection traffic
+    apart. Feed it election starts, agreements and sends, in trace order."""
 
     count: int = 0
     current: Round | None = None  # the round under way, or the last one
@@ -287,6 +300,7 @@ class Rounds:
     lost: bool = False  # agreement was lost, and no election has started since
     kept: list[Round] | None = None  # every round, for whoever asked (the summary)
     _maybe: Round | None = None  # an election started while all agree: a round, if agreement is lost at its instant
+    _first: Round | None = None  # the first election a follower started while all agree: a round, if agreement is lost
 
     def observe(self, e: Event) -> Round | None:
         """Take one event; the round it began, if it began one."""
@@ -295,18 +309,26 @@ class Rounds:
             if e.msg.role is not MessageRole.DETECTOR:
                 if self.running:
                     self.current.messages[e.msg.type] += 1
-                elif self._maybe is not None and self._maybe.began == e.t:
+                    return None
+                if self._maybe is not None and self._maybe.began == e.t:
                     self._maybe.messages[e.msg.type] += 1
+                if self._first is not None:
+                    self._first.messages[e.msg.type] += 1
         elif kind is ElectionStartEvent:
             if self.count == 0 or self.lost:
                 return self._begin(Round(e.t, e.node, e.seq))
-            if self.agreed is not None and (self._maybe is None or self._maybe.began != e.t):
-                self._maybe = Round(e.t, e.node, e.seq)
+            if self.agreed is not None:
+                if self._maybe is None or self._maybe.began != e.t:
+                    self._maybe = Round(e.t, e.node, e.seq)
+                if self._first is None and e.node != self.agreed:
+                    self._first = Round(e.t, e.node, e.seq)
         elif kind is AgreementEvent:
-            maybe, self._maybe = self._maybe, None
-            if e.leader is None and maybe is not None and maybe.began == e.t:
-                self.agreed = None
-                return self._begin(maybe)
+            maybe, first, self._maybe, self._first = self._maybe, self._first, None, None
+            if e.leader is None and self.agreed is not None:
+                began = maybe if maybe is not None and maybe.began == e.t else first
+                if began is not None:
+                    self.agreed = None
+                    return self._begin(began)
             if e.leader is None:
                 self.lost = self.lost or self.agreed is not None
             elif self.running:
@@ -329,4 +351,4 @@ class Rounds:
 
     def copy(self) -> Rounds:
         return Rounds(self.count, self.current and self.current.copy(), self.agreed, self.lost, None,
-                      self._maybe and self._maybe.copy())
+                      self._maybe and self._maybe.copy(), self._first and self._first.copy())
