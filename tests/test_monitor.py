@@ -10,6 +10,7 @@ from playground.run.harness import Harness
 from protocol import ALGORITHMS
 from protocol.classic import ClassicStatus
 from tests.support import at, make_engine, run
+from tests.test_interactions import play
 
 SHORT_T = ClusterConfig(timeout=1, probe_interval=3, delay_min=0.5, delay_max=1.5)  # T < 2 x max delay
 SAME_WITH_SYNCHRONY = ClusterConfig(timeout=4, probe_interval=3, delay_min=0.5, delay_max=1.5)
@@ -90,9 +91,10 @@ def test_rule1_a_disagreement_of_no_duration_is_not_reported(coordinator_arrives
 
 
 def test_rule5_agreement_is_reported_when_reached_and_when_lost():
-    _, events = run(4, 60, commands=at("20 crash 4", "20 elect 1"))
-    seen = [(e.t, e.leader) for e in events if e.kind == "agreement"]
-    assert seen == [(1.0, 4), (20.0, None), (26.0, 3)]  # 4 leads from t=1; 3 after the crash (T after 21's Election)
+    """tests/interactions/classic-election.txt: 3 leads from the start; it crashes at 10,
+    and 2 leads once its T is up (the file fires it at 14) and 1 has taken its Coordinator."""
+    events = play("classic-election.txt").h.events
+    assert [(e.t, e.leader) for e in events if e.kind == "agreement"] == [(0, 3), (10, None), (14, 2)]
 
 
 def test_rule6_sle2_is_checked_c_after_the_last_fault_even_in_a_cluster_with_nothing_to_do():
@@ -114,34 +116,22 @@ def test_each_algorithm_says_how_long_it_needs_and_c_defaults_to_that(algorithm)
 
 
 def test_episodes_pair_begins_and_ends_for_every_reader():
-    _, events = run(3, 100, ClusterConfig(timeout=4, probe_interval=5, delay_min=1, delay_max=1),
-                    at("10 crash 3", "10 elect 2", "13.5 recover 3"))
+    """classic's known flaw (tests/interactions/classic-known-flaw.txt): 2 and 3 both lead
+    from 14 to 14.5, when 3's Coordinator lands; 2's lands at 15, and then nothing
+    repairs it: SLE2 c after the last fault, 3's recovery at 13.5."""
+    h = play("classic-known-flaw.txt").h
     episodes = Episodes()
-    for e in events:
+    for e in h.events:
         if e.kind == "violation":
             episodes.add(e)
     assert [(x.property, x.began.t, x.lasted) for x in episodes.all] == [
-        ("sle1", 14.0, 0.5), ("split_brain", 14.0, 0.5), ("sle1", 15.0, None), ("sle2", 75.5, None)]
+        ("sle1", 14, 0.5), ("split_brain", 14, 0.5), ("sle1", 15, None), ("sle2", 13.5 + h.engine.settle_time(), None)]
     assert list(episodes.open) == ["sle1"]
 
 
 def test_a_recovery_resets_the_sle2_clock_and_a_settled_cluster_passes():
     _, events = run(5, 400, SAME_WITH_SYNCHRONY, at("10 crash 5", "150 recover 5"), algorithm="garcia-molina")
     assert reports(events) == []
-
-
-def test_classic_old_leader_recovering_mid_election_is_caught():
-    # PROTOCOLS.md, "Known flaw": 3 comes back and declares itself without asking,
-    # while 2 declares itself too; their Coordinators cross.
-    config = ClusterConfig(timeout=4, probe_interval=5, delay_min=1, delay_max=1)
-    _, events = run(3, 100, config, at("10 crash 3", "10 elect 2", "13.5 recover 3"))
-    seen = [(v.t, v.property, v.phase) for v in events if v.kind == "violation"]
-    assert seen == [
-        (14.0, "sle1", "begin"), (14.0, "split_brain", "begin"),  # both lead; 1 follows 3
-        (14.5, "sle1", "end"), (14.5, "split_brain", "end"),  # 2 and 3 take each other's Coordinator
-        (15.0, "sle1", "begin"),  # 1 takes 2's: and nothing ever repairs it
-        (75.5, "sle2", "begin"),
-    ]
 
 
 def rounds_of(events) -> list[tuple[float, int, float | None]]:
@@ -154,24 +144,15 @@ def rounds_of(events) -> list[tuple[float, int, float | None]]:
 
 def test_a_round_begins_with_the_election_that_loses_agreement_though_the_verdict_comes_later():
     """Garcia-Molina's Election first asks the higher nodes, for T, and changes no status
-    meanwhile: cut off from 3 and 4, node 2 starts one at 24 while all still agree, and
-    agreement is lost only at 28, when it halts 1. The round is 2's, from 24 (it used to
-    begin only with an election started after the loss: none was, so there was no round)."""
-    h = Harness("garcia-molina", 4, ClusterConfig(timeout=4, probe_interval=5))
-    h.boot()
-    h.deliver_all()
-    h.at(20)
-    h.partition(1, 2)
-    h.fire(2, "timeout")  # the Timeout procedure asks 4, across the cut...
-    h.at(24)
-    h.fire(2, "timeout_wait")  # ...and no answer within T: Election(2) asks 3 and 4
-    h.deliver_all()  # (the questions wait at the cut)
-    h.at(28)
-    h.fire(2, "reply_wait")  # no Yes within T: 2 halts 1
-    h.deliver_all()
-    h.at(29)
-    assert [(e.t, e.leader) for e in h.events if e.kind == "agreement"][1:] == [(28, None)]
-    assert rounds_of(h.events)[1:] == [(24, 2, None)]
+    meanwhile (tests/interactions/partition-garcia-molina.txt): cut off from 3 and 4,
+    node 2 starts one while all still agree, and agreement is lost only T later, when it
+    halts 1. The round is 2's, from its election (it used to begin only with an election
+    started after the loss: none was, so there was no round)."""
+    events = play("partition-garcia-molina.txt").h.events
+    [election] = [e for e in events if e.kind == "election_start" and e.t > 0]
+    [lost] = [e.t for e in events if e.kind == "agreement" and e.leader is None]
+    assert election.t < lost
+    assert rounds_of(events)[1:] == [(election.t, election.node, None)]
 
 
 def test_the_leaders_own_election_is_over_when_it_starts_and_begins_no_later_round():

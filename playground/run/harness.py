@@ -79,7 +79,7 @@ class Harness:
         monitor's checks due on the way run, each at its instant."""
         t_us = to_us(t)
         if t_us < self.now_us:
-            raise ValueError(f"time runs forward: it is {self.now}, not {t}")
+            raise ValueError(f"time runs forward: it is {self.now:g} s, not {t:g} s")
         self._booted()
         start = len(self.events)
         if t_us > self.now_us:
