@@ -5,6 +5,8 @@ a new algorithm looks right without touching it. Shared by the grid, the log and
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from protocol import MessageRole, StatusRole
 
 # A status's role: glyph and colour, in the order a legend lists them.
@@ -37,6 +39,7 @@ EVENT_COLOUR = {
 }
 
 LEADER_MARK = "★"
+NO_LEADER = "?"  # a node that follows nobody: "→?"
 BAR = 4  # cells in a countdown bar
 
 
@@ -65,7 +68,58 @@ def countdown(set_at: float, fires: float, now: float, cells: int = BAR) -> str:
     return "█" * full + "░" * (cells - full)
 
 
-def timer_label(name: str, width: int = 6) -> str:
-    """"coordinator_wait" -> "coord.": what is awaited, cut to fit a card."""
-    label = name.removesuffix("_wait")
-    return label if len(label) <= width else label[: width - 1] + "."
+def timer_label(name: str, labels: Mapping[int, str], width: int | None = None) -> str:
+    """A timer's name for people, the same words on the card and in the panel:
+    "hop_wait 3 12" -> "hop wait (3, 12)" (node ids among the arguments by their short
+    names), cut to `width` at a word's end ("hop"), or with a dot if even its first
+    word is longer ("coordinator wait" -> "coordi.")."""
+    base, *args = name.split(" ")
+    words = base.replace("_", " ")
+    if args:
+        words += " (" + ", ".join(labels.get(int(a), a) if a.isdigit() else a for a in args) + ")"
+    if width is None or len(words) <= width:
+        return words
+    cut = words[:width + 1].rsplit(" ", 1)[0].rstrip(" (,")
+    return cut if len(cut) <= width else words[:width - 1] + "."
+
+
+def leader_text(leader: int | None, labels: Mapping[int, str]) -> str:
+    """Whom a node follows, as the card and the panel both write it: "→7", "→?" (none)."""
+    return f"→{NO_LEADER if leader is None else labels[leader]}"
+
+
+def short_list(values: Sequence[object], labels: Mapping[int, str], width: int) -> str:
+    """A list in at most `width` cells where it can be, node ids by their short names:
+    whole if it fits; else runs of three or more consecutive ids as one ("1–64 (64)");
+    else its first and last items around "…" ("1, 2, …, 63, 64 (64)"), as many as fit.
+    A shortened list says how many it holds. The shortest form may still be wider than
+    `width`: then the caller wraps it."""
+    if not values:
+        return "none"
+    items = [_text(v, labels) for v in values]
+    pieces: list[str] = []
+    for run in _runs(values):
+        if len(run) >= 3:
+            pieces.append(f"{_text(run[0], labels)}–{_text(run[-1], labels)}")
+        else:
+            pieces += [_text(v, labels) for v in run]
+    shorter = [items, pieces]  # whole, runs joined, then fewer and fewer pieces around "…"
+    shorter += [pieces[:(keep + 1) // 2] + ["…"] + pieces[len(pieces) - keep // 2:] for keep in range(len(pieces) - 1, 1, -1)]
+    texts = [", ".join(shown) + (f" ({len(values)})" if shown != items else "") for shown in shorter]
+    return next((text for text in texts if len(text) <= width), min(texts, key=len))
+
+
+def _runs(values: Sequence[object]) -> list[list[object]]:
+    """Consecutive integers (ids 4, 5, 6) grouped; anything else on its own."""
+    runs: list[list[object]] = []
+    for v in values:
+        last = runs[-1][-1] if runs else None
+        if type(v) is int and type(last) is int and v == last + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return runs
+
+
+def _text(value: object, labels: Mapping[int, str]) -> str:
+    return labels.get(value, f"{value:,}") if type(value) is int else str(value)

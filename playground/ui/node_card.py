@@ -9,12 +9,16 @@ caller rebuild only what changed, since building Content is the dear part.
 from __future__ import annotations
 
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widget import Widget
 
-from ..record.look import LEADER_MARK, countdown, role_look, short_status, timer_label
+from ..record.look import LEADER_MARK, countdown, leader_text, role_look, short_status, timer_label
 from .model import NodeView
 
-FULL_WIDTH = 19  # border, one space, then 16 cells: "answer ████ 3.9s" fits
+FULL_WIDTH = 19  # border, one space, then 16 cells: "timeout ███ 3.9s" fits (4 columns at 80)
+# A full card's timer line: its name, a bar, up to 4 cells of time. A wider card gives its
+# name up to TIMER_NAME cells, and the bar the rest.
+TIMER_BAR, TIMER_NAME = 3, 12
 
 
 def compact_width(digits: int) -> int:
@@ -22,18 +26,22 @@ def compact_width(digits: int) -> int:
     return 2 * digits + 10
 
 
-def card_key(n: NodeView, now: float, compact: bool) -> tuple:
+def card_key(n: NodeView, now: float, compact: bool, cells: int = TIMER_BAR) -> tuple:
+    """What a card shows now; a full card's bar `cells` long."""
     timer = min(n.timers.items(), key=lambda item: item[1][1], default=None)
     name = timer[0] if timer else None
-    bar = countdown(*timer[1], now) if timer else ""
     if compact:
-        return (n.up, n.status, n.role, n.leader, name, bar)
+        return (n.up, n.status, n.role, n.leader, name, countdown(*timer[1], now) if timer else "")
+    bar = countdown(*timer[1], now, cells) if timer else ""
     left = round(max(0.0, timer[1][1] - now), 1) if timer else 0.0
     return (n.up, n.status, n.role, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()), n.epoch,
             n.waiting)
 
 
-def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str], digits: int = 2) -> Content:
+def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str], digits: int = 2,
+                 width: int = FULL_WIDTH - 3) -> Content:
+    """A compact cell; or a full card's three lines, `width` cells wide: a card wider than
+    the least has room for longer names."""
     glyph, colour = role_look(n.role)
     name, bar = key[4], key[5]
     if not n.up:
@@ -41,35 +49,39 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
     elif n.leads:
         leader = (" ", (LEADER_MARK, "b $secondary"))
     else:
-        leader = (f" →{'?' if n.leader is None else labels[n.leader]}",)
+        leader = (f" {leader_text(n.leader, labels)}",)
     if compact:
         ident = (f"{labels[n.id]:>{digits}}", "b" if n.up else "$text-disabled")
         return Content.assemble(ident, " ", (glyph, colour), *leader, " ", (bar, "$text-muted"))
     left, sent, received, epoch, waiting = key[6:]
-    status = (short_status(n.status), colour if n.up else f"{colour} strike")
+    room = width - len(labels[n.id]) - 3 - Content.assemble(*leader).cell_length
+    status = (short_status(n.status, max(8, room)), colour if n.up else f"{colour} strike")
     first = Content.assemble((labels[n.id], "b"), " ", (f"{glyph} ", colour), status, *leader)
-    second = Content.assemble(f"{timer_label(name):<6} ", (bar, "$primary"), f"{left:4.1f}s") if name else Content("")
-    third = Content.assemble((f"↑{sent} ↓{received} e{epoch}", "$text-muted"),
+    # Tenths while they matter; whole seconds from 10 s on, so the time keeps to 4 cells.
+    seconds = f"{left:.1f}s" if left < 10 else f"{left:.0f}s"
+    room = width - len(bar) - 6
+    second = (Content.assemble(f"{timer_label(name, labels, room):<{room}} ", (bar, "$primary"), f" {seconds:>4}")
+              if name else Content(""))
+    third = Content.assemble((f"↑{sent:,} ↓{received:,} e{epoch}", "$text-muted"),
                              *(((f" ⏸{waiting}", "b $warning"),) if waiting else ()))
     return Content("\n").join([first, second, third])
 
 
 class NodeCard(Widget):
+    key: reactive[tuple | None] = reactive(None)  # what the card shows (card_key): a new one redraws it
+    inner: reactive[int] = reactive(FULL_WIDTH - 3)  # cells inside, the same on every card of a grid (NodeGrid sets it)
+
     def __init__(self, node: NodeView, labels: dict[int, str]):
         super().__init__()
         self.node = node
         self.labels = labels
-        self._key: tuple | None = None
-        self._content = Content("")
 
     def show(self, now: float, selected: bool) -> None:
         self.set_class(selected, "selected")
         self.set_class(not self.node.up, "down")
-        key = card_key(self.node, now, compact=False)
-        if key != self._key:
-            self._key = key
-            self._content = card_content(self.node, key, compact=False, labels=self.labels)
-            self.refresh()
+        self.key = card_key(self.node, now, compact=False, cells=max(TIMER_BAR, self.inner - 6 - TIMER_NAME))
 
-    def render(self) -> Content:
-        return self._content
+    def render(self) -> Content:  # on a new key or width
+        if self.key is None:
+            return Content("")
+        return card_content(self.node, self.key, compact=False, labels=self.labels, width=self.inner)

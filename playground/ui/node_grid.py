@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from textual.containers import Container
 from textual.events import Resize
 
@@ -20,10 +22,23 @@ class NodeGrid(Container):
 
     @property
     def columns(self) -> int:
-        return max(1, (self.size.width - 2) // FULL_WIDTH)
+        """As few as make no more rows than need be: rows of even length, and spare room
+        widens the cards (9 cards where 8 fit: 5 and 4, not 8 and 1)."""
+        cards = max(1, len(self.cards))
+        rows = math.ceil(cards / max(1, (self.size.width - 2) // FULL_WIDTH))
+        return math.ceil(cards / rows)
 
     def on_resize(self, event: Resize) -> None:
-        self.styles.grid_size_columns = self.columns
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        """Columns, and the room inside the narrowest card, which every card writes to:
+        the same names on every card, whatever the columns' rounding."""
+        columns = self.columns
+        self.styles.grid_size_columns = columns
+        inner = max(FULL_WIDTH, (self.size.width - 2) // columns) - 3
+        for card in self.cards.values():
+            card.inner = inner
 
     def show(self, now: float, selected: int) -> None:
         if len(self.cards) < len(self.model.nodes):  # a node joined: its card goes in id order
@@ -32,6 +47,7 @@ class NodeGrid(Container):
                     self.cards[i] = NodeCard(self.model.nodes[i], self.model.label)
                     later = [self.cards[k] for k in self.model.ids if k > i and k in self.cards]
                     self.mount(self.cards[i], before=later[0] if later else None)
+            self._lay_out()
         for node_id, card in self.cards.items():
             card.show(now, node_id == selected)
 
