@@ -1,88 +1,162 @@
 """The selected node in full, each fact once: its status and leader, its timers with the
 time left and its message counters (what the trace says, from the model), then its
 algorithm's own variables and its safe storage, the live epoch among it (what only the
-engine knows)."""
+engine knows).
+
+Written for people, whatever the algorithm: names without underscores, yes and no,
+node ids by their short names, long lists shortened to the room they have ("1–64 (64)"),
+long lines wrapped under themselves. Taller than its room, it scrolls."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.markup import escape
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from ..core.host import HostStatus, Internals
-from ..record.look import LEADER_MARK, role_look
+from ..record.look import LEADER_MARK, leader_text, role_look, short_list, timer_label
 from .model import NodeView
 
+HANG = 4  # a wrapped line goes on this far in
+LIST_ROOM = 12  # cells a list gets at least before it wraps instead of shrinking further
 
-class NodePanel(Widget):
+# A line of the panel: markup, and a list to shorten to the room left after it (None: none).
+Row = tuple[str, tuple | None]
+
+
+class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows select nodes
+    DEFAULT_CSS = "NodePanel { scrollbar-size-vertical: 1; }"
+
+    node: reactive[int | None] = reactive(None)  # whose facts are shown
+
     def __init__(self):
         super().__init__()
-        self._drawn = Content("")
+        self.text = PanelText()
+
+    def compose(self):
+        yield self.text
 
     def show(self, node: NodeView, internals: Internals | None, now: float, labels: dict[int, str]) -> None:
         """`internals` None: not known at this moment (a replay's re-run has not got there)."""
-        glyph, colour = role_look(node.role)
         self.border_title = f"node {labels[node.id]}"
-        if node.leads:
-            leader = f" [b $secondary]{LEADER_MARK} leader[/]"
-        elif node.up:
-            leader = f" → {_show(node.leader, labels)}"
-        else:
-            leader = ""
-        lines = [f"[{colour}]{glyph} {escape(node.status)}[/]{leader}"]
-        if node.waiting:
-            lines.append(f"[b $warning]⏸ {node.waiting} message{'s' if node.waiting > 1 else ''} to it wait on held links[/]")
-        lines.append("[b]timers[/]")
-        for name, (_, fires) in sorted(node.timers.items()):
-            lines.append(f"  {escape(name)}  [$primary]{max(0.0, fires - now):.2f}s[/] left")
-        if not node.timers:
-            lines.append("  [$text-muted]none running[/]")
-        lines.append("[b]variables[/]")
-        if internals is None:
-            lines.append("  [$text-muted]being worked out (the replay is re-run in the background)[/]")
-        else:
-            for name, value in internals.variables.items():
-                lines.append(f"  {escape(name)} = {_show(value, labels)}")
-            if not internals.up:
-                gone = "it left" if node.status is HostStatus.LEFT else "lost in the crash"
-                lines.append(f"  [$text-muted]({gone})[/]")
-            elif not internals.variables:
-                lines.append("  [$text-muted]none of its own[/]")
-            lines.append("[b]safe storage[/]")
-            lines += [f"  {escape(name)} = {_show(value, labels)}" for name, value in internals.storage.items()]
-        lines.append("[b]messages[/]  sent / received")
-        for label in sorted(set(node.sent) | set(node.received)):
-            lines.append(f"  {escape(label):<14} {node.sent[label]:>5} / {node.received[label]:<5}")
-        content = Content.from_markup("\n".join(lines))
-        if content != self._drawn:
-            self._drawn = content
-            self.refresh()
+        self.text.labels = labels
+        self.text.rows = rows(node, internals, now, labels)
+        self.node = node.id
+
+    def watch_node(self) -> None:
+        self.scroll_home(animate=False)  # another node: its facts from the top
+
+    def shown_text(self) -> str:
+        """The lines as drawn at the panel's width, for tests."""
+        return "\n".join(line.plain for line in self.text.lines(self.text.content_size.width))
+
+
+class PanelText(Widget):
+    DEFAULT_CSS = "PanelText { height: auto; }"
+
+    rows: reactive[tuple[Row, ...]] = reactive(())
+
+    def __init__(self):
+        super().__init__()
+        self.labels: Mapping[int, str] = {}
+
+    def watch_rows(self) -> None:
+        if len(self.lines(self.content_size.width)) != self.size.height:  # (a layout only when its height changes)
+            self.refresh(layout=True)
+
+    def lines(self, width: int) -> list[Content]:
+        """Each row at `width`: its list shortened to the room left, wrapped with a hanging indent."""
+        width = max(width, HANG + 8)
+        out = []
+        for markup, items in self.rows:
+            line = Content.from_markup(markup)
+            if items is not None:
+                line = line + Content(short_list(items, self.labels, max(LIST_ROOM, width - line.cell_length)))
+            first, *rest = line.wrap(width)
+            out.append(first)
+            if rest:  # the rest again, narrower, under the first line's words
+                rest_of = line[len(first.plain):]
+                skip = len(rest_of.plain) - len(rest_of.plain.lstrip(" "))
+                out += [wrapped.pad_left(HANG) for wrapped in rest_of[skip:].wrap(width - HANG)]
+        return out
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.lines(width))
 
     def render(self) -> Content:
-        return self._drawn
+        return Content("\n").join(self.lines(self.content_size.width))
 
 
-def _show(value: object, labels: dict[int, str]) -> str:
-    """A variable's value as escaped markup (a list would otherwise read as a tag), with
-    node ids by their short names."""
-    return escape(_plain(value, labels))
+def rows(node: NodeView, internals: Internals | None, now: float, labels: Mapping[int, str]) -> tuple[Row, ...]:
+    glyph, colour = role_look(node.role)
+    if node.leads:
+        leader = f" [b $secondary]{LEADER_MARK} leader[/]"
+    elif node.up:
+        leader = f" {escape(leader_text(node.leader, labels))}"
+    else:
+        leader = ""
+    out: list[Row] = [(f"[{colour}]{glyph} {escape(node.status)}[/]{leader}", None)]
+    if node.waiting:
+        out.append((f"[b $warning]⏸ {node.waiting:,} message{'s' if node.waiting > 1 else ''} to it wait on held links[/]",
+                    None))
+    out.append(("[b]timers[/]" + ("  time left" if node.timers else ""), None))
+    names = {name: timer_label(name, labels) for name in sorted(node.timers)}
+    for name, shown in names.items():
+        left = max(0.0, node.timers[name][1] - now)
+        out.append((f"  {escape(shown):<{max(map(len, names.values()))}}  [$primary]{left:.2f}s[/]", None))
+    if not node.timers:
+        out.append(("  [$text-muted]none running[/]", None))
+    kinds = sorted(set(node.sent) | set(node.received))
+    out.append(("[b]messages[/]" + ("  sent / received" if kinds else ""), None))
+    if kinds:
+        name_w = max(map(len, kinds))
+        sent_w = max(len(f"{node.sent[k]:,}") for k in kinds)
+        for kind in kinds:
+            out.append((f"  {escape(kind):<{name_w}}  {node.sent[kind]:>{sent_w},} / {node.received[kind]:,}", None))
+    else:
+        out.append(("  [$text-muted]none yet[/]", None))
+    out.append(("[b]variables[/]", None))
+    if internals is None:
+        out.append(("  [$text-muted]being worked out (the replay is re-run in the background)[/]", None))
+        return tuple(out)
+    out += [_variable(name, value, labels) for name, value in internals.variables.items()]
+    if not internals.up:
+        gone = "it left" if node.status is HostStatus.LEFT else "lost in the crash"
+        out.append((f"  [$text-muted]({gone})[/]", None))
+    elif not internals.variables:
+        out.append(("  [$text-muted]none of its own[/]", None))
+    out.append(("[b]safe storage[/]", None))
+    out += [_variable(name, value, labels) for name, value in internals.storage.items()]
+    return tuple(out)
 
 
-def _plain(value: object, labels: dict[int, str]) -> str:
+def _variable(name: str, value: object, labels: Mapping[int, str]) -> Row:
+    """"halted_by", 4 -> "halted by: 4"; a list is kept as its items, to fit when drawn."""
+    head = f"  {escape(name.replace('_', ' '))}: "
+    if isinstance(value, (list, tuple, set, frozenset)) and not any(isinstance(v, (list, tuple, set, frozenset, dict))
+                                                                    for v in value):
+        items = sorted(value) if isinstance(value, (set, frozenset)) else value
+        return head, tuple(_plain(v, labels) if not isinstance(v, int) or isinstance(v, bool) else v for v in items)
+    return head + escape(_plain(value, labels)), None
+
+
+def _plain(value: object, labels: Mapping[int, str]) -> str:
+    """A value for people: yes and no, node ids by their short names, counts with separators."""
     if value is None:
         return "none"
     if isinstance(value, bool):
-        return str(value)
+        return "yes" if value else "no"
     if isinstance(value, int):
-        return labels.get(value, str(value))
+        return labels.get(value, f"{value:,}")
+    if isinstance(value, float):
+        return f"{value:g}"
     if isinstance(value, dict):
         return "; ".join(f"{_plain(k, labels)}: {_plain(v, labels)}" for k, v in value.items()) or "none"
     if isinstance(value, (list, tuple, set, frozenset)):
-        items = [_plain(v, labels) for v in value]
-        if len(items) > LONG_LIST:  # 64 members would fill the panel: the ends and the count
-            items = [*items[:3], "…", *items[-2:], f"({len(value)})"]
-        return ", ".join(items) or "none"
+        return ", ".join(_plain(v, labels) for v in value) or "none"
     return str(value)
-
-
-LONG_LIST = 8
