@@ -1,18 +1,25 @@
 """One line: virtual time and pace (and how far behind its clock the run is), or where in
 the past the screen is; T and the delay bounds (red when the synchrony bound is broken:
 T < 2 x max delay, or links held), and the elections so far with the current one's
-message count beside its worst case."""
+message count beside its worst case.
+
+When the line is wider than the screen, its least important parts are shortened or
+left out first, whole words at a time: the delay bounds, then the worst case, then the
+words beside T, then how far behind the run is; the time, the pace, T and the election
+count stay to the end."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from ..core.config import ClusterConfig
 
 BEHIND_SHOWN = 0.5  # seconds behind the clock before the bar says so
+SEPARATOR = " │ "
 
 
 @dataclass(frozen=True)
@@ -31,39 +38,70 @@ class Status:
 
 
 class StatusBar(Widget):
-    def __init__(self):
-        super().__init__()
-        self._status: Status | None = None
+    status: reactive[Status | None] = reactive(None)
 
     def show(self, status: Status) -> None:
-        if status != self._status:
-            self._status = status
-            self.refresh()
+        self.status = status
 
     def render(self) -> Content:
-        s = self._status
-        if s is None:
+        if self.status is None:
             return Content("")
-        if s.where:
-            pace = f"[b $accent]{s.where}[/]"
-        else:
-            pace = "[b $warning]❚❚ paused[/]" if s.paused else f"▶ ×{s.speed:g}"
-            if s.behind >= BEHIND_SHOWN and not s.paused:
-                pace += f" [b $warning]{s.behind:.1f}s behind[/]"
-        c = s.config
-        if s.held_links:
-            sync = (f"T={c.timeout:g} [b $error]· {s.held_links} link{'s' if s.held_links > 1 else ''} held: "
-                    f"synchrony broken[/]")
-        elif c.synchronous:
-            sync = f"T={c.timeout:g} ≥ 2×{c.delay_max:g}"
-        else:
-            sync = f"[b $error]T={c.timeout:g} < 2×{c.delay_max:g}: synchrony broken[/]"
-        delay = f"δ {c.delay_min:g}–{c.delay_max:g}"
-        worst = f" (worst {s.worst_case})" if s.worst_case is not None else ""
-        if not s.elections:
-            count = "no election yet"
-        elif s.elections == 1:  # every node starts at once: no one initiator's worst case to compare with
-            count = f"start-up election{'…' if s.in_election else ''}: {s.election_messages} msgs"
-        else:  # the current election's count while one runs, else the last one's
-            count = f"election {s.elections}{'…' if s.in_election else ''}: {s.election_messages} msgs{worst}"
-        return Content.from_markup(f"[b]t={s.now:.2f}s[/] {pace} │ {sync} │ {delay} │ {count}")
+        return fit(parts(self.status), self.content_size.width or 1_000)  # (0: not laid out yet: the whole line)
+
+
+# The order in which parts give way, least important first: each time a part is named,
+# it takes its next shorter form (the last form of a part may be nothing at all).
+GIVE_WAY = ("delay", "count", "sync", "pace", "sync", "count")
+
+
+def parts(s: Status) -> dict[str, list[str]]:
+    """Each part of the line as markup, in its forms from the longest to the shortest."""
+    c = s.config
+    if s.where:  # "⏪ instant 12 of 40 · now t=9.00s": which instant is the essential part
+        pace = [f"[b $accent]{s.where}[/]", f"[b $accent]{s.where.split(' · ')[0]}[/]"]
+    else:
+        pace = ["[b $warning]❚❚ paused[/]" if s.paused else f"▶ ×{s.speed:g}"]
+        if s.behind >= BEHIND_SHOWN and not s.paused:
+            pace = [f"{pace[0]} [b $warning]{s.behind:.1f}s behind[/]", *pace]
+    t = f"T={c.timeout:g}"
+    if s.held_links:
+        held = f"{s.held_links:,} link{'s' if s.held_links > 1 else ''} held"
+        sync = [f"{t} [b $error]· {held}: synchrony broken[/]", f"{t} [b $error]· {held}[/]", f"[b $error]{t}[/]"]
+    elif c.synchronous:
+        sync = [f"{t} ≥ 2×{c.delay_max:g}", t]
+    else:
+        sync = [f"[b $error]{t} < 2×{c.delay_max:g}: synchrony broken[/]", f"[b $error]{t} < 2×{c.delay_max:g}[/]"]
+    delay = f"{c.delay_min:g}" if c.delay_min == c.delay_max else f"{c.delay_min:g}–{c.delay_max:g}"
+    running = "…" if s.in_election else ""
+    msgs = f"{s.election_messages:,} msgs"
+    if not s.elections:
+        count = ["no election yet"]
+    elif s.elections == 1:  # every node starts at once: no one initiator's worst case to compare with
+        count = [f"start-up election{running}: {msgs}", f"start-up{running}: {msgs}"]
+    else:  # the current election's count while one runs, else the last one's
+        count = [f"election {s.elections:,}{running}: {msgs}", f"#{s.elections:,}{running}: {msgs}"]
+        if s.worst_case is not None:
+            count.insert(0, f"{count[0]} (worst {s.worst_case:,})")
+    return {"time": [f"[b]t={s.now:.2f}s[/]"], "pace": pace, "sync": sync, "delay": [f"δ {delay}", ""],
+            "count": count}
+
+
+def fit(forms: dict[str, list[str]], width: int) -> Content:
+    """The parts in their longest forms that fit in `width` together, giving way in the
+    GIVE_WAY order; if even the shortest forms do not fit, the line ends at the last
+    whole part that does, with "…"."""
+    chosen = dict.fromkeys(forms, 0)
+
+    def line() -> Content:
+        time, *rest = [Content.from_markup(forms[k][i]) for k, i in chosen.items() if forms[k][i]]
+        return Content.assemble(time, " ", Content(SEPARATOR).join(rest))
+
+    for name in GIVE_WAY:
+        if line().cell_length <= width:
+            break
+        chosen[name] = min(chosen[name] + 1, len(forms[name]) - 1)
+    text = line()
+    while text.cell_length > width and len(chosen) > 2:  # still too wide: whole parts off the end
+        chosen.popitem()
+        text = Content.assemble(line(), " …")
+    return text
