@@ -1,46 +1,94 @@
 """The monitor's alert, above the status bar, shown once a property has been broken. Red
 while violations last, a line each (what, since when, which nodes); afterwards, quieter,
 one line for the last one with how long it lasted. The log has every one. The words are
-the monitor's (monitor.describe), with the nodes' short names."""
+the monitor's (monitor.describe), with the nodes' short names.
+
+A line says what and when first, and how long it lasted, then the monitor's words; when
+it is wider than the screen, the lists of nodes in those words are shortened ("1–40
+(40)", "1, 2, …, 40 (40)"), and only then is its end cut, at a word."""
 
 from __future__ import annotations
 
+import re
+
 from textual.content import Content
+from textual.geometry import Size
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from ..core.config import duration_text
 from ..core.monitor import PROPERTY_NAMES, describe
+from ..record.look import short_list
 from .model import ClusterModel
+
+NODE_LIST = re.compile(r"\b\w+(?:, \w+)+\b")  # "3, 4, 5" in the monitor's words: a list, if they are all nodes
 
 
 class AlertBar(Widget):
+    # (open, lines): each line its essentials, the monitor's words, and how many so far. Empty: nothing broken yet.
+    alert: reactive[tuple[bool, tuple[tuple[str, str, str], ...]]] = reactive((False, ()))
+
     def __init__(self, model: ClusterModel):
         super().__init__()
         self.model = model
         self.display = False
-        self._shown: tuple | None = None
 
     def show(self) -> None:
-        episodes = self.model.episodes
-        last = episodes.all[-1] if episodes.all else None
-        key = (len(episodes.all), tuple(episodes.open), last and last.lasted)
-        if key == self._shown:
-            return
-        self._shown = key
-        self.display = bool(episodes.all)
-        self.set_class(bool(episodes.open), "active")
-        self.refresh()
+        episodes, name = self.model.episodes, self.model.label.__getitem__
+        total = len(episodes.all)
+        if episodes.open:
+            lines = [(f"⚠ {PROPERTY_NAMES[e.property]} since t={e.began.t:.2f}s", describe(e.began, name), "")
+                     for e in episodes.open.values()]
+            if total > len(lines):  # some are over already: how many in all, on the last line
+                lines[-1] = (*lines[-1][:2], f"{total:,} violations so far")
+        elif episodes.all:
+            last = episodes.all[-1]
+            lasted = f", lasted {duration_text(last.lasted)}" if last.lasted is not None else ""
+            lines = [(f"⚠ {PROPERTY_NAMES[last.property]} at t={last.began.t:.2f}s{lasted}", describe(last.began, name),
+                      f"the last of {total:,} violations" if total > 1 else "")]
+        else:
+            lines = []
+        self.alert = (bool(episodes.open), tuple(lines))
+
+    def watch_alert(self, alert: tuple[bool, tuple]) -> None:
+        is_open, lines = alert
+        self.display = bool(lines)
+        self.set_class(is_open, "active")
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.alert[1])  # a line each, fitted to the width when drawn
 
     def render(self) -> Content:
-        episodes, name = self.model.episodes, self.model.label.__getitem__
-        if not episodes.all:
-            return Content("")
-        total = f" ({len(episodes.all)} in all)" if len(episodes.all) > 1 else ""
-        if episodes.open:
-            lines = [Content.styled(f"⚠ {PROPERTY_NAMES[e.property]} since t={e.began.t:.2f}s: {describe(e.began, name)}", "b")
-                     for e in episodes.open.values()]
-            return Content("\n").join([*lines[:-1], Content.assemble(lines[-1], total)])
-        last = episodes.all[-1]
-        lasted = f", lasted {duration_text(last.lasted)}" if last.lasted is not None else ""
-        return Content(f"⚠ last: {PROPERTY_NAMES[last.property]} at t={last.began.t:.2f}s: "
-                       f"{describe(last.began, name)}{lasted}{total}")
+        is_open, lines = self.alert
+        width = self.content_size.width or 1_000  # (0: not laid out yet, as when just shown: whole lines)
+        shown = Content("\n").join(Content(fit(*line, self.model.label, width)) for line in lines)
+        return shown.stylize("b") if is_open else shown
+
+
+def fit(head: str, words: str, tail: str, labels: dict[int, str], width: int) -> str:
+    """"head: words · tail" in `width` cells if it can be: the lists of nodes in `words`
+    shortened, the longest first; else without the tail; else cut at a word's end."""
+    for line in (f"{head}: {words} · {tail}" if tail else "", f"{head}: {words}"):
+        line = shorten_lists(line, labels, len(line) - width) if line else ""
+        if line and len(line) <= width:
+            return line
+    cut = line[:width - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+
+
+def shorten_lists(text: str, labels: dict[int, str], over: int) -> str:
+    """`text` with its lists of nodes shortened, the longest first, until it is `over`
+    cells shorter or they are as short as they go."""
+    ids = {label: node for node, label in labels.items()}
+    lists = [m for m in NODE_LIST.finditer(text) if all(item in ids for item in m[0].split(", "))]
+    shorter = {m.start(): m[0] for m in lists}
+    for m in sorted(lists, key=lambda m: len(m[0]), reverse=True):
+        if over <= 0:
+            break
+        shorter[m.start()] = short_list([ids[item] for item in m[0].split(", ")], labels, len(m[0]) - over)
+        over -= len(m[0]) - len(shorter[m.start()])
+    parts, end = [], 0
+    for m in lists:
+        parts += [text[end:m.start()], shorter[m.start()]]
+        end = m.end()
+    return "".join(parts) + text[end:]
