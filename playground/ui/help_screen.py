@@ -1,6 +1,7 @@
 """The help screen, generated from the app's bindings so it cannot drift from them: a
 column of keys and a column of what they do, whose lines wrap under themselves at any
-width."""
+width. The keys' column is at most KEYS_WIDTH wide, so that the descriptions keep their
+room: a longer list of keys wraps within it, and a run of digits reads "1–9"."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+KEYS_WIDTH = 12  # cells of keys at most, before they wrap
 
 
 class HelpScreen(ModalScreen[None]):
@@ -21,7 +24,8 @@ class HelpScreen(ModalScreen[None]):
             if isinstance(binding, Binding) and binding.tooltip:
                 keys = [self.app.get_key_display(Binding(k, "")) for k in binding.key.split(",")]
                 keys_by_purpose.setdefault(binding.tooltip, []).extend(keys)
-        width = max(len(" ".join(keys)) for keys in keys_by_purpose.values())
+        keys_by_purpose = {purpose: _runs_of_digits(keys) for purpose, keys in keys_by_purpose.items()}
+        width = min(KEYS_WIDTH, max(len(" ".join(keys)) for keys in keys_by_purpose.values()))
         with VerticalScroll():
             yield Static(Content.from_markup("[b $primary]bully-tui keys[/]\n"))
             for purpose, keys in keys_by_purpose.items():  # assembled, not markup: "[" is a key here
@@ -34,3 +38,13 @@ class HelpScreen(ModalScreen[None]):
                 "\n[$text-muted]ctrl+p opens the command palette: crash, recover or elect any node, join and leave, "
                 "hold links and partitions, switch the algorithm, filter the log, change theme. "
                 "Press ? or escape to close.[/]"))
+
+
+def _runs_of_digits(keys: list[str]) -> list[str]:
+    """"1 2 3 4 5 6 7 8 9" -> "1–9", where the run of digits was."""
+    digits = [k for k in keys if len(k) == 1 and k.isdigit()]
+    if len(digits) < 3 or [int(d) for d in digits] != list(range(int(digits[0]), int(digits[0]) + len(digits))):
+        return keys
+    first = keys.index(digits[0])
+    rest = [k for k in keys if k not in digits]
+    return [*rest[:first], f"{digits[0]}–{digits[-1]}", *rest[first:]]
