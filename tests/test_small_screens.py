@@ -1,0 +1,238 @@
+"""What a newcomer sees at 80x24 and wider: nothing cut mid-word, nothing silently lost.
+
+The node panel shows every member and its message counters (scrolling when it must),
+shortens long lists and wraps under itself; the status bar and the alert bar give up
+their least important parts first; cards and panel name timers and "no leader" alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from playground.core.config import ClusterConfig
+from playground.core.host import HostStatus, Internals
+from playground.record.look import short_list, timer_label
+from playground.ui import alert_bar
+from playground.ui.help_screen import KEYS_WIDTH, HelpScreen
+from playground.ui.model import NodeView
+from playground.ui.node_panel import HANG, rows
+from playground.ui.status_bar import Status, fit, parts
+from tests.test_app import advance, card_text, make_app, on_asyncio, scenario_app, settled
+
+LABELS = {i: str(i) for i in range(1, 65)}
+
+
+def panel_lines(app) -> list[str]:
+    return app.panel.shown_text().splitlines()
+
+
+def whole_words(narrow: str, full: str) -> bool:
+    """Every word of `narrow` is a word of `full`: shortened by parts, never cut in one."""
+    words = re.compile(r"[^\s:;,()…]+")
+    return set(words.findall(narrow)) <= set(words.findall(full))
+
+
+# --- the node panel -----------------------------------------------------------------------
+
+
+@on_asyncio
+async def test_the_panel_at_80x24_shows_every_member_and_its_counters_and_scrolls(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 20)
+        await pilot.press("1")
+        await settled(pilot, app)
+        lines = panel_lines(app)
+        text = "\n".join(lines)
+        assert re.search(r"members: (1, 2, 3, 4, 5, 6, 7|1–7 \(7\))$", text, re.MULTILINE), text
+        assert "messages  sent / received" in text and re.search(r"^  Coordinator +0 / \d", text, re.MULTILINE), text
+        assert max(map(len, lines)) <= app.panel.text.content_size.width
+        # Taller than its room: it scrolls, and the end can be brought into view.
+        assert app.panel.max_scroll_y > 0
+        app.panel.scroll_end(animate=False)
+        await pilot.pause()
+        assert app.panel.scroll_y == app.panel.max_scroll_y
+
+
+@on_asyncio
+async def test_sixty_four_members_read_as_a_run_and_long_lines_wrap_under_themselves(tmp_path):
+    app = make_app(tmp_path, nodes=64, algorithm="garcia-molina", config=ClusterConfig(delay_min=1, delay_max=1))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await advance(pilot, app, 0.5)
+        await pilot.press("1")
+        await settled(pilot, app)
+        assert "  members: 1–64 (64)" in panel_lines(app)
+        width = app.panel.text.content_size.width
+        # A value that cannot be shortened (text) wraps; its lines go on indented.
+        long = "; ".join(f"{n}: Election {n}, Ok {n + 1}" for n in range(3, 9))
+        app.panel.text.rows = (("  unacked: " + long, None), ("  suspected: ", tuple(range(1, 64, 2))))
+        await pilot.pause()
+        lines = app.panel.text.lines(width)
+        assert len(lines) > 2 and all(line.plain.startswith(" " * HANG) for line in lines[1:-1])
+        assert max(line.cell_length for line in lines) <= width
+        assert lines[-1].plain.startswith("  suspected: 1, 3, ") and lines[-1].plain.endswith(", 63 (32)")
+
+
+def test_variables_are_written_for_people_and_counts_with_separators():
+    node = NodeView(3, up=True, status=HostStatus.DOWN, leader=None, timers={"hop_wait 4 12": (0.0, 4.0)},
+                    sent=Counter({"Coordinator": 11781}), received=Counter({"Election": 2}))
+    internals = Internals(True, {"participant": False, "halted_by": 7, "halts_unacked": [1, 2, 3, 4, 5, 6],
+                                 "ticks": 12345}, {"incarnation": 1})
+    text = "\n".join(markup for markup, _ in rows(node, internals, 1.0, LABELS))
+    assert "  participant: no" in text and "  halted by: 7" in text and "  halts unacked: " in text
+    assert "  ticks: 12,345" in text and "Coordinator  11,781 / 0" in text
+    assert "hop wait (4, 12)  " in text and "→?" in text
+    assert "_" not in text and "True" not in text and "False" not in text
+
+
+def test_short_lists():
+    assert short_list([1, 2, 3], LABELS, 40) == "1, 2, 3"  # whole when it fits
+    assert short_list(list(range(1, 65)), LABELS, 20) == "1–64 (64)"
+    assert short_list(list(range(1, 65, 2)), LABELS, 22) == "1, 3, …, 61, 63 (32)"
+    assert short_list([], LABELS, 10) == "none"
+
+
+# --- timers and leaders, the same on the card and in the panel -----------------------------
+
+
+def test_timer_names_are_read_whole_words_first():
+    assert [timer_label(n, LABELS, 7) for n in ("timeout_wait", "hop_wait 1 2", "answer_wait", "probe")] == \
+        ["timeout", "hop", "answer", "probe"]
+    assert timer_label("hop_wait 1 2", LABELS) == "hop wait (1, 2)"
+    assert timer_label("coordinator_wait", LABELS, 7) == "coordi."  # one word longer than the room
+
+
+@on_asyncio
+async def test_cards_and_panel_say_no_leader_alike(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot, app)  # t=0: every node but 7 is electing, with no leader
+        await pilot.press("1")
+        await settled(pilot, app)
+        assert "1 ◆ election →?" in card_text(app, 1) and panel_lines(app)[0] == "◆ election →?"
+        assert re.fullmatch(r"answer  ███ 4\.0s", card_text(app, 1).splitlines()[1])
+
+
+@on_asyncio
+async def test_cards_name_timers_readably(tmp_path):
+    app = make_app(tmp_path, algorithm="garcia-molina")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 12)
+        for node in range(1, 7):
+            timer = card_text(app, node).splitlines()[1]
+            assert re.fullmatch(r"[a-z ]{7} [█░]{3} +\d+(\.\d)?s", timer), timer  # a space between bar and time
+            assert "." not in timer.split()[0]  # "timeout", not "timeo."
+
+
+@on_asyncio
+async def test_ring_timers_with_arguments_and_yes_no(tmp_path):
+    app = make_app(tmp_path, algorithm="ring", config=ClusterConfig(delay_min=1, delay_max=1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 0.5)
+        hopping = [i for i, n in app.model.nodes.items() if any(t.startswith("hop_wait") for t in n.timers)]
+        assert hopping
+        await pilot.press(str(hopping[0]))
+        await settled(pilot, app)
+        text = app.panel.shown_text()
+        assert re.search(r"^  hop wait \(\d, \d+\) +\d\.\d\ds$", text, re.MULTILINE), text
+        assert re.search(r"^  participant: (yes|no)$", text, re.MULTILINE) and "_" not in text
+
+
+# --- the status bar ------------------------------------------------------------------------
+
+
+@on_asyncio
+async def test_the_status_bar_at_80_columns_keeps_the_election_count_and_whole_words(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 20)
+        await pilot.press("x")
+        await advance(pilot, app, 30)
+        await pilot.press("plus", "3", "p")  # T=4.5 and node 3 cut off: 12 links held
+        await advance(pilot, app, 0.01)
+        await settled(pilot, app)
+        shown = app.status_bar.render().plain
+        full = fit(parts(app.status_bar.status), 1_000).plain
+        assert "12 links held: synchrony broken" in full and "δ 0.5–1.5" in full
+        assert shown != full and len(shown) <= app.status_bar.content_size.width
+        assert shown.startswith("t=") and "T=4.5" in shown and "election 2: " in shown
+        assert whole_words(shown, full), (shown, full)
+
+
+def test_the_status_bar_gives_way_least_important_first():
+    config = ClusterConfig()
+    status = Status(38.46, 1, False, 12.3, config, 3, True, 145_982, 4_500, held_links=14)
+    widths = [fit(parts(status), w).plain for w in (200, 100, 78, 60, 40, 20)]
+    assert widths[0] == ("t=38.46s ▶ ×1 12.3s behind │ T=4 · 14 links held: synchrony broken │ δ 0.5–1.5 │ "
+                         "election 3…: 145,982 msgs (worst 4,500)")
+    for width, shown in zip((200, 100, 78, 60, 40, 20), widths, strict=True):
+        assert len(shown) <= width and shown.startswith("t=38.46s ▶ ×1")
+        assert whole_words(shown, widths[0]) or "#3…" in shown  # (the count's shortest form: "#3…: 145,982 msgs")
+    assert "δ" not in widths[2] and "election 3…" in widths[2]  # the delays go before the count
+    assert widths[4] == "t=38.46s ▶ ×1 │ T=4 │ #3…: 145,982 msgs"
+
+
+def test_a_constant_delay_is_one_number():
+    status = Status(1.0, 1, True, 0, ClusterConfig(delay_min=1.5, delay_max=1.5), 0, False, 0, None)
+    assert "│ δ 1.5 │" in fit(parts(status), 200).plain
+
+
+# --- the alert bar -------------------------------------------------------------------------
+
+
+def test_an_alert_keeps_what_when_and_how_long_and_shortens_the_nodes():
+    head = "⚠ SLE1 at t=38.46s, lasted 1.5 s"
+    words = "normal nodes disagree: " + ", ".join(map(str, range(1, 40))) + " → 40; 41, 42, 43 → 43"
+    line = alert_bar.fit(head, words, "the last of 3 violations", LABELS, 78)
+    assert line == "⚠ SLE1 at t=38.46s, lasted 1.5 s: normal nodes disagree: 1–39 (39) → 40;…"
+    line = alert_bar.fit(head, words, "the last of 3 violations", LABELS, 120)
+    assert line.endswith("1–39 (39) → 40; 41, 42, 43 → 43 · the last of 3 violations")
+
+
+@on_asyncio
+async def test_the_alert_at_80_columns_says_how_long_it_lasted(tmp_path):
+    app = scenario_app(tmp_path, "split-brain-short-timeout.scenario")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 22.7)  # the split brain of 21.00 is over
+        await pilot.pause()
+        shown = app.alert_bar.render().plain
+        assert shown == "⚠ split brain at t=21.00s, lasted 1.5 s: nodes 4, 5 each lead"  # (no room for how many)
+
+
+@on_asyncio
+async def test_a_wider_alert_says_how_many_violations_so_far(tmp_path):
+    app = scenario_app(tmp_path, "split-brain-short-timeout.scenario")
+    async with app.run_test(size=(100, 24)) as pilot:
+        await advance(pilot, app, 22.7)
+        await pilot.pause()
+        assert re.fullmatch(r"⚠ split brain at t=21\.00s, lasted 1\.5 s: nodes 4, 5 each lead · "
+                            r"the last of \d+ violations", app.alert_bar.render().plain)
+        await advance(pilot, app, 0.5)  # SLE1 from 23.00, on top of the earlier ones
+        await pilot.pause()
+        assert re.fullmatch(r"⚠ SLE1 since t=23\.00s: normal nodes disagree: .* · \d+ violations so far",
+                            app.alert_bar.render().plain)
+
+
+# --- help and the grid ---------------------------------------------------------------------
+
+
+@on_asyncio
+async def test_help_keeps_its_key_column_narrow(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        keys = [str(w.render()) for w in app.screen.query(".keys")]
+        assert "← → ↑ ↓ 1–9" in keys
+        assert all(w.region.width <= KEYS_WIDTH + 2 for w in app.screen.query(".keys"))
+        assert min(w.region.width for w in app.screen.query(".what")) >= 40
+
+
+@on_asyncio
+async def test_spare_room_widens_cards_in_even_rows(tmp_path):
+    app = make_app(tmp_path, nodes=9, algorithm="stoller")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await advance(pilot, app, 1)
+        assert app.grid.columns == 5  # 5 and 4, not 8 and 1
+        assert all(card_text(app, i).splitlines()[1].startswith("heartbeat ") for i in app.model.ids)
