@@ -25,7 +25,7 @@ Commands:
                        monitor's reports on it (and any SLE2 check due on the way) show
   deliver A B          the head of the link A->B arrives now
   deliver-all          every message in flight, a round of link heads at a time, until none is
-  fire N NAME          node N's timer NAME fires now
+  fire N NAME          node N's timer NAME (its words, as `states` shows it) fires now
   crash N, recover N, elect N, join, leave N, hold A B, release A B, partition A,B,..,
   heal, timeout T, delay MIN[:MAX]
                        the engine's commands, as a scenario line says them
@@ -147,7 +147,7 @@ class Interaction:
         if name == "deliver-all":
             return h.deliver_all()
         if name == "fire":
-            return h.fire(int(args[0]), args[1])
+            return h.fire(int(args[0]), " ".join(args[1:]))  # (the ring's timers have words: hop_wait 2 1)
         if name in COMMANDS:
             return h.command(" ".join([name, *args]))
         raise ValueError(f"unknown command {name!r}")
