@@ -29,8 +29,9 @@ Commands:
   crash N, recover N, elect N, join, leave N, hold A B, release A B, partition A,B,..,
   heal, timeout T, delay MIN[:MAX]
                        the engine's commands, as a scenario line says them
-  states               each node's status, leader and running timers; the messages in
-                       flight and those waiting at held links
+  states               each node's status, leader and running timers (name@when it would
+                       fire in a run with a clock); the messages in flight and those
+                       waiting at held links
   rounds               the election rounds so far (monitor.Rounds), as the summary has them
 
 What a step did, one line per trace event (timer settings apart: `states` shows the
@@ -189,8 +190,8 @@ class Interaction:
         h = self.h
         out = []
         for node, host in sorted(h.hosts.items()):
-            timers = h.timers(node)
-            out.append(f"{node}: {state_text(node, *host.state)}" + (f" (timers: {', '.join(timers)})" if timers else ""))
+            timers = ", ".join(f"{name}@{due:g}" for name, due in h.due(node).items())
+            out.append(f"{node}: {state_text(node, *host.state)}" + (f" (timers: {timers})" if timers else ""))
         for (src, dst), messages in h.in_flight().items():
             out.append(f"in flight {src}→{dst}: {', '.join(message_text(m) for m in messages)}")
         for (src, dst), count in sorted(h.engine.links.waiting_at().items()):

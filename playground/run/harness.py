@@ -34,12 +34,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from protocol import ALGORITHMS, Message, Node
+from protocol import ALGORITHMS, Message, Node, Status
 
-from ..core.commands import Crash, Elect, Heal, Hold, Join, Leave, Partition, Recover, Release, Request, parse_command
+from ..core.commands import (
+    Crash,
+    Elect,
+    Heal,
+    Hold,
+    Join,
+    Leave,
+    Partition,
+    Recover,
+    Release,
+    Request,
+    SetDelay,
+    SetTimeout,
+    parse_command,
+)
 from ..core.config import ClusterConfig, to_seconds, to_us
 from ..core.engine import Engine, step_sync
 from ..core.events import Event
+from ..core.host import NodeHost
 from ..core.work import Fire
 
 DELIVER_ALL_LIMIT = 100_000  # deliveries before deliver_all gives up: the nodes never fall quiet
@@ -60,7 +75,7 @@ class Harness:
         return to_seconds(self.now_us)
 
     @property
-    def hosts(self):
+    def hosts(self) -> dict[int, NodeHost]:
         return self.engine.hosts
 
     # --- time (rules 2, 3) ------------------------------------------------------------------
@@ -84,8 +99,8 @@ class Harness:
         start = len(self.events)
         if t_us > self.now_us:
             trace = self.engine.trace
-            trace.end_instant(self.now)
-            while (due := self.engine.due()) is not None and due < t_us:  # only a deadline comes due by itself
+            trace.end_instant(self.now)  # rule 2
+            while (due := self.engine.due()) is not None and due < t_us:  # rule 3: only a deadline comes due by itself
                 self.engine.step()
                 trace.end_instant(to_seconds(due))
             self.now_us = t_us
@@ -96,7 +111,7 @@ class Harness:
     def deliver(self, src: int, dst: int) -> list[Event]:
         """The message at the head of the link src->dst arrives now."""
         self._booted()
-        self.engine.links.bring_forward(src, dst, self.now_us)
+        self.engine.links.bring_forward(src, dst, self.now_us)  # rule 1
         return self._run()
 
     def deliver_all(self) -> list[Event]:
@@ -118,7 +133,7 @@ class Harness:
         running = self.hosts[node].timers.get(name)
         if running is None:
             raise ValueError(f"node {node} has no timer {name!r} running (it has: {', '.join(self.timers(node)) or 'none'})")
-        self.engine.agenda.fire(self.now_us, node, Fire(name, running[1]))
+        self.engine.agenda.fire(self.now_us, node, Fire(name, running[1]))  # rule 1
         return self._run()
 
     # --- commands (rule 4) -------------------------------------------------------------------
@@ -129,7 +144,7 @@ class Harness:
         self._booted()
         if isinstance(request, str):
             request = parse_command(request.split(), self.engine.ids, self.engine.seed)
-        self.engine.submit(request, "test", self.now_us)
+        self.engine.submit(request, "test", self.now_us)  # rule 4
         return self._run()
 
     def crash(self, node: int) -> list[Event]:
@@ -161,6 +176,15 @@ class Harness:
     def heal(self) -> list[Event]:
         return self.command(Heal())
 
+    def timeout(self, seconds: float) -> list[Event]:
+        """T for timers set from now on (and the monitor's c at the next fault)."""
+        return self.command(SetTimeout(seconds))
+
+    def delay(self, low: float, high: float) -> list[Event]:
+        """The delay bounds: recorded, and the monitor's c follows them; the test is the
+        network, so no message takes them."""
+        return self.command(SetDelay(low, high))
+
     # --- what the test looks at -----------------------------------------------------------
 
     def in_flight(self) -> dict[tuple[int, int], list[Message]]:
@@ -171,7 +195,11 @@ class Harness:
     def timers(self, node: int) -> list[str]:
         return sorted(self.hosts[node].timers)
 
-    def state(self, node: int) -> tuple[str, int | None]:
+    def due(self, node: int) -> dict[str, float]:
+        """The node's running timers, and when each would fire in a run with a clock."""
+        return {name: to_seconds(fires) for name, (fires, _) in sorted(self.hosts[node].timers.items())}
+
+    def state(self, node: int) -> tuple[Status, int | None]:
         """(status, leader), as the node last reported them."""
         status, leader = self.hosts[node].state
         return status, leader
