@@ -63,6 +63,8 @@ REWRITE = os.environ.get("REWRITE_INTERACTIONS") == "1"
 SEPARATOR = "----"
 SETTINGS = {"timeout": "timeout", "probe-interval": "probe_interval", "coordinator-timeout": "coordinator_timeout",
             "settle": "settle"}
+HAPPENS = {"start": "starts", "crash": "crashes", "recover": "recovers", "join": "joins", "leave": "leaves"}
+ARRIVES = {"deliver": "recv", "drop": "drop", "held": "held"}
 
 
 @dataclasses.dataclass
@@ -132,8 +134,10 @@ class Interaction:
             key, _, value = setting.partition("=")
             if key == "delay":  # the network is the test's, but the bounds give the monitor its c
                 config["delay_min"], config["delay_max"] = parse_delay(value)
-            else:
+            elif key in SETTINGS:
                 config[SETTINGS[key]] = float(value)
+            else:
+                raise ValueError(f"unknown setting {key!r} (expected one of: delay, {', '.join(SETTINGS)})")
         self.h = Harness(algorithm, int(nodes), ClusterConfig(**config))
         return ["ok"]
 
@@ -166,14 +170,13 @@ class Interaction:
         if kind == "send":
             self.sent[e.id] = e.msg
             return f"send {e.src}→{e.dst} {message_text(e.msg)}"
-        if kind in ("deliver", "drop", "held"):
-            word = {"deliver": "recv", "drop": "drop", "held": "held"}[kind]
+        if kind in ARRIVES:
             why = f" ({e.reason})" if kind == "drop" else ""
-            return f"{word} {e.src}→{e.dst} {message_text(self.sent[e.id])}{why}"
+            return f"{ARRIVES[kind]} {e.src}→{e.dst} {message_text(self.sent[e.id])}{why}"
         if kind == "state":
             return f"{e.node}: {state_text(e.node, e.status, e.leader)}"
-        if kind in ("start", "crash", "recover", "join", "leave"):
-            return f"{e.node} {kind}s" if kind != "crash" else f"{e.node} crashes"
+        if kind in HAPPENS:
+            return f"{e.node} {HAPPENS[kind]}"
         if kind == "election_start":
             return f"{e.node} starts an election"
         if kind == "timer":
@@ -266,3 +269,4 @@ def test_a_refused_step_says_why_and_the_run_goes_on():
     assert interaction.run("fire 2 probe") == ["error: node 2 has no timer 'probe' running (it has: none)"]
     assert interaction.run("at 5") == ["@0 agreement under 2"]
     assert interaction.run("at 4") == ["error: time runs forward: it is 5 s, not 4 s"]
+    assert interaction.run("cluster ring 3 speed=2")[0].startswith("error: unknown setting 'speed'")
