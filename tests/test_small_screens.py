@@ -194,8 +194,12 @@ def test_an_alert_keeps_what_when_and_how_long_and_shortens_the_nodes():
 async def test_the_alert_at_80_columns_says_how_long_it_lasted(tmp_path):
     app = scenario_app(tmp_path, "split-brain-short-timeout.scenario")
     async with app.run_test(size=(80, 24)) as pilot:
-        await advance(pilot, app, 22.7)  # the split brain of 21.00 is over
+        await advance(pilot, app, 21.2)  # split brain and SLE1 at once: a line each
         await pilot.pause()
+        assert app.alert_bar.region.height == 2
+        await advance(pilot, app, 1.5)  # the split brain of 21.00 is over: one line, and no empty one
+        await pilot.pause()
+        assert app.alert_bar.region.height == 1
         shown = app.alert_bar.render().plain
         assert shown == "⚠ split brain at t=21.00s, lasted 1.5 s: nodes 4, 5 each lead"  # (no room for how many)
 

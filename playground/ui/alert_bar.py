@@ -26,7 +26,7 @@ NODE_LIST = re.compile(r"\b\w+(?:, \w+)+\b")  # "3, 4, 5" in the monitor's words
 
 class AlertBar(Widget):
     # (open, lines): each line its essentials, the monitor's words, and how many so far. Empty: nothing broken yet.
-    alert: reactive[tuple[bool, tuple[tuple[str, str, str], ...]]] = reactive((False, ()))
+    alert: reactive[tuple[bool, tuple[tuple[str, str, str], ...]]] = reactive((False, ()), layout=True)  # (a line each)
 
     def __init__(self, model: ClusterModel):
         super().__init__()
