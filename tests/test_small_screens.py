@@ -16,6 +16,8 @@ from playground.record.look import short_list, timer_label
 from playground.ui import alert_bar
 from playground.ui.help_screen import KEYS_WIDTH, HelpScreen
 from playground.ui.model import NodeView
+from playground.ui.node_card import FULL_WIDTH
+from playground.ui.node_grid import WIDEST
 from playground.ui.node_panel import HANG, rows
 from playground.ui.status_bar import Status, fit, parts
 from tests.test_app import advance, card_text, make_app, on_asyncio, scenario_app, settled
@@ -239,4 +241,14 @@ async def test_spare_room_widens_cards_in_even_rows(tmp_path):
     async with app.run_test(size=(160, 45)) as pilot:
         await advance(pilot, app, 1)
         assert app.grid.columns == 5  # 5 and 4, not 8 and 1
+        widths = {card.region.width for card in app.grid.cards.values()}
+        assert len(widths) == 1 and FULL_WIDTH < widths.pop() <= WIDEST  # one width for all: the same names
         assert all(card_text(app, i).splitlines()[1].startswith("heartbeat ") for i in app.model.ids)
+
+
+@on_asyncio
+async def test_one_card_is_not_stretched_across_a_wide_screen(tmp_path):
+    app = make_app(tmp_path, nodes=1)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot, app)
+        assert app.grid.cards[1].region.width == WIDEST

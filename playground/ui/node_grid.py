@@ -10,6 +10,8 @@ from textual.events import Resize
 from .model import ClusterModel
 from .node_card import FULL_WIDTH, NodeCard
 
+WIDEST = 34  # a card's width at most: room for a long status and timer name, and a bar of 8
+
 
 class NodeGrid(Container):
     def __init__(self, model: ClusterModel):
@@ -32,13 +34,14 @@ class NodeGrid(Container):
         self._lay_out()
 
     def _lay_out(self) -> None:
-        """Columns, and the room inside the narrowest card, which every card writes to:
-        the same names on every card, whatever the columns' rounding."""
+        """Columns of one width (so every card has the same room, and the same names), at
+        most WIDEST: a few cards on a wide screen are not stretched across it."""
         columns = self.columns
+        width = min(WIDEST, max(FULL_WIDTH, (self.size.width - 2) // columns))
         self.styles.grid_size_columns = columns
-        inner = max(FULL_WIDTH, (self.size.width - 2) // columns) - 3
+        self.styles.grid_columns = str(width)
         for card in self.cards.values():
-            card.inner = inner
+            card.inner = width - 3
 
     def show(self, now: float, selected: int) -> None:
         if len(self.cards) < len(self.model.nodes):  # a node joined: its card goes in id order
