@@ -7,7 +7,7 @@ from dataclasses import replace
 import trio
 import trio.testing
 
-from playground.core.commands import Scheduled, parse_at
+from playground.core.commands import Scheduled, parse_at, parse_command
 from playground.core.config import ClusterConfig
 from playground.core.engine import Engine
 from playground.core.events import Event
@@ -21,6 +21,13 @@ WORST_CASE = ClusterConfig(timeout=4, probe_interval=0, delay_min=1, delay_max=1
 def at(*lines: str, ids: tuple[int, ...] = tuple(range(1, 101))) -> list[Scheduled]:
     """Scheduled commands from 'TIME COMMAND ARGS' lines (ranks are ids here: ids 1..N)."""
     return [replace(s, source="test") for s in parse_at(list(lines), ids)]
+
+
+def unchecked(*lines: str, ids: tuple[int, ...] = tuple(range(1, 101))) -> list[Scheduled]:
+    """Commands as `at` lines say them, without the parser's refusal of those that can do
+    nothing (a crash of a down node): what two keys pressed before the screen shows the
+    first one's effect can hand the engine."""
+    return [Scheduled(float(t), parse_command(words, ids), "test") for t, *words in (line.split() for line in lines)]
 
 
 def make_engine(nodes: int, config: ClusterConfig = WORST_CASE, commands=(), seed: int = 1,

@@ -9,13 +9,13 @@ import trio.testing
 
 from playground.core import engine as engine_module
 from playground.core.commands import ChangeDelay, ChangeTimeout, Crash, Elect
-from playground.core.config import ClusterConfig
+from playground.core.config import ClusterConfig, InputError
 from playground.core.engine import Engine, run_sync
 from playground.record.recorder import Recorder
 from playground.record.transcript import Header
 from playground.run.cluster import Cluster
 from protocol import ClassicBully
-from tests.support import WORST_CASE, at, final_states, make_engine, run, sends
+from tests.support import WORST_CASE, at, final_states, make_engine, run, sends, unchecked
 
 JITTER = ClusterConfig(timeout=4, probe_interval=2, delay_min=0.2, delay_max=1.5)
 
@@ -85,7 +85,7 @@ def test_crash_of_a_down_node_and_recovery_of_an_up_node_change_nothing():
         return [(e.kind, e.t, *astuple(e)[2:]) for e in events if e.kind != "command"]
 
     _, plain = run(4, 40, commands=at("10 crash 3"))
-    _, noisy = run(4, 40, commands=at("10 crash 3", "10 recover 2", "12 crash 3", "12 elect 3"))
+    _, noisy = run(4, 40, commands=unchecked("10 crash 3", "10 recover 2", "12 crash 3", "12 elect 3"))
     assert effects(noisy) == effects(plain)
     assert len(by_kind(noisy, "command")) == 4
 
@@ -130,7 +130,7 @@ def test_every_command_is_in_the_trace():
 
 
 def test_elect_on_a_down_node_does_nothing_but_is_recorded():
-    _, events = run(4, 30, commands=at("5 crash 2", "6 elect 2"))
+    _, events = run(4, 30, commands=unchecked("5 crash 2", "6 elect 2"))
     assert not [e for e in events if e.t >= 6 and e.kind == "election_start"]
     assert by_kind(events, "command")[-1].command == "elect"
 
@@ -264,3 +264,18 @@ def test_a_copy_of_an_engine_runs_on_exactly_as_the_original():
     mine = [astuple(e) for e in events[cut:]]
     assert mine and [astuple(e) for e in theirs] == mine
     assert twin.hosts[1].machine is not engine.hosts[1].machine  # nothing shared but immutable messages
+
+
+def test_the_parser_refuses_a_command_that_can_do_nothing_and_says_why():
+    """Only commands crash and bring back nodes, so a crash of a down node, a recovery of
+    an up one, an election or a leave at a down one are known to do nothing before the
+    run: refused with the line's place and why (commands.Members)."""
+    cases = {("5 crash 2", "6 crash 2"): "node 2 is down already",
+             ("6 recover 2",): "node 2 is up: only a crashed node recovers",
+             ("5 crash 2", "6 elect 2"): "node 2 is down: only an up node can start an election",
+             ("5 crash 2", "6 leave 2"): "node 2 is down: only an up node can leave"}
+    for lines, why in cases.items():
+        with pytest.raises(InputError) as refused:
+            at(*lines)
+        assert str(refused.value) == f"--at '{lines[-1]}': at 6 s, {why}"
+    assert [s.command.name for s in at("5 crash 2", "6 recover 2", "7 elect 2")] == ["crash", "recover", "elect"]

@@ -31,7 +31,17 @@ from typing import ClassVar
 
 from protocol import ALGORITHMS
 
-from .config import INSTANT, TIMEOUT, InputError, check_delay, parse_number, parse_whole, shown, shown_json
+from .config import (
+    INSTANT,
+    TIMEOUT,
+    ClusterConfig,
+    InputError,
+    check_delay,
+    parse_number,
+    parse_whole,
+    shown,
+    shown_json,
+)
 from .ids import next_id
 
 
@@ -172,6 +182,7 @@ Command = Crash | Recover | Elect | SetTimeout | SetDelay | Hold | Release | Par
 Request = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
 NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect, Leave)
 MEMBERSHIP_COMMANDS = ("join", "leave")
+LINK_COMMANDS = ("hold", "release", "partition", "heal")
 COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
                                                          Hold, Release, Partition, Heal, Join, Leave)}
 USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]",
@@ -190,9 +201,33 @@ def membership_refused(algorithm: str) -> str | None:
     return f"{algorithm} cannot add or remove nodes: {why}" if why else None
 
 
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What commands set that everyone watching a run must see alike: T and the delays
+    (`config`) and the links held. The engine and every fold of a trace (the app's state
+    at any instant) work them out here, from the command's recorded words, so the two
+    cannot disagree."""
+
+    config: ClusterConfig
+    held: frozenset[tuple[int, int]] = frozenset()
+
+    def after(self, name: str, args: tuple, ids: tuple[int, ...]) -> Settings:
+        """The settings once the command `name` with `args` (as recorded: ids, seconds) has run."""
+        if name == "timeout":
+            return Settings(self.config.with_timeout(*args), self.held)
+        if name == "delay":
+            return Settings(self.config.with_delay(*args), self.held)
+        if name in LINK_COMMANDS:
+            return Settings(self.config, held_after(self.held, name, args, ids))
+        return self
+
+    @property
+    def synchronous(self) -> bool:
+        """The synchrony bound holds: T >= 2 x max delay, and no link is held."""
+        return self.config.synchronous and not self.held
+
+
 def held_after(held: frozenset[tuple[int, int]], name: str, args: tuple, ids: tuple[int, ...]) -> frozenset[tuple[int, int]]:
-    """The links held once the link command `name` with `args` (ids) has run: for whoever
-    follows them from the trace (the engine holds the links themselves)."""
     if name == "hold":
         return held | {tuple(args)}
     if name == "release":
@@ -320,12 +355,15 @@ def parse_command(words: list[str], ids: tuple[int, ...], seed: int = 1) -> Comm
 @dataclass(slots=True)
 class Members:
     """Who is in the cluster, as commands read in time order leave it: every node it has
-    had (ranks count them all, and so do ids) and those that left for good. The one place
-    that says which commands cannot mean anything: the parser asks it of every line, and
-    the app of every key, before the cluster records a command that would do nothing."""
+    had (ranks count them all, and so do ids), those that left for good, and those down
+    (only commands crash a node and bring it back, so they say which are down). The one
+    place that says which commands cannot mean anything: the parser asks it of every
+    line, and the app of every key, before the cluster records a command that would do
+    nothing."""
 
     every: tuple[int, ...]
     left: set[int] = field(default_factory=set)
+    down: set[int] = field(default_factory=set)  # crashed and not recovered (those that left are `left`)
 
     @property
     def members(self) -> tuple[int, ...]:
@@ -334,9 +372,20 @@ class Members:
     def refusal(self, command: Command, name: Callable[[int], str] = str) -> str | None:
         """Why `command` cannot mean anything now (one line, nodes named by `name`), or None."""
         nodes = getattr(command, "node", None), getattr(command, "src", None), getattr(command, "dst", None)
-        gone = [n for n in (*nodes, *getattr(command, "group", ())) if n is not None and n in self.left]
+        named = [n for n in (*nodes, *getattr(command, "group", ())) if n is not None]
+        strangers = [n for n in named if n not in self.every]
+        if strangers and type(command) is not Join:
+            return f"node {name(strangers[0])} has not joined the cluster yet"
+        gone = [n for n in named if n in self.left]
         if gone:
             return f"node {name(gone[0])} has left the cluster: {command.name} cannot reach it"
+        kind, node = type(command), getattr(command, "node", None)
+        if kind is Crash and node in self.down:
+            return f"node {name(node)} is down already"
+        if kind is Recover and node not in self.down:
+            return f"node {name(node)} is up: only a crashed node recovers"
+        if (kind is Elect or kind is Leave) and node in self.down:
+            return f"node {name(node)} is down: only an up node can {'start an election' if kind is Elect else 'leave'}"
         members = self.members
         if type(command) is Leave and members == (command.node,):
             return f"node {name(command.node)} is the last member: the cluster would be empty"
@@ -349,6 +398,10 @@ class Members:
             self.every = tuple(sorted((*self.every, command.node)))
         elif type(command) is Leave:
             self.left.add(command.node)
+        elif type(command) is Crash:
+            self.down.add(command.node)
+        elif type(command) is Recover:
+            self.down.discard(command.node)
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,7 @@ from .commands import (
     Scheduled,
     SetDelay,
     SetTimeout,
-    held_after,
+    Settings,
 )
 from .commands import Crash as CrashCommand
 from .config import DELAY, TIMEOUT, US, ClusterConfig, to_seconds, to_us
@@ -338,16 +338,14 @@ class Engine:
         name, args = command.words()
         self.trace.publish([CommandEvent(0, to_seconds(self.now_us), name, args, source)])
         match command:
-            case SetTimeout(seconds):
-                self._reconfigure(self.config.with_timeout(seconds))
-            case SetDelay(low, high):
-                self._reconfigure(self.config.with_delay(low, high))
-            case Hold() | Release() | Partition() | Heal():
+            case SetTimeout() | SetDelay() | Hold() | Release() | Partition() | Heal():
                 held = frozenset(self.links.held)
-                after = held_after(held, name, args, self.ids)
-                for src, dst in sorted(held - after):
+                after = Settings(self.config, held).after(name, args, self.ids)
+                if after.config is not self.config:
+                    self._reconfigure(after.config)
+                for src, dst in sorted(held - after.held):
                     self.links.release(src, dst, self.now_us)
-                for src, dst in sorted(after - held):
+                for src, dst in sorted(after.held - held):
                     self.links.hold(src, dst)
             case _:
                 if type(command) is Join:
