@@ -11,6 +11,7 @@ from playground.record.reader import load
 from playground.ui import diagram
 from playground.ui.model import LogLine
 from protocol.classic import ClassicStatus
+from tests.support import at
 from tests.test_app import advance, make_app, on_asyncio, wait_for
 
 LABELS = {1: "1", 2: "2", 3: "3"}
@@ -160,3 +161,17 @@ async def test_shift_d_after_f_exports_the_nodes_lane_with_those_it_talked_with(
         arrows = [g for g in root.iter(f"{svg}g") if "#" in (g.findtext(f"{svg}title") or "")]
         assert lanes == ["2", "3", "4"] and arrows
         assert all(" 3→" in g.findtext(f"{svg}title") or "→3," in g.findtext(f"{svg}title") for g in arrows)
+
+
+@on_asyncio
+async def test_shift_d_after_f_on_a_node_that_joined_exports_its_lane(tmp_path):
+    """The app names the filtered node by id: a node that joined has no rank in the
+    transcript's header (by rank, the export said "there is no node 5")."""
+    app = make_app(tmp_path, nodes=4, commands=tuple(at("5 join", ids=(1, 2, 3, 4))))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 12)
+        await pilot.press("5", "f", "D")
+        await wait_for(pilot, lambda: list(tmp_path.glob("*.svg")), "the export")
+        root = ET.parse(next(tmp_path.glob("*.svg"))).getroot()
+        lanes = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("font-weight") == "bold"]
+        assert "5" in lanes and len(lanes) > 1

@@ -137,6 +137,7 @@ class Filters:
     ranks: tuple[int, ...] = ()
     types: tuple[str, ...] = ()  # message labels, any case; none: all
     detector: bool = True  # failure-detector traffic too (the app's log hides it until asked)
+    nodes: tuple[int, ...] = ()  # instead of ranks, by id (the app's: a node that joined has no rank in the header)
 
 
 UP_DOWN_EVENTS = (*GOES_DOWN, *COMES_UP)
@@ -150,8 +151,9 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
         for rank in filters.ranks:
             if not 1 <= rank <= len(ids):
                 raise InputError(f"--nodes: there is no node {rank} (the transcript has {len(ids)}, by rank 1 to {len(ids)})")
-        chosen = ids if not filters.ranks else tuple(ids[r - 1] for r in sorted(set(filters.ranks)))
-        ends = 1 if len(chosen) == 1 and filters.ranks else 2  # how many of a message's ends must be chosen
+        picked = bool(filters.ranks or filters.nodes)
+        chosen = tuple(sorted(set(filters.nodes))) or tuple(ids[r - 1] for r in sorted(set(filters.ranks))) or ids
+        ends = 1 if len(chosen) == 1 and picked else 2  # how many of a message's ends must be chosen
         known = {m.label.lower(): m.label for m in ALGORITHMS[header.algorithm].wire_messages()}
         for name in filters.types:
             if name.lower() not in known:
@@ -183,7 +185,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                 if kind is CommandEvent and e.command == "join":  # a lane for the newcomer
                     ids = tuple(sorted((*ids, *e.args)))
                     diagram.labels.update(node_labels(ids))
-                    if not filters.ranks:
+                    if not picked:
                         diagram.ids = ids
                         inside.update(e.args)
                 elif kind in UP_DOWN_EVENTS:
@@ -202,16 +204,15 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
             diagram.stop = e.t
     for m in reversed(marks):  # who was down when the window opened, from who is at its end
         down = down_before(down, m.kind, m.node)
-    _keep_lanes(diagram, ids, filters.ranks)
+    if picked:
+        _keep_lanes(diagram, ids)
     diagram.down = down & frozenset(diagram.ids)
     return diagram
 
 
-def _keep_lanes(d: Diagram, ids: tuple[int, ...], ranks: tuple[int, ...]) -> None:
+def _keep_lanes(d: Diagram, ids: tuple[int, ...]) -> None:
     """Only the lanes drawn, and what happens on them: the chosen nodes', and for one
     chosen node, the lanes of the nodes its messages went to or came from too."""
-    if not ranks:
-        return
     lanes = set(d.ids)
     if len(d.ids) == 1:
         lanes.update(n for f in d.flights for n in (f.src, f.dst))
