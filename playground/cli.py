@@ -430,11 +430,10 @@ def replay_app(path: str, save_dir: str = "."):  # -> BullyApp (Textual loads on
     from .run.history import Loading
     from .run.session import Session
     from .ui.app import BullyApp
-    from .ui.model import ClusterModel
 
     with Reader.open(path) as reader:
         session = Session.of(reader.header, (), path)
-    loading = Loading(path, ClusterModel(session.ids, session.worst_case_messages, session.config))
+    loading = Loading(path)
     try:
         loading.take(loading.read(1))
         if not loading.history.instants:
@@ -454,9 +453,9 @@ def run_live(session, speed: float) -> int:
     if session.transcript is not None:
         open_to_write(session.transcript, "transcript", session.overwrite).close()
         session = replace(session, overwrite=True)
-    selected = None
+    restart = None
     while True:
-        app = BullyApp(session, speed=speed, selected=selected)
+        app = BullyApp(session, speed=speed, again=restart)
         app.run()
         if app.restart_with is None:
             return finished(app)
@@ -467,7 +466,6 @@ def run_live(session, speed: float) -> int:
         release()
         transcript = session.transcript and free_path(session.transcript, restart.algorithm)
         session = replace(session, algorithm=restart.algorithm, config=restart.config, transcript=transcript)
-        selected = restart.selected
 
 
 def release() -> None:

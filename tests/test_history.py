@@ -1,4 +1,4 @@
-"""The history (playground/ui/history.py): any instant of a session, shown again exactly,
+"""The history (playground/run/history.py): any instant of a session, shown again exactly,
 from an index of its transcript and checkpoints, whatever the session's length."""
 
 from contextlib import ExitStack
@@ -12,15 +12,15 @@ from playground.record.reader import Reader
 from playground.run import history as history_module
 from playground.run.history import History
 from playground.run.session import Session
-from playground.ui.model import ClusterModel
+from playground.run.state import ClusterState
 from tests.support import at
 
 CONFIG = ClusterConfig(timeout=4, probe_interval=2, delay_min=0.2, delay_max=1.5)
 FAULTS = at("20 crash 6", "21 elect 2", "30 recover 6", "31 timeout 3", "40 crash 3", "55 recover 3")
 
 
-def fresh_model(session: Session) -> ClusterModel:
-    return ClusterModel(session.ids, None, session.config)
+def fresh_state(session: Session) -> ClusterState:
+    return ClusterState(session.ids, session.config)
 
 
 def recorded(tmp_path, until=90.0) -> tuple[Session, History]:
@@ -28,7 +28,7 @@ def recorded(tmp_path, until=90.0) -> tuple[Session, History]:
     session = Session(nodes=6, config=CONFIG, commands=tuple(FAULTS), transcript=str(tmp_path / "t.jsonl"))
     with ExitStack() as files:
         engine, _, recorder = session.start(files, lookahead=False)
-        history = History(session.transcript, session.header, fresh_model(session))
+        history = History(session.transcript, session.header)
         recorder.index = history.offsets
         engine.subscribe(history.add)
         run_sync(engine, until)
@@ -43,7 +43,7 @@ def small_blocks(monkeypatch):
 
 def test_the_index_made_while_recording_is_the_one_read_back(tmp_path):
     session, live = recorded(tmp_path)
-    read = History.read(session.transcript, fresh_model(session))
+    read = History.read(session.transcript)
     assert (list(live.offsets), list(live.starts), list(live.times), live.markers, live.count) == \
            (list(read.offsets), list(read.starts), list(read.times), read.markers, read.count)
     assert {"crash", "recover", "command", "election"} <= {m.kind for m in live.markers}
@@ -54,13 +54,13 @@ def test_any_instant_shown_again_is_what_a_fold_from_the_start_gives(tmp_path, w
     session, history = recorded(tmp_path)
     instant = min(history.instants - 1, int(where * history.instants))
     end = history.end_of(instant)
-    expected = fresh_model(session)
+    expected = fresh_state(session)
     with Reader.open(session.transcript) as reader:
-        expected.apply([e for e in reader.events() if e.seq <= end])
-    shown = fresh_model(session)
-    history.model_at(instant, shown)
-    assert shown.state() == expected.state()
-    assert list(shown.log) == list(expected.log)
+        expected.apply(events := [e for e in reader.events() if e.seq <= end])
+    shown = fresh_state(session)
+    recent = history.state_at(instant, shown, recent=500)
+    assert shown.snapshot() == expected.snapshot()
+    assert [e.seq for e in recent][-500:] == [e.seq for e in events][-500:]  # the last 500 at least, for a log
 
 
 def test_markers_lead_from_instant_to_instant(tmp_path):
@@ -82,10 +82,10 @@ def test_a_moment_after_a_join_is_shown_again_from_any_checkpoint(tmp_path):
     with ExitStack() as files:
         engine, _, _ = session.start(files, lookahead=True)
         run_sync(engine, 2500)
-    history = History.read(str(path), fresh_model(session))
+    history = History.read(str(path))
     assert history.count > 3 * history_module.CHECKPOINT
-    model = fresh_model(session)
+    state = fresh_state(session)
     for instant in (history.instants - 1, 0, history.instants // 2, 3):
-        history.model_at(instant, model)
+        history.state_at(instant, state)
         joined = history.times[instant] >= 10
-        assert model.ids == (1, 2, 3, 4, 5) and (model.nodes[5].status != "not joined yet") == joined
+        assert state.ids == (1, 2, 3, 4, 5) and (state.nodes[5].status != "not joined yet") == joined

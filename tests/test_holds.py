@@ -81,7 +81,7 @@ async def test_keys_cut_a_node_off_and_heal_and_the_screen_says_what_waits(tmp_p
         await advance(pilot, app, 10)
         await pilot.press("4", "p")
         await advance(pilot, app, 6)
-        assert app.model.held_links == {(4, i) for i in (1, 2, 3)} | {(i, 4) for i in (1, 2, 3)}
+        assert app.state.held_links == {(4, i) for i in (1, 2, 3)} | {(i, 4) for i in (1, 2, 3)}
         assert "6 links held: synchrony broken" in str(app.status_bar.render())
         waiting = {i: n.waiting for i, n in app.model.nodes.items()}
         assert waiting[4] > 0 and f"⏸{waiting[4]}" in app.grid.node_text(4)
@@ -91,7 +91,7 @@ async def test_keys_cut_a_node_off_and_heal_and_the_screen_says_what_waits(tmp_p
         assert {"Cut node 2 off", "Hold link 4→1", "Split the cluster: ..2 | 3..", "Heal every link"} <= titles
         await pilot.press("P")
         await advance(pilot, app, 0.001)
-        assert app.model.held_links == frozenset() and all(n.waiting == 0 for n in app.model.nodes.values())
+        assert app.state.held_links == frozenset() and all(n.waiting == 0 for n in app.model.nodes.values())
         assert "held" not in str(app.status_bar.render())
 
 

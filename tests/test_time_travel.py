@@ -1,5 +1,6 @@
-"""Time travel in the app: going back and forth by instants and markers, branching a new
-future from the past, and replaying a saved transcript (issue "Time travel")."""
+"""Time travel in the app: the keys that go back and forth by instants and markers, the
+question before a branch, and a replay read in the background. What the timeline does
+at each of them is tested without the app, in test_timeline.py."""
 
 from __future__ import annotations
 
@@ -14,24 +15,24 @@ from playground.record.transcript import INDEX_BLOCK
 from playground.run.session import Session, run_headless
 from playground.ui.app import BullyApp
 from playground.ui.branch_screen import BranchScreen
-from playground.ui.model import ClusterModel
+from playground.run.state import ClusterState
 from tests.support import at
 from tests.test_app import advance, make_app, on_asyncio, wait_for
 
 JITTER = ClusterConfig(delay_min=0.3, delay_max=1.2)
 
 
-def folded_to(app: BullyApp, instant: int) -> ClusterModel:
+def folded_to(app: BullyApp, instant: int) -> ClusterState:
     """What a fold of the transcript from its start to the end of `instant` gives."""
-    model = ClusterModel(app.session.ids, app.session.worst_case_messages, app.session.config)
-    end = app.history.end_of(instant)
-    with Reader.open(app.history.path) as reader:
-        model.apply([e for e in reader.events() if e.seq <= end])
-    return model
+    state = ClusterState(app.session.ids, app.session.config)
+    end = app.timeline.history.end_of(instant)
+    with Reader.open(app.timeline.history.path) as reader:
+        state.apply([e for e in reader.events() if e.seq <= end])
+    return state
 
 
 def shows(app: BullyApp, instant: int) -> bool:
-    return app.position == instant and app.model.state() == folded_to(app, instant).state()
+    return app.timeline.position == instant and app.state.snapshot() == folded_to(app, instant).snapshot()
 
 
 @on_asyncio
@@ -39,7 +40,7 @@ async def test_back_and_forth_by_instants_and_markers(tmp_path):
     app = make_app(tmp_path, nodes=5, config=JITTER, commands=tuple(at("20 crash 5", "30 recover 5")))
     async with app.run_test(size=(100, 32)) as pilot:
         await advance(pilot, app, 45)
-        latest = app.history.instants - 1
+        latest = app.timeline.history.instants - 1
         await pilot.press("comma")
         assert app.live.paused and shows(app, latest - 1)
         assert "⏪ instant" in str(app.status_bar.render())
@@ -48,33 +49,18 @@ async def test_back_and_forth_by_instants_and_markers(tmp_path):
         await pilot.press("full_stop")
         assert shows(app, latest - 2)
         await pilot.press("left_curly_bracket")  # back to the last marker: the recovery's command at 30
-        assert app.history.times[app.position] == 30 and shows(app, app.position)
+        assert app.timeline.history.times[app.timeline.position] == 30 and shows(app, app.timeline.position)
         await pilot.press("left_curly_bracket")  # the election after the crash at 20
-        election = app.history.times[app.position]
-        assert 20 < election < 30 and [m.kind for m in app.history.markers if m.t == election] == ["election"]
+        election = app.timeline.history.times[app.timeline.position]
+        assert 20 < election < 30 and [m.kind for m in app.timeline.history.markers if m.t == election] == ["election"]
         await pilot.press("right_curly_bracket")
-        assert app.history.times[app.position] == 30
+        assert app.timeline.history.times[app.timeline.position] == 30
         await pilot.press("home")
         assert shows(app, 0) and app.model.nodes[5].up
         await pilot.press("end")
-        assert app.position is None and app.model.state() == folded_to(app, latest).state()
+        assert app.timeline.position is None and app.state.snapshot() == folded_to(app, latest).snapshot()
         await pilot.press("space")  # the present, running again
         assert not app.live.paused
-
-
-@on_asyncio
-async def test_the_panel_shows_a_nodes_variables_at_the_moment_shown(tmp_path):
-    app = make_app(tmp_path, nodes=5, algorithm="ring", config=JITTER, commands=tuple(at("20 crash 5")))
-    async with app.run_test(size=(100, 32)) as pilot:
-        await advance(pilot, app, 40)
-        await pilot.press("1")
-        now = str(app.panel.render())
-        while app.history.times[app.position if app.position is not None else -1] > 20.5:
-            await pilot.press("comma")
-        then = app._then[1]
-        assert then is not None and then.now == app.history.times[app.position]
-        assert then.internals(1) == app.history.engine_at(app.position).internals(1)
-        assert str(app.panel.render()) != now  # the ring's variables were others then
 
 
 @on_asyncio
@@ -84,22 +70,22 @@ async def test_a_command_in_the_past_asks_then_branches_a_new_transcript(tmp_pat
     async with app.run_test(size=(100, 32)) as pilot:
         await advance(pilot, app, 35)
         await pilot.press("left_curly_bracket")  # the crash
-        while app.history.times[app.position] != 20:
+        while app.timeline.history.times[app.timeline.position] != 20:
             await pilot.press("left_curly_bracket")
-        instant, end = app.position, app.history.end_of(app.position)
-        branched_at = app.history.times[instant]
+        instant, end = app.timeline.position, app.timeline.history.end_of(app.timeline.position)
+        branched_at = app.timeline.history.times[instant]
         await pilot.press("5", "r")
         assert isinstance(app.screen, BranchScreen)
         await pilot.press("escape")  # stay: nothing happens
         assert not isinstance(app.screen, BranchScreen) and not (tmp_path / "t.branch-1.jsonl").exists()
         await pilot.press("r", "y")
-        await wait_for(pilot, lambda: app.position is None and app.live is not None and app.live.running, "the branch")
+        await wait_for(pilot, lambda: app.timeline.position is None and app.live is not None and app.live.running, "the branch")
         # The command runs when confirmed: the session stays paused, but 5 is up now, not at space.
         await wait_for(pilot, lambda: app.model.nodes[5].up, "the recovery to run")
         assert app.live.paused and [line.text for line in app.model.log if line.kind == "command"][-1] == "user: recover 5"
         parent = path.read_bytes()
         await advance(pilot, app, 15)
-        assert app.model.nodes[5].up and app.model.leaders() == [5]
+        assert app.model.nodes[5].up and app.state.leaders() == [5]
         await pilot.press("ctrl+q")
     branch = tmp_path / "t.branch-1.jsonl"
     assert path.read_bytes() == parent  # the parent is never changed
@@ -128,39 +114,17 @@ async def test_a_replay_opens_at_the_end_and_branches_once_re_run(tmp_path):
     app = replay_app(saved(tmp_path))
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause()
-        last = app.history.instants - 1
+        last = app.timeline.history.instants - 1
         assert app.live is None and shows(app, last)
         await pilot.press("full_stop")  # the end: nothing after it
-        assert app.position == last
+        assert app.timeline.position == last
         await pilot.press("comma", "home")
         assert shows(app, 0)
-        await wait_for(pilot, lambda: app.history.reach >= app.history.times[-1], "the background re-run")
+        await wait_for(pilot, lambda: app.timeline.history.reach >= app.timeline.history.times[-1], "the background re-run")
         await pilot.press("end", "comma", "e", "enter")
         await wait_for(pilot, lambda: app.live is not None and app.live.running, "the branch to run")
         assert (tmp_path / "saved.branch-1.jsonl").exists()
         await pilot.press("ctrl+q")
-
-
-@on_asyncio
-async def test_an_older_transcript_replays_but_does_not_branch(tmp_path):
-    path = saved(tmp_path)
-    lines = path.read_text().splitlines()
-    header = json.loads(lines[0])
-    old = tmp_path / "old.jsonl"  # the same run, as version 2 wrote it: a normal flag, no roles
-    converted = [json.dumps({**header, "version": 2})]
-    for line in lines[1:]:
-        event = json.loads(line)
-        if event["kind"] == "state":
-            event["normal"] = event.pop("role") == "normal"
-        if event["kind"] not in ("agreement", "violation"):
-            converted.append(json.dumps({**event, "seq": len(converted) - 1}))
-    old.write_text("\n".join(converted) + "\n")
-    app = replay_app(old)
-    async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.pause()
-        assert app.model.leaders() == [5]
-        await pilot.press("c")
-        assert not isinstance(app.screen, BranchScreen) and not list(tmp_path.glob("old.branch-*"))
 
 
 def test_replay_refuses_a_bad_file_with_one_line(tmp_path, capsys):
@@ -183,13 +147,13 @@ def long_run(tmp_path: Path) -> Path:
 async def test_a_replay_shows_its_first_block_at_once_and_reads_the_rest_as_it_shows(tmp_path):
     path = long_run(tmp_path)
     app = replay_app(path)
-    assert app.history.count == INDEX_BLOCK  # read before any screen: one block
+    assert app.timeline.history.count == INDEX_BLOCK  # read before any screen: one block
     async with app.run_test(size=(100, 32)) as pilot:
-        await wait_for(pilot, lambda: app.loading.done, "the whole file")
+        await wait_for(pilot, lambda: app.timeline.loading is None, "the whole file")
         with Reader.open(str(path)) as reader:
             total = sum(1 for _ in reader.events())
-        assert total > 4 * INDEX_BLOCK and app.history.count == total
-        assert shows(app, app.history.instants - 1) and "replay" in str(app.status_bar.render())
+        assert total > 4 * INDEX_BLOCK and app.timeline.history.count == total
+        assert shows(app, app.timeline.history.instants - 1) and "replay" in str(app.status_bar.render())
         await pilot.press("ctrl+q")
 
 
@@ -204,9 +168,9 @@ async def test_a_replay_of_huge_instants_follows_to_its_last_instant(tmp_path, m
                  "--transcript", str(path)]) == 0
     app = replay_app(path)
     async with app.run_test(size=(100, 32)) as pilot:
-        await wait_for(pilot, lambda: app.loading.done, "the whole file")
-        assert app.history.count > 3 * 8192 and app.history.instants < 20
-        assert app.position == app.history.instants - 1
+        await wait_for(pilot, lambda: app.timeline.loading is None, "the whole file")
+        assert app.timeline.history.count > 3 * 8192 and app.timeline.history.instants < 20
+        assert app.timeline.position == app.timeline.history.instants - 1
         await pilot.press("ctrl+q")
 
 
@@ -224,29 +188,3 @@ async def test_a_bad_line_far_into_a_replay_ends_it_with_one_line(tmp_path):
     assert f"line {3 * INDEX_BLOCK + 1}: field 'kind'" in app.failure  # (lines[0] is line 1, the header)
 
 
-@on_asyncio
-async def test_a_branch_of_an_unrecorded_session_is_saved_with_what_it_branched_from(tmp_path, capsys):
-    """Without --transcript the session and its branches are temporary: `s` after a branch
-    saves the branch, and its parent beside it with the branch's header pointing at that
-    copy, so that verify and replay work on what was saved after the session is gone."""
-    app = make_app(tmp_path, nodes=5, config=JITTER, commands=tuple(at("20 crash 5")))
-    async with app.run_test(size=(100, 32)) as pilot:
-        await advance(pilot, app, 30)
-        temporary = Path(app.history.path)
-        await pilot.press("left_curly_bracket", "5", "r", "y")
-        await wait_for(pilot, lambda: app.position is None and app.live is not None and app.live.running, "the branch")
-        branch = Path(app.history.path)
-        assert branch.parent == temporary.parent and branch.name.startswith(temporary.stem + ".branch-")
-        await advance(pilot, app, 5)
-        await pilot.press("s")
-        await pilot.press("ctrl+q")
-    assert not temporary.exists() and not branch.exists()  # the session's own files go with it
-    [saved] = [p for p in tmp_path.glob("bully-*.jsonl") if ".parent-" not in p.name]
-    parent = saved.with_name(f"{saved.stem}.parent-1.jsonl")
-    assert json.loads(saved.read_text().splitlines()[0])["parent"]["file"] == parent.name
-    assert "parent" not in json.loads(parent.read_text().splitlines()[0])
-    capsys.readouterr()
-    assert main(["verify", str(saved)]) == 0 and main(["verify", str(parent)]) == 0
-    replayed = cli.replay_app(str(saved))
-    replayed.loading.close()
-    assert replayed.history.instants > 0

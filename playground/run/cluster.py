@@ -66,6 +66,11 @@ class Cluster:
         self._submitted.append((request, source))
         self._wake.set()
 
+    @property
+    def submitted(self) -> bool:
+        """Commands submitted and not yet handed to the engine."""
+        return bool(self._submitted)
+
     def poke(self) -> None:
         """Re-read the clock: call after jumping it, since a sleeping task does not notice."""
         self._wake.set()

@@ -7,8 +7,8 @@ million events in memory:
   - the markers people jump between: crashes, recoveries, commands, the start of an
     election round, the beginning of a violation;
   - where every BLOCKth event's line starts in the file (offsets, in an array);
-  - every CHECKPOINT events, the UI model's state (no log), and, where the caller has
-    them, copies of the engine (to show a node's variables then, or to branch).
+  - every CHECKPOINT events, a snapshot of the cluster's state (state.py), and, where the
+    caller has them, copies of the engine (to show a node's variables then, or to branch).
 To show instant i it loads the checkpoint before it and folds in the events from there,
 read back from the file: a few thousand lines, whatever the session's length.
 
@@ -43,7 +43,7 @@ from ..record.files import write_whole
 from ..record.reader import Reader
 from ..record.transcript import INDEX_BLOCK as BLOCK
 from ..record.transcript import VERSION, Header, Parent, Recipe, header_line
-from ..ui.model import LOG_CAP, ClusterModel, ModelState
+from .state import ClusterState, Snapshot
 
 CHECKPOINT = 8192  # events between two checkpoints of the model
 
@@ -63,9 +63,7 @@ def _seq(marker: Marker) -> int:
 
 
 class History:
-    def __init__(self, path: str, header: Header, model: ClusterModel, version: int = VERSION):
-        """`model`: a fresh model of this session (ids, labels, settings), which the
-        history keeps folding, without a log, for its checkpoints."""
+    def __init__(self, path: str, header: Header, version: int = VERSION):
         self.path = path
         self.header = header
         self.version = version  # of the transcript: only this program's own runs re-create
@@ -75,9 +73,8 @@ class History:
         self.times = array("d")  # the time of each instant
         self.markers: list[Marker] = []
         self.count = 0  # events seen
-        self._model = model
-        self._fresh = model.state()
-        self._checkpoints: list[tuple[int, ModelState]] = [(0, self._fresh)]  # (events folded, state)
+        self._state = ClusterState(tuple(sorted(header.nodes)), header.config)  # folded on, for the checkpoints
+        self._checkpoints: list[tuple[int, Snapshot]] = [(0, self._state.snapshot())]  # (events folded, state)
         self._engines: list[tuple[int, Engine]] = []  # (events run, a copy of the engine then)
         self.reach = -1.0  # the virtual time of the latest engine seen (a replay's re-run: how far it has got)
         self._rounds = Rounds()  # where a round begins is the monitor module's to say: a marker there
@@ -91,11 +88,11 @@ class History:
             room = CHECKPOINT - self.count % CHECKPOINT
             chunk = events[start:start + room]
             self._index(chunk)
-            self._model.apply(chunk, log=False)
+            self._state.apply(chunk)
             self.count += len(chunk)
             start += len(chunk)
             if self.count % CHECKPOINT == 0:
-                self._checkpoints.append((self.count, self._model.state()))
+                self._checkpoints.append((self.count, self._state.snapshot()))
 
     def _index(self, events: list[Event]) -> None:
         starts, times, markers = self.starts, self.times, self.markers
@@ -134,10 +131,10 @@ class History:
         self.add(events)
 
     @classmethod
-    def read(cls, path: str, model: ClusterModel) -> History:
+    def read(cls, path: str) -> History:
         """The history of a whole transcript file, read at once (as a replay's Loading
         reads it a batch at a time)."""
-        loading = Loading(path, model)
+        loading = Loading(path)
         try:
             while batch := loading.read(64):
                 loading.take(batch)
@@ -168,16 +165,19 @@ class History:
         later = next((m.seq for m in self.markers if m.seq > end), None)
         return None if later is None else self.instant_of(later)
 
-    def model_at(self, instant: int, model: ClusterModel) -> None:
-        """Make `model` show the end of `instant`: its state then, and its last log lines."""
+    def state_at(self, instant: int, state: ClusterState, recent: int = 0) -> list[Event]:
+        """Make `state` the cluster's at the end of `instant`; the events that led there,
+        at least the last `recent` of them (as many as there are), for a log to show."""
         end = self.end_of(instant)
-        # From a checkpoint far enough back that the log fills, or from the start.
-        folded, state = self._checkpoints[0]
+        # From the last checkpoint at least `recent` events back, or from the start.
+        folded, snapshot = self._checkpoints[0]
         for seq, checkpoint in self._checkpoints:
-            if seq <= max(0, end + 1 - LOG_CAP):
-                folded, state = seq, checkpoint
-        model.load(state)
-        model.apply(list(self.events(folded, end + 1)))
+            if seq <= max(0, end + 1 - recent):
+                folded, snapshot = seq, checkpoint
+        state.load(snapshot)
+        events = list(self.events(folded, end + 1))
+        state.apply(events)
+        return events
 
     def events(self, first: int, stop: int) -> Iterator[Event]:
         """Events first..stop-1, read back from the file."""
@@ -202,17 +202,22 @@ class History:
         """A fresh engine that runs this session again: its header and every command."""
         return Recipe(self.header, tuple(command for _, command in self.commands)).engine()
 
+    def reached(self, instant: int) -> bool:
+        """Whether an engine at the end of `instant` can be had now: there is a copy kept
+        before it, and the engines have run that far (a replay's re-run may not have yet)."""
+        kept_before = bool(self._engines) and self._engines[0][0] <= self.end_of(instant) + 1
+        return kept_before and self.reach >= self.times[instant]
+
     def engine_at(self, instant: int, to_read: bool = False) -> Engine | None:
         """A fresh engine at the end of `instant`, re-run from the nearest copy kept before
         it; None if there is none yet (a replay whose re-run has not got there).
         `to_read`: only to look at (a node's variables), so a kept copy of exactly that
         moment is handed out as it is, not copied again (a copy at N = 400 is 20 ms and
         more, a storm's messages in flight included)."""
-        end = self.end_of(instant)
-        earlier = [(seq, engine) for seq, engine in self._engines if seq <= end + 1]
-        if not earlier or self.reach < self.times[instant]:  # (a moment the re-run has not reached: later)
+        if not self.reached(instant):
             return None
-        since, kept = earlier[-1]
+        end = self.end_of(instant)
+        since, kept = [(seq, engine) for seq, engine in self._engines if seq <= end + 1][-1]
         if to_read and since == end + 1:
             return kept
         engine = kept.copy()
@@ -234,18 +239,18 @@ class History:
             own_first = len(old.readline())
             new.write(first)
             new.write(old.read(self._offset_of(end + 1) - own_first))
-        twin = History(path, header, ClusterModel(self._model.ids, self._model.worst_case, self._fresh.config))
+        twin = History(path, header)
         shift = len(first) - own_first
         twin.offsets = array("q", (o + shift for o in self.offsets[:end // BLOCK + 1]))
         twin.starts, twin.times = self.starts[:instant + 1], self.times[:instant + 1]
         twin.markers = [m for m in self.markers if m.seq <= end]
         twin.commands = [c for c in self.commands if c[0] <= end]
         twin.count = end + 1
-        self.model_at(instant, twin._model)  # the model its checkpoints go on from, with its own table of messages
-        messages = twin._model.messages = twin._model.messages.until(twin._model.sent)
-        twin._checkpoints = [(n, replace(state, messages=messages)) for n, state in self._checkpoints if n <= end + 1]
+        self.state_at(instant, twin._state)  # the state its checkpoints go on from, with its own table of messages
+        messages = twin._state.messages = twin._state.messages.until(twin._state.sent)
+        twin._checkpoints = [(n, replace(snapshot, messages=messages)) for n, snapshot in self._checkpoints if n <= end + 1]
         twin._engines = [e for e in self._engines if e[0] <= end + 1]
-        twin._rounds = twin._model.rounds.copy()
+        twin._rounds = twin._state.rounds.copy()
         return twin, header
 
     def _offset_of(self, seq: int) -> int:
@@ -303,10 +308,10 @@ class Loading:
     a million events shows its first screen at once and the rest as it comes. `read`
     may run in another thread (it only decodes); `take` belongs to the history's."""
 
-    def __init__(self, path: str, model: ClusterModel):
+    def __init__(self, path: str):
         self._reader = Reader.open(path)
         try:
-            self.history = History(path, self._reader.header, model, self._reader.version)
+            self.history = History(path, self._reader.header, self._reader.version)
             self._blocks = self._reader.blocks()
             self._size = max(1, self._reader.size)
         except BaseException:

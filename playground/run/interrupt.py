@@ -13,18 +13,25 @@ who will not wait, ends the process at once with the same status, and the guardi
 Inside a trio run (a headless run, --compare) a signal must not raise in the middle of
 trio's own code: there trio takes it (`run_trio`) and cancels the run between two of
 its steps, and the Stopped is raised once trio is done. The live app takes the signals
-on its own event loop, and quits as on ctrl+q (ui/app.py).
+over for its life (`take_over`), and quits as on ctrl+q (ui/app.py), with a watchdog
+(`end_soon`) in case the clean quit cannot finish.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
+import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Seconds a signal gives the live app's clean quit before the process ends anyway. The
+# terminal closing (SIGHUP) gives less: nobody sees the screen, and drawing it can block.
+QUIT_WITHIN = {signal.SIGINT: 1.5, signal.SIGTERM: 1.5, signal.SIGHUP: 0.3}
 
 
 class Stopped(KeyboardInterrupt):
@@ -151,3 +158,34 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
     if stopped:
         raise stopped[0]
     return result
+
+
+# --- the live app's signals ------------------------------------------------------------------
+
+
+def take_over(handler: Callable[[int, object], None]) -> dict[int, Any]:
+    """`handler` for every signal in SIGNALS, for the live app's life: a plain signal
+    handler, not the event loop's, so it runs even while the loop is busy or stuck
+    (writing a frame to a terminal that is gone can block). What handled them before."""
+    return {signum: signal.signal(signum, handler) for signum in SIGNALS}
+
+
+def give_back(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
+def end_soon(signum: int) -> None:
+    """A watchdog: unless the process has ended within QUIT_WITHIN[signum] seconds, end
+    it, with the signal's status (the guardian, guard.py, removes a temporary recording
+    and keeps the transcript whole)."""
+
+    def watch() -> None:
+        time.sleep(QUIT_WITHIN.get(signum, 1.5))
+        try:
+            os.write(sys.__stdout__.fileno(), b"\x1b[?1049l\x1b[?25h")  # leave the app's screen, show the cursor
+        except (OSError, AttributeError, ValueError):
+            pass  # no terminal any more
+        os._exit(128 + signum)
+
+    threading.Thread(target=watch, daemon=True).start()

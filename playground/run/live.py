@@ -46,6 +46,7 @@ class LiveRun:
         self._scope = trio.CancelScope()
         self._finished: asyncio.Event | None = None
         self._early: list[tuple[Callable, tuple]] = []  # calls made before trio was up
+        self._in_transit = 0  # calls handed to trio and not yet run (see `idle`)
         self._flowing = trio.Event()
         self._flowing.set()
         self.outcome: outcome.Outcome | None = None
@@ -70,7 +71,7 @@ class LiveRun:
     async def _main(self) -> None:
         self._token = trio.lowlevel.current_trio_token()
         for fn, args in self._early:
-            self._token.run_sync_soon(fn, *args)
+            self._token.run_sync_soon(self._arrive, fn, args)
         self._early.clear()
         with self._scope:
             await self.cluster.run()
@@ -127,11 +128,17 @@ class LiveRun:
     def _call(self, fn: Callable, *args: object) -> None:
         if self._token is not None:
             try:
-                self._token.run_sync_soon(fn, *args)
+                self._token.run_sync_soon(self._arrive, fn, args)
+                self._in_transit += 1
             except trio.RunFinishedError:
                 pass  # the run ended between the check and the call: nothing to steer
         elif self.outcome is None:
             self._early.append((fn, args))  # a key pressed while trio is still starting
+            self._in_transit += 1
+
+    def _arrive(self, fn: Callable, args: tuple) -> None:
+        self._in_transit -= 1
+        fn(*args)
 
     # --- pace -----------------------------------------------------------------------------
 
@@ -180,9 +187,11 @@ class LiveRun:
 
     @property
     def idle(self) -> bool:
-        """The run has done everything due up to its clock, and the host has taken every event."""
+        """The run has done everything due up to its clock, every command and clock move
+        handed to it has arrived, and the host has taken every event."""
         due = self.cluster.engine.due()
-        return (due is None or to_seconds(due) > self.cluster.clock_time()) and not self._buffer
+        return (due is None or to_seconds(due) > self.cluster.clock_time()) and not self._buffer \
+            and self._in_transit == 0 and not self.cluster.submitted
 
     @property
     def behind(self) -> float:

@@ -34,7 +34,7 @@ class AlertBar(Widget):
         self.display = False
 
     def show(self) -> None:
-        episodes, name = self.model.episodes, self.model.label.__getitem__
+        episodes, name = self.model.state.episodes, self.model.label.__getitem__
         total = len(episodes.all)
         if episodes.open:
             lines = [(f"⚠ {PROPERTY_NAMES[e.property]} since t={e.began.t:.2f}s", describe(e.began, name), "")

@@ -1,21 +1,19 @@
-"""bully-tui's app: a cluster's trace stream drawn, keys sent back as requests, and its
-past shown again on request.
+"""bully-tui's app: a session's timeline drawn, keys sent back as requests.
 
-Live, the cluster runs in trio guest mode (live.py), which also owns the pace (the
+The run and its past are the timeline's (run/timeline.py): the recording, the history,
+the live run, the state of the moment shown, branching and saving. The app keeps the
+bindings, the screen's composition and the palette, and renders: the widgets read the
+model (ui/model.py), which is the timeline's state and the log's lines.
+
+Live, the cluster runs in trio guest mode (run/live.py), which also owns the pace (the
 clock's rate). Its events wait in the live run's buffer; one `EventsReady` message per
-burst tells the app to take them, and the model folds them in. The widgets redraw on a
-20 Hz tick, which stops while paused, so a paused app uses no CPU. Keys go the other
-way, as requests to the cluster, which records the commands they become in the trace.
-The app keeps no copy of what the cluster owns: the pace is the live run's, and each
-node's state, T and the delays are what the stream said.
+burst tells the app to take them. The widgets redraw on a 20 Hz tick, which stops while
+paused, so a paused app uses no CPU.
 
-Time travel. Every session has a history (ui/history.py): its transcript indexed as it
-is written, with checkpoints, and copies of the engine. `,` `.` `{` `}` home and end show
-another instant (the model is loaded with its state then; going back pauses a live run).
-A command given while looking at the past branches the session there, after asking: the
-engine then is re-created, and the session goes on from it in a new transcript beside
-the first, which stays as it is. A replay (`bully-tui replay FILE`) is a session that
-starts in the past, at its transcript's end, and runs live only once it branches.
+Time travel. `,` `.` `{` `}` home and end show another instant (going back pauses a live
+run). A command given while looking at the past branches the session there, after
+asking. A replay (`bully-tui replay FILE`) is a session that starts in the past, at its
+transcript's end, and runs live only once it branches.
 """
 
 from __future__ import annotations
@@ -23,16 +21,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
-import os
-import signal
-import sys
-import tempfile
-import threading
 import time
 import traceback
-from contextlib import ExitStack
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass
 from pathlib import Path
 
 import outcome
@@ -56,7 +47,6 @@ from ..core.commands import (
     Hold,
     Join,
     Leave,
-    Members,
     Partition,
     Recover,
     Release,
@@ -64,40 +54,35 @@ from ..core.commands import (
     membership_refused,
 )
 from ..core.config import ClusterConfig, InputError, WriteError
-from ..core.engine import Engine, steps
-from ..core.host import HostStatus, Internals
-from ..record import guard
+from ..core.events import Event
 from ..record.export import Filters, export
 from ..record.files import write_whole
-from ..record.recorder import Recorder
 from ..run import interrupt
-from ..run.cluster import Cluster
-from ..run.history import History, Loading, save_with_parents
-from ..run.live import LiveRun
+from ..run.history import Loading
 from ..run.session import Session, exception_leaves
+from ..run.state import ClusterState
+from ..run.timeline import Timeline
 from .alert_bar import AlertBar
 from .branch_screen import BranchScreen
 from .compact_grid import CompactGrid
 from .help_screen import HelpScreen
 from .message_log import MessageLog
-from .model import ClusterModel
+from .model import LOG_CAP, ClusterModel
 from .node_grid import NodeGrid
 from .node_panel import NodePanel
 from .status_bar import Status, StatusBar
-from .timeline import Timeline
+from .timeline_row import TimelineRow
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 REDRAW_HZ = 20
 PANEL_NEEDS = 70  # columns below which the node panel gives its room to the log
 COMPACT_ABOVE = 9  # more nodes than this get the one-line-per-node grid
-RE_RUN_SLICE = 0.02  # seconds a replay's background re-run works before it lets keys and frames in
-READ_BATCH = 16  # blocks of a replay's file handed to the app at once (8,192 events)
+READ_BATCH = 16  # blocks of a replay's file read at once (8,192 events)
 LOADING_SHOWN_EVERY = 0.5  # seconds between two screens of a replay being read (each costs a fold)
 TEXT_HZ = 8  # the log and the panel: nobody reads text that scrolls faster, and it is dear
 T_STEP = 0.5
 DELAY_STEP = 0.25
 NODE_REQUESTS = {"crash": Crash, "recover": Recover, "elect": Elect}
-QUIT_WITHIN = 1.5  # seconds a signal gives a clean quit before the process ends anyway
 GC_YOUNG, GC_MIDDLE, GC_NEVER = 20_000, 20, 1_000_000_000  # the collector's thresholds while the app runs
 GC_EVERY = 2.0  # seconds between two looks for a quiet moment to collect garbage in
 
@@ -114,6 +99,8 @@ class Restart:
     algorithm: str
     config: ClusterConfig
     selected: int
+    paused: bool = False
+    diagram: bool = False  # the log drawn as a space-time diagram
 
 
 class BullyApp(App[None]):
@@ -168,48 +155,58 @@ class BullyApp(App[None]):
     ]
 
     def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = ".",
-                 history: History | None = None, loading: Loading | None = None, selected: int | None = None):
-        """A live session; or, given the `history` of its transcript (or its `loading`,
-        which the app finishes reading in the background), a replay of it."""
+                 loading: Loading | None = None, again: Restart | None = None):
+        """A live session; or, given the `loading` of its transcript (its first block read,
+        the rest read in the background), a replay of it. `again`: the app before this one
+        switched the algorithm; this one starts as it was (the node selected, paused or
+        not, the log's diagram)."""
         super().__init__()
         self.session = session
         self.save_dir = Path(save_dir)
-        self.model = self._fresh_model()
-        self.loading = loading
-        self.history = loading.history if loading is not None else history
+        self.state = ClusterState(session.ids, session.config)  # the timeline's, from the start: widgets hold it
+        self.model = ClusterModel(self.state, session.worst_case_messages)
+        # The live timeline starts on mount (after the signal handlers, so that a temporary
+        # recording never outlives us); a replay's has only its file to read.
+        self.timeline: Timeline | None = None
+        if loading is not None:
+            self.timeline = Timeline.replay(session, self.state, loading)
+            self.model.reload(self.timeline.seek(self.timeline.history.instants - 1, LOG_CAP))
         self._shown_at = 0.0  # wall time the loading last showed its latest instant
         self._following = True  # a replay being read shows its latest instant as it comes
-        self.position: int | None = None  # the instant shown; None: the present of a live run
-        self._then: tuple[int, Engine | None] | None = None  # (instant, the engine at its end), for the panel
-        self.selected = selected if selected in session.ids else session.ids[-1]
+        self.selected = again.selected if again and again.selected in session.ids else session.ids[-1]
+        paused = paused or bool(again and again.paused)
         self.saved: Path | None = None
         self._start = (speed, paused)
-        self._files = ExitStack()
         self._redraw_due = False
         self._text_drawn = 0.0  # wall time of the last log and panel redraw
         self._collected = False  # a full collection was made during the current pause
         self._watched: float | None = None  # the instant of the user's latest command, drawn as its events come
         self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
+        self.log_view.set_reactive(MessageLog.diagram, bool(again and again.diagram))
         self.panel = NodePanel()
         self.alert_bar = AlertBar(self.model)
-        self.timeline: Timeline | None = None
+        self.timeline_row = TimelineRow(ALGORITHMS[session.algorithm].title)
         self.status_bar = StatusBar()
-        self.live: LiveRun | None = None
-        self._spool: Path | None = None  # the transcript `s` copies: the session's, or a temporary one
         # Set when the user picks another algorithm: the app exits, and run_live starts
         # a new one with it (cli.py), since every widget is built for one cluster.
         self.restart_with: Restart | None = None
         self.failure: str | None = None  # why the app ended with an error, to print after it
         self.stopped_by: int | None = None  # the signal that ended the app, if one did
-        self._temporary_recording = False  # the session is recorded to a temporary file (no --transcript)
+
+    @property
+    def live(self):
+        """The live run (its pace), while there is one."""
+        return self.timeline.live if self.timeline is not None else None
 
     @property
     def speed(self) -> float:
         return self.live.speed if self.live is not None else self._start[0]
 
-    def _fresh_model(self) -> ClusterModel:
-        return ClusterModel(self.session.ids, self.session.worst_case_messages, self.session.config)
+    @property
+    def kept_transcript(self) -> str | None:
+        """The transcript the session leaves behind (None: a temporary recording, gone)."""
+        return self.timeline.kept_transcript if self.timeline is not None else None
 
     # --- start and stop ---------------------------------------------------------------
 
@@ -219,34 +216,26 @@ class BullyApp(App[None]):
             yield self.log_view
             yield self.panel
         yield self.alert_bar
-        if self.history is not None:  # a replay: the timeline exists from the start
-            self.timeline = Timeline(self.history, ALGORITHMS[self.session.algorithm].title)
-        else:
-            self.timeline = Timeline(History("", self.session.header, self._fresh_model()),  # replaced on mount
-                                     ALGORITHMS[self.session.algorithm].title)
-        yield self.timeline
+        yield self.timeline_row
         yield self.status_bar
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
-        # Before the temporary recording exists, so that it never outlives us.
         self._loop = asyncio.get_running_loop()
-        self._handlers = {signum: signal.signal(signum, self._signalled) for signum in interrupt.SIGNALS}
+        self._handlers = interrupt.take_over(self._signalled)
         for theme in themes.THEMES:
             self.register_theme(theme)
         self.theme = themes.DARK.name
         for name in set(self.available_themes) - {theme.name for theme in themes.THEMES}:
             self.unregister_theme(name)  # Textual's own: the palette offers ours only, whose colours say what things are
         self.sub_title = ALGORITHMS[self.session.algorithm].title
-        if self.history is None:
-            self._start_live()
+        if self.timeline is None:
+            self.timeline = Timeline.live_session(self.session, self.state, speed=self._start[0], paused=self._start[1],
+                                                  on_events=self._events_ready, on_done=self._run_done)
+        elif self.timeline.loading is not None:
+            self.run_worker(self._read(), group="read")
         else:
-            self._spool = Path(self.history.path)
-            self._show(self.history.instants - 1)
-            if self.loading is not None and not self.loading.done:
-                self.run_worker(self._read(), group="read")
-            else:
-                self._read_all()
+            self._read_all()
         self._ticker = self.set_interval(1 / REDRAW_HZ, self.redraw, pause=self._start[1] or self.live is None)
         self.set_interval(GC_EVERY, self._collect_while_quiet)
         self.redraw()
@@ -261,6 +250,9 @@ class BullyApp(App[None]):
         gc.freeze()
         gc.set_threshold(GC_YOUNG, GC_MIDDLE, GC_NEVER)
 
+    def _events_ready(self) -> None:
+        self.post_message(EventsReady())
+
     def _collect_while_quiet(self) -> None:
         """A full garbage collection once the run is paused (or a replay stands still),
         once per pause: the only time one comes while the app runs (on_mount says why)."""
@@ -269,96 +261,37 @@ class BullyApp(App[None]):
             gc.collect()
         self._collected = quiet
 
-    def _start_live(self) -> None:
-        """Record the session (to its transcript, or a temporary file `s` copies), with
-        its history fed as it happens, and start the cluster."""
-        if not self.session.transcript:
-            self.session = replace(self.session, transcript=str(self._open_spool()), overwrite=True)
-            self._temporary_recording = True
-        self._spool = Path(self.session.transcript)
-        engine, _, recorder = self.session.start(self._files, lookahead=False)
-        history = History(self.session.transcript, self.session.header, self._fresh_model())
-        recorder.index = history.offsets
-        engine.subscribe(history.add)
-        self._run(engine, history, paused=self._start[1])
-
-    def _run(self, engine: Engine, history: History, paused: bool) -> None:
-        """Run `engine` live from here, its events going into `history`."""
-        self.history = self.timeline.history = history
-        cluster = Cluster(engine)
-        cluster.between_instants = history.keep_engine
-        self.live = LiveRun(cluster, speed=self.speed, paused=paused,
-                            on_events=lambda: self.post_message(EventsReady()), on_done=self._run_done)
-        self.live.start()
-
     async def _read(self) -> None:
-        """A replay's file, read a batch at a time between frames and keys."""
+        """A replay's file, read a batch at a time between frames and keys; the screen
+        follows the latest instant read (a few times a second) unless the user went
+        somewhere else (`_following`)."""
+        timeline = self.timeline
         try:
-            while batch := self.loading.read(READ_BATCH):
-                self._took(batch)
+            while not timeline.read(READ_BATCH):
+                if time.monotonic() - self._shown_at >= LOADING_SHOWN_EVERY:
+                    self._shown_at = time.monotonic()
+                    self._show(timeline.history.instants - 1) if self._following else self.redraw()
                 await asyncio.sleep(0)
-            self._took(batch)
         except InputError as e:  # a bad line far into the file: one line, as before any screen
             self._fail(2, f"bully-tui: error: {e}")
-        finally:
-            self.loading.close()
-
-    def _took(self, batch: list) -> None:
-        """A batch read: into the history; the screen follows the latest instant read
-        (a few times a second) unless the user went somewhere else (`_following`)."""
-        self.loading.take(batch)
-        if self.loading.done:
-            if self._following:
-                self._show(self.history.instants - 1)
-            self._read_all()
-        elif time.monotonic() - self._shown_at >= LOADING_SHOWN_EVERY:
-            self._shown_at = time.monotonic()
-            if self._following:
-                self._show(self.history.instants - 1)
-            else:
-                self.redraw()  # the timeline and "reading n%"
+            return
+        if self._following:
+            self._show(timeline.history.instants - 1)
+        self._read_all()
 
     def _read_all(self) -> None:
-        """The whole file is in the history: re-create its engines in the background."""
-        if self.history.re_creates:  # engines at past moments: for the panel, and to branch
-            self.run_worker(self._re_create(self.history), exclusive=True)
+        """The whole file is read: re-create its engines in the background (for the
+        panel's variables, and to branch)."""
+        self.run_worker(self._re_run(), exclusive=True)
         self.redraw(text=True)
 
-    async def _re_create(self, history: History) -> None:
-        """A replay: run its recipe again in the background, a step at a time, keeping
-        engine copies, so that the panel can show variables and a branch can start."""
-        engine = history.recipe()
-        slice_ends = time.monotonic() + RE_RUN_SLICE
-        for _ in steps(engine, history.times[-1] if history.instants else 0):
-            if engine.between_instants:
-                history.keep_engine(engine)
-            if time.monotonic() >= slice_ends:  # a key pressed meanwhile waits at most a slice
-                await asyncio.sleep(RE_RUN_SLICE / 2)
-                slice_ends = time.monotonic() + RE_RUN_SLICE
+    async def _re_run(self) -> None:
+        for _ in self.timeline.re_run():  # a slice of work at a time: a key pressed meanwhile waits at most one
+            await asyncio.sleep(0.01)
         self.redraw(text=True)
 
     def on_resize(self, event: Resize) -> None:
         self.panel.display = event.size.width >= PANEL_NEEDS  # a narrow screen keeps the log readable
-
-    def _open_spool(self) -> Path:
-        """Without --transcript the session is still recorded, to a temporary file `s`
-        copies, removed at the end whatever ends the process."""
-        guard.start()  # (so that the file is in its care from the moment it exists)
-        fd, name = tempfile.mkstemp(prefix="bully-", suffix=".jsonl")
-        os.close(fd)
-        self._temporary(name)
-        return Path(name)
-
-    @property
-    def kept_transcript(self) -> str | None:
-        """The transcript the session leaves behind (None: a temporary recording, gone)."""
-        return None if self._temporary_recording or self.history is None else self.history.path
-
-    def _temporary(self, path: str) -> None:
-        """`path` goes when the app does: at quit, or by the guardian if the process is killed."""
-        guard.remove_if_left(path)
-        self._files.callback(guard.done, guard.REMOVE, path)
-        self._files.callback(os.unlink, path)
 
     async def action_quit(self) -> None:
         if self.live is not None:
@@ -366,11 +299,9 @@ class BullyApp(App[None]):
         self.exit()
 
     async def on_unmount(self) -> None:
-        for signum, handler in self._handlers.items():
-            signal.signal(signum, handler)
-        if self.live is not None:
-            await self.live.stop()
-        self._files.close()
+        interrupt.give_back(self._handlers)
+        if self.timeline is not None:
+            await self.timeline.close()
         # (The collector's policy is left as on_mount set it: the process ends now, and
         # undoing it would make the next collection walk every object the run left, a
         # second and more at N = 64. tests/conftest.py restores it between tests.)
@@ -395,36 +326,25 @@ class BullyApp(App[None]):
 
     def _signalled(self, signum: int, _frame: object) -> None:
         """SIGINT, SIGTERM or SIGHUP (the terminal closed): quit as ctrl+q does, so the run
-        ends cleanly and a temporary recording is removed. A plain signal handler, not the
-        event loop's: it runs even while the loop is busy or stuck (writing a frame to a
-        terminal that is gone can block), and if the clean quit has not ended the process
-        within QUIT_WITHIN seconds, a watchdog ends it (the guardian, guard.py, removes
-        the temporary recording and keeps the transcript whole)."""
+        ends cleanly and a temporary recording is removed; a watchdog ends the process if
+        the clean quit does not (interrupt.end_soon)."""
         if self.stopped_by is None:
             self.stopped_by = signum
-            threading.Thread(target=self._quit_anyway, args=(signum,), daemon=True).start()
+            interrupt.end_soon(signum)
         self._loop.call_soon_threadsafe(self.exit)
-
-    def _quit_anyway(self, signum: int) -> None:
-        time.sleep(QUIT_WITHIN)
-        try:
-            os.write(sys.__stdout__.fileno(), b"\x1b[?1049l\x1b[?25h")  # leave the app's screen, show the cursor
-        except (OSError, AttributeError, ValueError):
-            pass  # no terminal any more
-        os._exit(128 + signum)
 
     # --- events in --------------------------------------------------------------------
 
     def on_events_ready(self, _: EventsReady) -> None:
-        events = self.live.take()
-        if self.position is not None:
+        events = self.timeline.take()
+        if not events:
             return  # looking at the past: the history has them, and the present will show them
-        self.model.apply(events)
+        self.model.add(events)
         # Someone is watching for what a command of theirs does (the card, the panel): show
         # it now, not at the next tick, and so what follows from it at its instant too
         # (the node's work comes in the batch after the command's).
         mine = [e.t for e in events if e.kind == "command" and e.source == "user"]
-        if mine or events and events[0].t == self._watched:
+        if mine or events[0].t == self._watched:
             self._watched = mine[-1] if mine else self._watched
             self.redraw(text=True)
         if self.live.paused:  # no ticker while paused: draw everything it caused, once
@@ -441,20 +361,18 @@ class BullyApp(App[None]):
         self.redraw(text=True)
 
     def now(self) -> float:
-        """The time shown: the live clock at the present, else the instant's time."""
-        if self.position is not None:
-            return self.history.times[self.position]
-        return self.live.now() if self.live is not None else 0.0
+        return self.timeline.now() if self.timeline is not None else 0.0
 
     def redraw(self, text: bool | None = None) -> None:
         """Draw the model. Cards and status every time; the log and the panel at most
         TEXT_HZ times a second unless `text` says otherwise."""
-        if self.history is None:
+        timeline = self.timeline
+        if timeline is None:
             return
         now = self.now()
         self.grid.show(now, self.selected)
         self.alert_bar.show()
-        self.timeline.show(self.position)
+        self.timeline_row.show(timeline.history, timeline.position)
         wall = time.monotonic()
         if text is None:
             text = wall - self._text_drawn >= 1 / TEXT_HZ
@@ -462,153 +380,111 @@ class BullyApp(App[None]):
             self._text_drawn = wall
             self.log_view.selected = self.selected
             self.log_view.show()
-            self.panel.show(self.model.nodes[self.selected], self._internals(), now, self.model.label)
-        m, live = self.model, self.live
+            self.panel.show(self.model.nodes[self.selected], timeline.internals(self.selected), now, self.model.label)
+        state, live, rounds = self.state, self.live, self.state.rounds
         self.status_bar.show(Status(
-            now, self.speed, live is None or live.paused, live.behind if live and self.position is None else 0.0,
-            m.config, m.rounds.count, m.rounds.running, sum(m.rounds.current.messages.values()) if m.rounds.current else 0,
-            m.worst_case, self._where(), len(m.held_links)))
-
-    def _internals(self) -> Internals | None:
-        """The selected node's variables and storage at the moment shown (None: not known
-        yet, the re-run of a replay has not got there)."""
-        if self.position is None:
-            return self.live.cluster.engine.internals(self.selected)
-        if self._then is None or self._then[0] != self.position or self._then[1] is None:
-            self._then = (self.position, self.history.engine_at(self.position, to_read=True))
-        engine = self._then[1]
-        return None if engine is None else engine.internals(self.selected)
+            now, self.speed, live is None or live.paused, live.behind if live and timeline.at_present else 0.0,
+            state.config, rounds.count, rounds.running, sum(rounds.current.messages.values()) if rounds.current else 0,
+            self.model.worst_case, self._where(), len(state.held_links)))
 
     def _where(self) -> str:
         """Where in time the screen is, for the status bar ("" at the present)."""
-        if self.position is None:
+        timeline = self.timeline
+        if timeline.at_present:
             return ""
-        h = self.history
+        h = timeline.history
         then = "replay" if self.live is None else f"now t={h.times[-1]:.2f}s"
-        if self.loading is not None and not self.loading.done:
-            then = f"reading {self.loading.fraction:.0%}"
-        return f"⏪ instant {self.position + 1:,} of {h.instants:,} · {then}"
+        if timeline.loading is not None:
+            then = f"reading {timeline.read_fraction:.0%}"
+        return f"⏪ instant {timeline.position + 1:,} of {h.instants:,} · {then}"
 
     # --- time travel -------------------------------------------------------------------
 
-    def _show(self, instant: int) -> None:
-        """Show the end of `instant` (the latest of a live run: the present)."""
-        h = self.history
-        instant = max(0, min(instant, h.instants - 1))
-        if self.live is not None and instant >= h.instants - 1 and self.position is not None:
-            self.action_latest()
-            return
-        if self.live is not None and not self.live.paused:
-            self.live.pause()  # the past stands still
+    def _moved(self, events: list[Event]) -> None:
+        """The timeline shows another moment: its log, and a screen drawn at once."""
+        self.model.reload(events)
+        if self.live is not None and self.live.paused:
             self._ticker.pause()
-        h.model_at(instant, self.model)
-        self.position = instant
-        self._following = instant == h.instants - 1  # (a replay being read goes on showing its latest instant)
         self.redraw(text=True)
 
+    def _show(self, instant: int) -> None:
+        """Show the end of `instant` (the latest of a live run: the present)."""
+        self._moved(self.timeline.seek(instant, LOG_CAP))
+        self._following = self.timeline.shown == self.timeline.history.instants - 1
+
+    def _history_empty(self) -> bool:
+        return self.timeline is None or not self.timeline.history.instants
+
     def action_back(self) -> None:
-        if self.history is None or not self.history.instants:
+        if self._history_empty():
             return
-        here = self.history.instants - 1 if self.position is None else self.position
-        if here == 0:
+        if self.timeline.shown == 0:
             self.notify("This is the first instant.")
             return
-        self._show(here - 1)
+        self._show(self.timeline.shown - 1)
 
     def action_forward(self) -> None:
-        if self.position is None:
+        timeline = self.timeline
+        if timeline is None:
+            return
+        if timeline.at_present:
             self.action_step()
-        elif self.position + 1 < self.history.instants:
-            self._show(self.position + 1)
+        elif timeline.position + 1 < timeline.history.instants:
+            self._show(timeline.position + 1)
         elif self.live is None:
             self.notify("This is the transcript's last instant.")
 
     def action_marker(self, direction: int) -> None:
-        if self.history is None or not self.history.instants:
+        if self._history_empty():
             return
-        here = self.history.instants - 1 if self.position is None else self.position
-        found = self.history.marker_near(here, direction)
+        found = self.timeline.marker_near(direction)
         if found is None:
             self.notify("No marker " + ("before" if direction < 0 else "after") + " this instant.")
             return
         self._show(found)
 
     def action_first(self) -> None:
-        if self.history is not None and self.history.instants:
+        if not self._history_empty():
             self._show(0)
 
     def action_latest(self) -> None:
         """The latest instant; in a live session, the present: following the run again
         (still paused: space resumes)."""
-        if self.history is None or not self.history.instants:
-            return
-        if self.live is None:
-            self._show(self.history.instants - 1)
-            return
-        self.history.model_at(self.history.instants - 1, self.model)
-        self.live.take()  # already in the history, and so in the model just loaded
-        self.position = None
-        self.redraw(text=True)
+        if not self._history_empty():
+            self._moved(self.timeline.present(LOG_CAP))
 
     # --- requests out -----------------------------------------------------------------
 
     def _request(self, request: Request, text: str) -> None:
-        """A request to the cluster: now, at the present; from the past, a branch. One that
-        cannot mean anything at the moment shown (a node that has left) is refused with
-        a line that says why."""
-        left = {i for i, node in self.model.nodes.items() if node.status is HostStatus.LEFT}
-        if why := Members(self.model.ids, left).refusal(request, self.model.label.__getitem__):
+        """A request to the cluster: now, at the present; from the past, a branch, after
+        asking. One that cannot mean anything at the moment shown (a node that has left,
+        or is down already) is refused with a line that says why."""
+        timeline = self.timeline
+        if timeline is None:
+            return
+        if why := timeline.refusal(request, self.model.label.__getitem__):
             self.notify(why[0].upper() + why[1:] + ".", severity="warning")
             return
-        if self.position is None and self.live is not None:
-            self.live.submit(request)
+        if timeline.at_present and self.live is not None:
+            timeline.submit(request)
             return
-        h = self.history
-        if not h.re_creates:
-            self.notify("This transcript was written by an older version of bully-tui: its run cannot be "
-                        "re-created here, so it cannot branch.", severity="warning")
+        if why := timeline.branch_refusal():
+            self.notify(why, severity="warning")
             return
-        engine = h.engine_at(self.position)
-        if engine is None:
-            self.notify(f"Not yet: the replay is being re-run (at t={h.reach:.1f}s). Try again in a moment.",
-                        severity="warning")
-            return
-        path = self._branch_path()
-        self.push_screen(BranchScreen(text, h.times[self.position], path.name),
-                         lambda yes: self._branch(request, engine, path) if yes else None)
+        path = timeline.branch_path()
+        self.push_screen(BranchScreen(text, timeline.now(), path.name),
+                         lambda yes: self.run_worker(self._branch(request, path), exclusive=True, group="branch")
+                         if yes else None)
 
-    def _branch_path(self) -> Path:
-        """`t.jsonl` -> `t.branch-1.jsonl` (or -2, ...), beside the session's transcript."""
-        here = Path(self.history.path)
-        stem = here.stem.split(".branch-")[0]
-        for k in range(1, 10_000):
-            candidate = here.with_name(f"{stem}.branch-{k}{here.suffix}")
-            if not candidate.exists():
-                return candidate
-        raise RuntimeError(f"no free branch name beside {here}")
-
-    def _branch(self, request: Request, engine: Engine, path: Path) -> None:
-        self.run_worker(self._branch_to(request, engine, path), exclusive=True, group="branch")
-
-    async def _branch_to(self, request: Request, engine: Engine, path: Path) -> None:
-        """The session goes on from the instant shown, in a new transcript at `path`,
-        with the command given (run at once: the session stays paused)."""
-        if self.live is not None:
-            await self.live.stop()
-        history, header = self.history.branch(self.position, str(path))
-        history.model_at(history.instants - 1, self.model)  # (the branch's own table of messages from now on)
-        if self._temporary_recording:  # beside a temporary recording: as temporary as it
-            self._temporary(str(path))
-        recorder = self._files.enter_context(Recorder.resume(str(path), header))
-        recorder.index = history.offsets
-        engine.subscribe(recorder)
-        engine.subscribe(history.add)
-        self.session = replace(self.session, transcript=str(path))
-        self._spool = path
-        self.position = None
-        self._run(engine, history, paused=True)
-        self.live.submit(request)
-        if self._temporary_recording:
+    async def _branch(self, request: Request, path: Path) -> None:
+        """The session goes on from the instant shown, in a new transcript at `path`, with
+        the command given (run at once: the session stays paused)."""
+        events = await self.timeline.branch(request, path, speed=self.speed, on_events=self._events_ready,
+                                            on_done=self._run_done, recent=LOG_CAP)
+        self.session = self.timeline.session
+        self.model.reload(events)
+        self._ticker.pause()
+        if self.kept_transcript is None:
             self.notify("A new future. The session is not being kept: s saves it (with what it branched from).")
         else:
             self.notify(f"A new future: recorded in {path}")
@@ -629,18 +505,14 @@ class BullyApp(App[None]):
         if why := membership_refused(self.session.algorithm):
             self.notify(why, severity="warning")
             return
-        view, label = self.model.nodes[node], self.model.label[node]
-        if not view.up and view.status is not HostStatus.LEFT:  # (one that left is refused as every command on it is)
-            self.notify(f"Node {label} is {view.status}: only an up node can leave.", severity="warning")
-            return
-        self._request(Leave(node), f"leave {label}")
+        self._request(Leave(node), f"leave {self.model.label[node]}")
 
     def action_cut_off(self, node: int | None = None) -> None:
         node = self.selected if node is None else node
         self._request(Partition((node,)), f"partition {self.model.label[node]}")
 
     def action_heal(self) -> None:
-        if not self.model.held_links:
+        if not self.state.held_links:
             self.notify("No link is held.")
             return
         self._request(Heal(), "heal")
@@ -650,20 +522,20 @@ class BullyApp(App[None]):
         self._request((Hold if name == "hold" else Release)(src, dst), f"{name} {label[src]} {label[dst]}")
 
     def action_crash_leader(self) -> None:
-        leaders = self.model.leaders()
+        leaders = self.state.leaders()
         if not leaders:
             self.notify("No node leads right now.", severity="warning")
             return
         self.action_command("crash", max(leaders))  # in a split brain, the highest
 
     def action_timeout(self, direction: int) -> None:
-        if direction < 0 and self.model.config.timeout - T_STEP < T_STEP:
+        if direction < 0 and self.state.config.timeout - T_STEP < T_STEP:
             self.notify(f"T cannot go below {T_STEP:g}s.", severity="warning")
         self._request(ChangeTimeout(direction * T_STEP), f"T {'+' if direction > 0 else '-'}{T_STEP:g}s")
 
     def action_delay(self, direction: int) -> None:
-        if direction < 0 and self.model.config.delay_min < DELAY_STEP:
-            self.notify(f"The minimum delay is {self.model.config.delay_min:g}s: it cannot go {DELAY_STEP:g}s lower.",
+        if direction < 0 and self.state.config.delay_min < DELAY_STEP:
+            self.notify(f"The minimum delay is {self.state.config.delay_min:g}s: it cannot go {DELAY_STEP:g}s lower.",
                         severity="warning")
         self._request(ChangeDelay(direction * DELAY_STEP), f"delay {'+' if direction > 0 else '-'}{DELAY_STEP:g}s")
 
@@ -671,7 +543,7 @@ class BullyApp(App[None]):
         if self.live is None:
             self.notify("A replay: give a command (crash, recover, T...) to branch a new future from here.")
             return
-        if self.position is not None:
+        if not self.timeline.at_present:
             self.action_latest()  # back to the present first
         if self.live.paused:
             self.live.resume()
@@ -682,8 +554,8 @@ class BullyApp(App[None]):
         self.redraw(text=True)
 
     def action_step(self) -> None:
-        if self.live is not None and self.position is None:
-            self.live.step()
+        if self.live is not None and self.timeline.at_present:
+            self.timeline.step()
             self._ticker.pause()
             self.redraw(text=True)
 
@@ -716,7 +588,7 @@ class BullyApp(App[None]):
         self.log_view.set_filters(node, self.log_view.topic_filter)
 
     def action_filter_topic(self) -> None:
-        topics = [None, *self.model.topics]
+        topics = [None, *self.state.topics]
         current = topics.index(self.log_view.topic_filter) if self.log_view.topic_filter in topics else 0
         self.log_view.set_filters(self.log_view.node_filter, topics[(current + 1) % len(topics)])
 
@@ -741,27 +613,20 @@ class BullyApp(App[None]):
     def action_save(self) -> None:
         """Copy the session's transcript so far (a branch's, after a branch, with the
         transcripts it branched from) to a new file, and say where."""
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        base = f"bully-{self.session.algorithm}-n{self.session.nodes}-seed{self.session.seed}-{stamp}"
-        for n in range(100):
-            target = self.save_dir / (f"{base}.jsonl" if n == 0 else f"{base}-{n}.jsonl")
-            if any(target.parent.glob(f"{target.stem}.*")):
-                continue  # (its parents' names are taken)
-            try:
-                written = save_with_parents(str(self._spool), target)
-            except InputError as e:
-                if "already exists" in str(e):
-                    continue
-                self.notify(f"Could not save: {e}", severity="error")
-                return
-            except WriteError as e:  # a full disk or a read-only folder: say so, keep running
-                self.notify(f"Could not save: {e}", severity="error")
-                return
-            self.saved = target
-            parents = f", and the transcripts it branched from beside it ({len(written) - 1})" if len(written) > 1 else ""
-            self.notify(f"Saved the transcript to {target}{parents}")
+        if self.timeline is None:
             return
-        self.notify(f"Could not save: {base}.jsonl and 99 variants exist in {self.save_dir}", severity="error")
+        try:
+            target, parents = self.timeline.save(self.save_dir)
+        except (InputError, WriteError) as e:  # a full disk or a read-only folder: say so, keep running
+            self.notify(f"Could not save: {e}", severity="error")
+            return
+        self.saved = target
+        where = target.resolve()
+        if parents:
+            kin = "the transcript" if parents == 1 else f"the {parents} transcripts"
+            self.notify(f"Saved the transcript to {where}, and {kin} it branched from beside it")
+        else:
+            self.notify(f"Saved the transcript to {where}")
 
     def action_toggle_diagram(self) -> None:
         self.log_view.toggle_diagram()
@@ -771,20 +636,21 @@ class BullyApp(App[None]):
         type filters) as an SVG diagram beside the saved transcripts; read from the
         session's transcript in a thread, so the app keeps going."""
         lines = self.model.log
-        if not lines or self._spool is None:
+        if not lines or self.timeline is None:
             self.notify("Nothing to export yet.")
             return
         log = self.log_view
-        ranks = (self.model.ids.index(log.node_filter) + 1,) if log.node_filter is not None else ()
-        types = (log.topic_filter,) if log.topic_filter in self.model.topics else ()
-        filters = Filters(lines[0].t, self.now(), ranks, types, detector=log.show_detector)
+        nodes = (log.node_filter,) if log.node_filter is not None else ()
+        types = (log.topic_filter,) if log.topic_filter in self.state.topics else ()
+        filters = Filters(lines[0].t, self.now(), nodes=nodes, types=types, detector=log.show_detector)
         stamp = f"t{math.floor(filters.start)}-{math.ceil(filters.stop)}s"
         target = self.save_dir / f"bully-{self.session.algorithm}-n{self.session.nodes}-{stamp}.svg"
         n = 1
         while target.exists():
             n += 1
             target = target.with_name(f"bully-{self.session.algorithm}-n{self.session.nodes}-{stamp}-{n}.svg")
-        self.run_worker(lambda: self._export(str(self._spool), filters, target), thread=True, group="export")
+        source = self.timeline.history.path
+        self.run_worker(lambda: self._export(source, filters, target), thread=True, group="export")
 
     def _export(self, source: str, filters: Filters, target: Path) -> None:
         try:
@@ -798,8 +664,8 @@ class BullyApp(App[None]):
         """The same run again with another algorithm: same nodes, seed and scenario, and the
         settings as they are now (T and the delays as the keys left them), the same node
         selected."""
-        config = self.live.cluster.engine.config if self.live is not None else self.session.config
-        self.restart_with = Restart(name, config, self.selected)
+        self.restart_with = Restart(name, self.state.config, self.selected, paused=self.live is None or self.live.paused,
+                                    diagram=self.log_view.diagram)
         self.exit()
 
     def get_system_commands(self, screen: Screen):
@@ -821,7 +687,7 @@ class BullyApp(App[None]):
                 yield SystemCommand(f"Leave: node {k}", f"node {k} leaves for good, telling the others",
                                     lambda i=i: self.action_leave(i))
             yield SystemCommand(f"Select node {k}", "show it in the node panel", lambda i=i: self.action_select(i))
-            yield SystemCommand(f"Log: only node {k}", "filter the message log",
+            yield SystemCommand(f"Filter the log: only node {k}", "its messages, states and commands",
                                 lambda i=i: self.log_view.set_filters(i, self.log_view.topic_filter))
             yield SystemCommand(f"Cut node {k} off", "partition: its links to and from every other node held",
                                 lambda i=i: self.action_cut_off(i))
@@ -831,13 +697,13 @@ class BullyApp(App[None]):
                                     lambda i=i: self._link("hold", self.selected, i))
                 yield SystemCommand(f"Release link {here}→{k}", "what waited there arrives now, in order",
                                     lambda i=i: self._link("release", self.selected, i))
-        ids = self.model.ids
+        ids = tuple(i for i in self.state.joined if i not in self.state.left)  # (a node that left is cut off already)
         for rank in range(1, len(ids)):
             low, high = self.model.label[ids[rank - 1]], self.model.label[ids[rank]]
             yield SystemCommand(f"Split the cluster: ..{low} | {high}..", "partition: the lower ids cut off from the higher",
                                 lambda rank=rank, low=low: self._request(Partition(ids[:rank]), f"partition ..{low}"))
         yield SystemCommand("Heal every link", "release every held link", self.action_heal)
-        for topic in self.model.topics:
-            yield SystemCommand(f"Log: only {topic}", "filter the message log",
+        for topic in self.state.topics:
+            yield SystemCommand(f"Filter the log: only {topic}", f"{topic} messages only",
                                 lambda t=topic: self.log_view.set_filters(self.log_view.node_filter, t))
-        yield SystemCommand("Log: show everything", "clear the log's filters", lambda: self.log_view.set_filters(None, None))
+        yield SystemCommand("Filter the log: show everything", "clear the log's filters", lambda: self.log_view.set_filters(None, None))

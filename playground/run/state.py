@@ -1,0 +1,251 @@
+"""A cluster's state at one moment, as its trace stream tells it: each node's status,
+leader, timers and counts, the settings (T, the delays, the links held), the election
+rounds and the violations under way.
+
+Plain Python. The timeline (timeline.py) folds the stream into one of these as a run
+goes, keeps copies at checkpoints (`snapshot`), and loads one to show an instant of the
+past again; the app renders it. It is the runtime's reading of the trace, so a screen
+keeps no copy of what the runtime owns: the settings come from the commands the trace
+records, worked out by the same code the engine runs (commands.Settings).
+
+A snapshot shares the table of messages (`Messages`): it only grows, so a checkpoint
+keeps how many messages had been sent, not the 80,000 in flight in a storm.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+
+from protocol import MessageRole, Status, StatusRole
+
+from ..core.commands import Settings
+from ..core.config import ClusterConfig
+from ..core.events import (
+    COMES_UP,
+    GOES_DOWN,
+    AgreementEvent,
+    CommandEvent,
+    DeliverEvent,
+    DropEvent,
+    ElectionStartEvent,
+    Event,
+    HeldEvent,
+    JoinEvent,
+    SendEvent,
+    StateEvent,
+    TimerCancelEvent,
+    TimerEvent,
+    TimerSetEvent,
+    ViolationEvent,
+)
+from ..core.host import HostStatus
+from ..core.monitor import Episodes, Rounds
+
+
+class ViewStatus(Status):
+    NOT_JOINED = "not joined yet", StatusRole.DOWN  # a node shown at a moment before it joined
+
+
+@dataclass(slots=True)
+class NodeState:
+    id: int
+    up: bool = False
+    status: Status = HostStatus.DOWN
+    leader: int | None = None
+    epoch: int = 0
+    timers: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (set at, fires)
+    sent: Counter[str] = field(default_factory=Counter)  # by message label
+    received: Counter[str] = field(default_factory=Counter)
+    waiting: int = 0  # messages to this node waiting at the end of a held link
+
+    @property
+    def role(self) -> StatusRole:
+        return self.status.role
+
+    @property
+    def leads(self) -> bool:
+        return self.up and self.leader == self.id
+
+    @property
+    def left(self) -> bool:
+        return self.status is HostStatus.LEFT
+
+    def copy(self) -> NodeState:
+        return NodeState(self.id, self.up, self.status, self.leader, self.epoch, dict(self.timers),
+                         Counter(self.sent), Counter(self.received), self.waiting)
+
+    def become(self, other: NodeState) -> None:
+        """Take `other`'s state, keeping this object (widgets hold it)."""
+        self.up, self.status, self.leader, self.epoch = other.up, other.status, other.leader, other.epoch
+        self.timers, self.sent, self.received = dict(other.timers), Counter(other.sent), Counter(other.received)
+        self.waiting = other.waiting
+
+
+class Messages:
+    """What each message of a session is, by its id: its label and role. A transcript's
+    sends count their ids 0, 1, 2, ... (the reader checks), so this is a table that only
+    grows, two bytes a message, and a fact of the session: every state of one history
+    shares it."""
+
+    def __init__(self):
+        self._kinds = array("H")  # message id -> index in `_names`
+        self._names: list[tuple[str, MessageRole]] = []  # (label, role)
+        self._index: dict[tuple[str, MessageRole], int] = {}
+
+    def add(self, msg_id: int, label: str, role: MessageRole) -> None:
+        kind = self._index.get((label, role))
+        if kind is None:
+            kind = self._index[label, role] = len(self._names)
+            self._names.append((label, role))
+        if msg_id == len(self._kinds):
+            self._kinds.append(kind)
+        elif msg_id > len(self._kinds) or self._kinds[msg_id] != kind:  # (another state of this history folded it)
+            raise ValueError(f"message #{msg_id} out of order, or not what this session sent as #{msg_id}")
+
+    def get(self, msg_id: int) -> tuple[str, MessageRole | None]:
+        return self._names[self._kinds[msg_id]] if 0 <= msg_id < len(self._kinds) else ("?", None)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def until(self, count: int) -> Messages:
+        """A table of the first `count` messages (a branch goes on from there with its own)."""
+        twin = Messages()
+        twin._kinds, twin._names, twin._index = self._kinds[:count], list(self._names), dict(self._index)
+        return twin
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """A ClusterState at one moment (copies, not shared): what the history keeps to show
+    that moment again."""
+
+    ids: tuple[int, ...]
+    nodes: dict[int, NodeState]
+    episodes: Episodes
+    settings: Settings
+    topics: dict[str, MessageRole]
+    rounds: Rounds
+    messages: Messages = field(compare=False)  # shared, not copied: it only grows (its labels count in `nodes`)
+    sent: int  # how many messages had been sent
+    held: dict[int, int]
+
+
+class ClusterState:
+    def __init__(self, ids: tuple[int, ...], config: ClusterConfig):
+        self.ids = ids  # every node the cluster has had, lowest first (joins add to it)
+        self.nodes = {i: NodeState(i) for i in ids}
+        self.episodes = Episodes()
+        self.settings = Settings(config)  # as the trace's commands have set them
+        self.topics: dict[str, MessageRole] = {}  # message labels seen -> their role, in order of appearance
+        self.rounds = Rounds()  # election rounds, as the monitor's module defines them
+        self.messages = Messages()  # message id -> (label, role)
+        self.sent = 0  # messages sent so far
+        self._held: dict[int, int] = {}  # message id -> its receiver, while it waits at a held link's end
+
+    def apply(self, events: list[Event]) -> None:
+        """Fold events in, in trace order."""
+        nodes = self.nodes
+        for e in events:
+            kind = type(e)
+            if kind is SendEvent:
+                label, role = e.msg.label, e.msg.role
+                self.messages.add(e.id, label, role)
+                self.sent = e.id + 1
+                nodes[e.src].sent[label] += 1
+                self.rounds.observe(e)
+                if label not in self.topics:
+                    self.topics[label] = role
+            elif kind is DeliverEvent:
+                nodes[e.dst].received[self.messages.get(e.id)[0]] += 1
+                if self._held and e.id in self._held:
+                    nodes[self._held.pop(e.id)].waiting -= 1
+            elif kind is DropEvent:
+                if self._held and e.id in self._held:
+                    nodes[self._held.pop(e.id)].waiting -= 1
+            elif kind is StateEvent:
+                node = nodes[e.node]
+                node.status, node.leader, node.epoch = e.status, e.leader, e.epoch
+            elif kind is TimerSetEvent:
+                nodes[e.node].timers[e.name] = (e.t, e.fires)
+            elif kind is TimerEvent or kind is TimerCancelEvent:
+                nodes[e.node].timers.pop(e.name, None)
+            elif kind is ElectionStartEvent or kind is AgreementEvent:
+                self.rounds.observe(e)
+            elif kind in GOES_DOWN:
+                node = nodes[e.node]
+                node.up = False
+                node.timers.clear()
+            elif kind in COMES_UP:
+                if kind is JoinEvent:
+                    self._admit(e.node)
+                nodes[e.node].up = True
+            elif kind is HeldEvent:
+                self._held[e.id] = e.dst
+                nodes[e.dst].waiting += 1
+            elif kind is CommandEvent:
+                self.settings = self.settings.after(e.command, e.args, self.ids)
+                if e.command == "join":
+                    self._admit(*e.args)
+            elif kind is ViolationEvent:
+                self.episodes.add(e)
+
+    def _admit(self, node: int) -> None:
+        if node not in self.nodes:
+            self.ids = tuple(sorted((*self.ids, node)))
+            self.nodes[node] = NodeState(node)
+
+    # --- what it says -------------------------------------------------------------------
+
+    @property
+    def config(self) -> ClusterConfig:
+        return self.settings.config
+
+    @property
+    def held_links(self) -> frozenset[tuple[int, int]]:
+        return self.settings.held
+
+    @property
+    def agreed(self) -> int | None:
+        """The leader every up node follows, while they all do (the monitor's agreement)."""
+        return self.rounds.agreed
+
+    def leaders(self) -> list[int]:
+        """Up nodes that believe they lead (more than one is split brain)."""
+        return [n.id for n in self.nodes.values() if n.leads]
+
+    @property
+    def joined(self) -> tuple[int, ...]:
+        """Every node the cluster has had by the moment shown, those that left too."""
+        return tuple(i for i in self.ids if self.nodes[i].status is not ViewStatus.NOT_JOINED)
+
+    @property
+    def left(self) -> set[int]:
+        return {i for i, n in self.nodes.items() if n.left}
+
+    @property
+    def down(self) -> set[int]:
+        """Members that are down (crashed, not left; one not joined yet is not a member)."""
+        return {i for i, n in self.nodes.items() if not n.up and n.status is HostStatus.DOWN}
+
+    # --- keeping and showing again --------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(self.ids, {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.settings,
+                        dict(self.topics), self.rounds.copy(), self.messages, self.sent, dict(self._held))
+
+    def load(self, snapshot: Snapshot) -> None:
+        """Become `snapshot`, in place: whoever holds this state and its node states (the
+        app's widgets) shows the new moment without being told. A node that joins later
+        than that moment keeps its place, shown as not joined yet."""
+        for i in snapshot.ids:
+            self._admit(i)
+        for i, node in self.nodes.items():
+            node.become(snapshot.nodes.get(i) or NodeState(i, status=ViewStatus.NOT_JOINED))
+        self.episodes = snapshot.episodes.copy()
+        self.settings, self.topics = snapshot.settings, dict(snapshot.topics)
+        self.rounds = snapshot.rounds.copy()
+        self.messages, self.sent = snapshot.messages, snapshot.sent
+        self._held = dict(snapshot.held)

@@ -1,0 +1,318 @@
+"""A session's timeline: its run (live, or a replay read from its transcript) and its
+whole past, behind one small surface, for whoever shows it (the app, a test).
+
+It owns:
+  - the recording: the session's transcript, or a temporary one that `save` copies and
+    that goes with the timeline (the guardian removes it if the process is killed);
+  - the history (history.py): the transcript's index, checkpoints and engine copies;
+  - the live run (live.py), while there is one;
+  - `state` (state.py): the cluster at the moment shown, the present or an instant of
+    the past (`position`), which a screen renders and never copies;
+  - the engine at any instant (`internals` of a node then), re-created from the nearest
+    copy kept, and a replay's re-run that keeps those copies (`re_run`);
+  - changing the course: a command at the present runs (`submit`); from the past it
+    branches (`branch`): the engine then is re-created and goes on in a new transcript
+    beside the first, which stays as it is, and the session is the branch from then on.
+
+The app asks it to move (`seek`, `present`, `step`), takes what is new (`take`), and
+shows `state`; moving returns the events that led to the moment, for a log to show.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import outcome
+
+from ..core.commands import Members, Request
+from ..core.config import InputError
+from ..core.engine import Engine, steps
+from ..core.events import Event
+from ..core.host import Internals
+from ..record import guard
+from ..record.recorder import Recorder
+from .cluster import Cluster
+from .history import History, Loading, save_with_parents
+from .live import LiveRun
+from .session import Session
+from .state import ClusterState
+
+RE_RUN_SLICE = 0.02  # seconds a replay's re-run works before it lets others in (see `re_run`)
+
+
+class Timeline:
+    def __init__(self, session: Session, history: History, state: ClusterState, files: ExitStack, temporary: bool):
+        """`state`: a fresh state of the session's, which the timeline keeps showing the
+        moment in (whoever renders it holds it, and its node states, from the start)."""
+        self.session = session
+        self.history = history
+        self.state = state
+        self.position: int | None = None  # the instant shown; None: the present of a live run
+        self.live: LiveRun | None = None
+        self.loading: Loading | None = None  # a replay's file, while it is being read
+        self._files = files
+        self._temporary = temporary  # the recording goes with the timeline (nobody asked to keep it)
+        self._then: tuple[int, Engine | None] | None = None  # (instant, the engine at its end), for `internals`
+
+    # --- opening and closing ------------------------------------------------------------------
+
+    @classmethod
+    def live_session(cls, session: Session, state: ClusterState, *, speed: float, paused: bool,
+                     on_events: Callable[[], None], on_done: Callable[[outcome.Outcome], None]) -> Timeline:
+        """Record `session` (to its transcript, or to a temporary file) with its history
+        fed as it happens, and start it live (call from a coroutine on the asyncio loop)."""
+        files = ExitStack()
+        try:
+            temporary = not session.transcript
+            if temporary:
+                session = replace(session, transcript=_temporary_file(files), overwrite=True)
+            engine, _, recorder = session.start(files, lookahead=False)
+            timeline = cls(session, History(session.transcript, session.header), state, files, temporary)
+            recorder.index = timeline.history.offsets
+            engine.subscribe(timeline.history.add)
+            timeline._run(engine, speed, paused, on_events, on_done)
+        except BaseException:
+            files.close()
+            raise
+        return timeline
+
+    @classmethod
+    def replay(cls, session: Session, state: ClusterState, loading: Loading) -> Timeline:
+        """A transcript's session, at its latest instant read so far: it runs live only once
+        it branches. `loading` has read the file's first block; `read` reads on."""
+        timeline = cls(session, loading.history, state, ExitStack(), temporary=False)
+        timeline.loading = None if loading.done else loading
+        timeline.seek(loading.history.instants - 1)
+        return timeline
+
+    def _run(self, engine: Engine, speed: float, paused: bool, on_events: Callable[[], None],
+             on_done: Callable[[outcome.Outcome], None]) -> None:
+        cluster = Cluster(engine)
+        cluster.between_instants = self.history.keep_engine
+        self.live = LiveRun(cluster, speed=speed, paused=paused, on_events=on_events, on_done=on_done)
+        self.live.start()
+
+    async def close(self) -> None:
+        """Stop the run, close the transcript, remove a temporary recording."""
+        if self.live is not None:
+            await self.live.stop()
+        if self.loading is not None:
+            self.loading.close()
+        self._files.close()
+
+    @property
+    def kept_transcript(self) -> str | None:
+        """The transcript the session leaves behind (None: a temporary recording, gone)."""
+        return None if self._temporary else self.history.path
+
+    # --- where it is -----------------------------------------------------------------------------
+
+    @property
+    def at_present(self) -> bool:
+        return self.position is None
+
+    def now(self) -> float:
+        """The time shown: the live clock at the present, else the instant's time."""
+        if self.position is not None:
+            return self.history.times[self.position]
+        return self.live.now() if self.live is not None else 0.0
+
+    @property
+    def shown(self) -> int:
+        """The instant shown (the present: the latest)."""
+        return self.history.instants - 1 if self.position is None else self.position
+
+    def take(self) -> list[Event]:
+        """The live run's new events, taken into `state` if it shows the present (looking
+        at the past, the history has them, and the present will show them): those, or none."""
+        if self.live is None:
+            return []
+        events = self.live.take()
+        if self.position is not None:
+            return []
+        self.state.apply(events)
+        return events
+
+    def seek(self, instant: int, recent: int = 0) -> list[Event]:
+        """Show the end of `instant` (a live run pauses: the past stands still; its latest
+        instant is the present). The events that led there, the last `recent` at least."""
+        h = self.history
+        instant = max(0, min(instant, h.instants - 1))
+        if self.live is not None and instant == h.instants - 1:
+            return self.present(recent)
+        if self.live is not None:
+            self.live.pause()
+        self.position = instant
+        return h.state_at(instant, self.state, recent)
+
+    def present(self, recent: int = 0) -> list[Event]:
+        """A live run's present, followed again (still paused if it was); a replay's
+        latest instant."""
+        if self.live is None:
+            return self.seek(self.history.instants - 1, recent)
+        events = self.history.state_at(self.history.instants - 1, self.state, recent) if self.history.instants else []
+        self.live.take()  # already in the history, and so in the state just loaded
+        self.position = None
+        return events
+
+    def step(self) -> None:
+        """At the present: pause, and run the next instant due."""
+        if self.live is not None and self.position is None:
+            self.live.step()
+
+    def marker_near(self, direction: int) -> int | None:
+        """The instant of the nearest marker before (-1) or after (+1) the one shown."""
+        return self.history.marker_near(self.shown, direction)
+
+    # --- a replay's file ------------------------------------------------------------------------------
+
+    def read(self, blocks: int) -> bool:
+        """Read on in a replay's file (its history grows; the moment shown stays); whether
+        it is all read. InputError for a bad line."""
+        loading = self.loading
+        if loading is None:
+            return True
+        try:
+            loading.take(loading.read(blocks))
+        except BaseException:
+            loading.close()
+            self.loading = None
+            raise
+        if loading.done:
+            self.loading = None
+        return loading.done
+
+    @property
+    def read_fraction(self) -> float:
+        return 1.0 if self.loading is None else self.loading.fraction
+
+    def re_run(self, slice_seconds: float = RE_RUN_SLICE) -> Iterator[None]:
+        """A replay's recipe run again, keeping engine copies, so that `internals` can
+        show variables and a branch can start: a generator that yields every
+        `slice_seconds` of work, for its caller to let keys and frames in."""
+        clock = time.monotonic
+        history = self.history
+        if not history.re_creates:
+            return
+        engine = history.recipe()
+        slice_ends = clock() + slice_seconds
+        for _ in steps(engine, history.times[-1] if history.instants else 0):
+            if engine.between_instants:
+                history.keep_engine(engine)
+            if clock() >= slice_ends:
+                yield
+                slice_ends = clock() + slice_seconds
+
+    # --- a node's internals --------------------------------------------------------------------
+
+    def internals(self, node: int) -> Internals | None:
+        """A node's variables and storage at the moment shown (None: not known yet, the
+        re-run of a replay has not got there)."""
+        if self.position is None:
+            return self.live.cluster.engine.internals(node) if self.live is not None else None
+        if self._then is None or self._then[0] != self.position or self._then[1] is None:
+            self._then = (self.position, self.history.engine_at(self.position, to_read=True))
+        engine = self._then[1]
+        return None if engine is None else engine.internals(node)
+
+    # --- changing the course ---------------------------------------------------------------------
+
+    def refusal(self, request: Request, name: Callable[[int], str]) -> str | None:
+        """Why `request` cannot mean anything at the moment shown (one line), or None."""
+        members = Members(self.state.joined, self.state.left, self.state.down)
+        return members.refusal(request, name)
+
+    def submit(self, request: Request) -> None:
+        """A command, at the present of a live run (from the past: `branch`)."""
+        assert self.live is not None and self.position is None
+        self.live.submit(request)
+
+    def branch_refusal(self) -> str | None:
+        """Why the session cannot branch at the instant shown yet (one line), or None."""
+        h = self.history
+        if not h.re_creates:
+            return ("This transcript was written by an older version of bully-tui: its run cannot be "
+                    "re-created here, so it cannot branch.")
+        if not h.reached(self.shown):
+            return f"Not yet: the replay is being re-run (at t={h.reach:.1f}s). Try again in a moment."
+        return None
+
+    def branch_path(self) -> Path:
+        """`t.jsonl` -> `t.branch-1.jsonl` (or -2, ...), beside the session's transcript."""
+        here = Path(self.history.path)
+        stem = here.stem.split(".branch-")[0]
+        for k in range(1, 10_000):
+            candidate = here.with_name(f"{stem}.branch-{k}{here.suffix}")
+            if not candidate.exists():
+                return candidate
+        raise InputError(f"no free branch name beside {here}")
+
+    async def branch(self, request: Request, path: Path, *, speed: float, on_events: Callable[[], None],
+                     on_done: Callable[[outcome.Outcome], None], recent: int = 0) -> list[Event]:
+        """The session goes on from the instant shown, in a new transcript at `path`, with
+        `request` given there (run at once: the run stays paused). A branch of a temporary
+        recording is as temporary as it. The events that led there, as `seek` gives them."""
+        instant = self.shown
+        engine = self.history.engine_at(instant)
+        assert engine is not None, "branch_refusal says when"
+        if self.live is not None:
+            await self.live.stop()
+        history, header = self.history.branch(instant, str(path))
+        if self._temporary:
+            _temporary(self._files, str(path))
+        recorder = self._files.enter_context(Recorder.resume(str(path), header))
+        recorder.index = history.offsets
+        engine.subscribe(recorder)
+        engine.subscribe(history.add)
+        self.history = history
+        self.session = replace(self.session, transcript=str(path))
+        events = self.history.state_at(history.instants - 1, self.state, recent)  # (the branch's own table of messages)
+        self.position = None
+        self._run(engine, speed, True, on_events, on_done)
+        self.live.submit(request)
+        return events
+
+    # --- keeping ---------------------------------------------------------------------------------
+
+    def save(self, folder: Path) -> tuple[Path, int]:
+        """The transcript so far (a branch's with the transcripts it branched from) copied
+        to a new file in `folder`, named after the session and the time: that file, and
+        how many parents were saved beside it. InputError or WriteError if it cannot."""
+        s = self.session
+        base = f"bully-{s.algorithm}-n{s.nodes}-seed{s.seed}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        for n in range(100):
+            target = folder / (f"{base}.jsonl" if n == 0 else f"{base}-{n}.jsonl")
+            if any(target.parent.glob(f"{target.stem}.*")):
+                continue  # (its parents' names are taken)
+            try:
+                written = save_with_parents(self.history.path, target)
+            except InputError as e:
+                if "already exists" in str(e):
+                    continue
+                raise
+            return target, len(written) - 1
+        raise InputError(f"{base}.jsonl and 99 variants exist in {folder}")
+
+
+def _temporary_file(files: ExitStack) -> str:
+    """Without --transcript the session is still recorded, to a temporary file `save`
+    copies, removed at the end whatever ends the process."""
+    guard.start()  # (so that the file is in its care from the moment it exists)
+    fd, name = tempfile.mkstemp(prefix="bully-", suffix=".jsonl")
+    os.close(fd)
+    _temporary(files, name)
+    return name
+
+
+def _temporary(files: ExitStack, path: str) -> None:
+    """`path` goes when the timeline's files do: at close, or by the guardian if the process is killed."""
+    guard.remove_if_left(path)
+    files.callback(guard.done, guard.REMOVE, path)
+    files.callback(os.unlink, path)
