@@ -1,0 +1,64 @@
+"""The layers of README's "How it is built", as folders, and data flowing one way: each
+folder imports only from the ones below it, and the widgets never reach into protocol/."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Each folder, and what it may import from (the stdlib and third-party packages aside).
+BELOW = {
+    "protocol": {"protocol"},
+    "playground/core": {"protocol", "core"},
+    "playground/record": {"protocol", "core", "record", "themes"},
+    "playground/run": {"protocol", "core", "record", "run"},
+    "playground/ui": {"protocol", "core", "record", "run", "ui", "themes"},
+}
+OURS = {"protocol", "playground", "themes", "core", "record", "run", "ui"}
+# The app (names and titles for its palette) and its model (roles, to colour by) read the
+# algorithms' declarations; a widget draws what the model hands it.
+READ_DECLARATIONS = {"app.py", "model.py"}
+
+
+def imported(path: Path) -> set[str]:
+    """The top folders of ours that a module imports from: "core" for `from ..core.x`,
+    "protocol" for `from protocol import`, "ui" for `from .model` inside ui/."""
+    folder = path.parent.name
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            parts = (node.module or "").split(".")
+            if node.level == 1:
+                found.add(folder)
+            elif node.level == 2:
+                found.add(parts[0] if parts[0] else "playground")
+            elif parts[0] in OURS:
+                found.add(parts[1] if parts[0] == "playground" and len(parts) > 1 else parts[0])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in OURS)
+    return found
+
+
+def test_each_folder_imports_only_from_the_folders_below_it():
+    wrong = []
+    for folder, allowed in BELOW.items():
+        for path in sorted((ROOT / folder).glob("*.py")):
+            package = {"playground"} if folder.startswith("playground") else set()  # (`from .. import x`)
+            if extra := imported(path) - allowed - package:
+                wrong.append(f"{path.relative_to(ROOT)} imports from {', '.join(sorted(extra))}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_widgets_never_reach_into_protocol():
+    reaching = [p.name for p in sorted((ROOT / "playground/ui").glob("*.py"))
+                if p.name not in READ_DECLARATIONS and "protocol" in imported(p)]
+    assert not reaching
+
+
+def test_the_check_sees_an_upward_import(tmp_path):
+    """(What the first test relies on: a relative import two levels up is seen.)"""
+    module = tmp_path / "core" / "x.py"
+    module.parent.mkdir()
+    module.write_text("from ..ui.app import BullyApp\nfrom .events import Event\nimport protocol\n")
+    assert imported(module) == {"ui", "core", "protocol"}
