@@ -222,3 +222,28 @@ def test_what_cannot_mean_anything_at_the_moment_shown_is_refused(tmp_path):
     timeline.seek(1)  # before node 6 joined, before 2 left
     assert timeline.refusal(Crash(6), name) == "node 6 has not joined the cluster yet"
     assert timeline.refusal(Crash(2), name) is None
+
+
+@on_asyncio
+async def test_a_run_that_cannot_keep_up_holds_its_clock_back_and_a_pause_stops_it_where_it_is(tmp_path):
+    # A clock far ahead of the work (a storm the run cannot keep up with; here jumps)
+    # waits for the run: at most LEAD_SHOWN of wall time ahead (at speed 0.01, a few ms).
+    session = Session(nodes=5, config=JITTER)
+    timeline = Timeline.live_session(session, ClusterState(session.ids, session.config), speed=0.01, paused=False,
+                                     on_events=lambda: None, on_done=lambda _: None)
+    try:
+        live, engine = timeline.live, timeline.live.cluster.engine
+        await settle(timeline)
+        live.advance(1000)
+        for _ in range(20):
+            await asyncio.sleep(0.001)
+            timeline.take()
+        assert engine.now < 20 and live.now() - engine.now < 1  # without the hold: 1,000 s of work done
+        # At speed 1,000 the clock may lead by 250 s; a pause brings it back to the run's time.
+        live.set_speed(1000)
+        live.advance(200)
+        live.pause()
+        await settle(timeline)
+        assert engine.now < 40 and abs(live.now() - engine.now) < 1e-6 and live.behind == 0
+    finally:
+        await timeline.close()

@@ -9,7 +9,10 @@ back to the engine, which merges and publishes what the nodes did.
 
 Headless runs use an autojump MockClock: virtual time runs as fast as the CPU allows.
 The live app's clock runs at the chosen speed (live.py owns pace: the clock's rate).
-A run that falls behind its clock does not sleep until it has caught up.
+A run that falls behind its clock does not sleep until it has caught up; and when it
+falls further behind than `max_lead` allows, the clock is held back with it; and a
+pause holds the clock at the engine's time (`hold_clock`), so the run stops where it
+is (not where the clock had got to, seconds of work later).
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ class Cluster:
         # Called with the engine after each step that ends an instant, when it may be
         # copied (the app keeps copies for looking back). None: nobody asks.
         self.between_instants: Callable[[Engine], None] | None = None
+        # How far (virtual seconds) the clock may run ahead of the work due; None: any.
+        self.max_lead: Callable[[], float | None] | None = None
 
     def submit(self, request: Request, source: str = "user") -> None:
         """A command from the live UI, to run now. Call from trio's thread."""
@@ -70,6 +75,13 @@ class Cluster:
     def submitted(self) -> bool:
         """Commands submitted and not yet handed to the engine."""
         return bool(self._submitted)
+
+    def hold_clock(self) -> None:
+        """Bring a clock that ran ahead of the work due back to the engine's time (a pause:
+        the run stops where it is)."""
+        if self.running and trio.current_time() - self._t0 > self.engine.now:
+            self._t0 = trio.current_time() - self.engine.now
+        self._wake.set()
 
     def poke(self) -> None:
         """Re-read the clock: call after jumping it, since a sleeping task does not notice."""
@@ -110,6 +122,11 @@ class Cluster:
                 for request, source in submitted:
                     engine.submit(request, source, self._clock_us())
             due = engine.due()
+            lead = None if due is None or self.max_lead is None else self.max_lead()
+            if lead is not None:
+                over = self._clock_us() - due - to_us(lead)
+                if over > 0:  # behind by more than allowed: the clock waits for the run
+                    self._t0 += to_seconds(over)
             if until_us is not None and (due is None or due > until_us):
                 return
             if due is None or due > self._clock_us():

@@ -13,7 +13,11 @@ changes what happens in the run, so none of it is a command or in the transcript
 Flow. Events wait in a buffer until the host takes them (`take`). When the host falls
 behind (a storm of events at a high speed), the cluster is held before its next step
 until the host has taken what is there: the run slows down to what can be shown, and
-`behind` says by how much it trails its clock.
+`behind` says by how much it trails its clock. It trails by LEAD_SHOWN seconds of wall
+time at most: further behind, the clock waits for it (Cluster.max_lead), so that when
+a storm ends the run goes on at its pace rather than racing to catch up. A pause
+brings the clock back to the run's time (Cluster.hold_clock): the run stops where it
+is, not after the work its clock had got ahead of.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ..core.events import Event
 from .cluster import Cluster
 
 BACKLOG = 20_000  # events the host may leave untaken before the cluster waits for it
+LEAD_SHOWN = 0.25  # wall seconds the clock may run ahead of a run that cannot keep up
 
 
 class LiveRun:
@@ -52,6 +57,8 @@ class LiveRun:
         self.outcome: outcome.Outcome | None = None
         cluster.engine.subscribe(self._collect)
         cluster.gate = self._gate
+        # (paused, the clock moves only when told to: by a step, or a test's advance)
+        cluster.max_lead = lambda: None if self.paused else LEAD_SHOWN * self.clock.rate
 
     # --- start and stop -----------------------------------------------------------------
 
@@ -148,6 +155,7 @@ class LiveRun:
 
     def pause(self) -> None:
         self._set_rate(0)
+        self._call(self.cluster.hold_clock)
 
     def resume(self) -> None:
         self._set_rate(self.speed)
