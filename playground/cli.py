@@ -393,7 +393,7 @@ def run_replay(argv: list[str]) -> int:
     try:
         _need_a_terminal("replay shows a transcript in the terminal app", "to check one, use verify; to draw one, export")
     except InputError:
-        app.loading.close()
+        app.timeline.close_files()
         raise
     app.run()
     return finished(app)

@@ -103,6 +103,10 @@ class Timeline:
         """Stop the run, close the transcript, remove a temporary recording."""
         if self.live is not None:
             await self.live.stop()
+        self.close_files()
+
+    def close_files(self) -> None:
+        """Close the replay's file and the recording (a timeline never run, or stopped)."""
         if self.loading is not None:
             self.loading.close()
         self._files.close()
