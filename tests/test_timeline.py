@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.core.commands import Crash, Join, Leave, Recover
+from playground.core.commands import Crash, Elect, Join, Leave, Recover
 from playground.core.config import ClusterConfig, InputError
 from playground.record.reader import Reader
 from playground.record.transcript import INDEX_BLOCK
@@ -247,3 +247,25 @@ async def test_a_run_that_cannot_keep_up_holds_its_clock_back_and_a_pause_stops_
         assert engine.now < 40 and abs(live.now() - engine.now) < 1e-6 and live.behind == 0
     finally:
         await timeline.close()
+
+
+@on_asyncio
+async def test_a_violation_under_way_at_a_branch_goes_on_in_it_and_ends_with_its_whole_length(tmp_path):
+    # (a tester once saw "SLE1 over after 0 s" at a branch's first instant)
+    path = recorded(tmp_path, until=80, commands=tuple(at("20 partition 1,2", "50 heal")))
+    timeline = replay(path)
+    for _ in timeline.re_run(slice_seconds=0):
+        pass
+    begun = [json.loads(line) for line in path.read_text().splitlines()[1:] if '"phase":"begin"' in line]
+    assert begun and all(v["t"] < 35 for v in begun)
+    timeline.seek(max(i for i in range(timeline.history.instants) if timeline.history.times[i] <= 35))
+    try:
+        await branch_of(timeline, Elect(3), timeline.branch_path())
+        await settle(timeline, 30)
+    finally:
+        await timeline.close()
+    branch = [json.loads(line) for line in Path(timeline.history.path).read_text().splitlines()[1:]]
+    ended = {v["property"]: v for v in branch if v["kind"] == "violation" and v["phase"] == "end"}
+    assert set(ended) == {v["property"] for v in begun}
+    for v in begun:  # healed at 50: each lasted from its start to then
+        assert ended[v["property"]]["t"] == 50 and ended[v["property"]]["duration"] == pytest.approx(50 - v["t"])
