@@ -36,6 +36,7 @@ from .core.commands import (
     parse_lines,
     parse_list,
 )
+from .core.commands import USAGE as COMMAND_USAGE
 from .core.config import (
     COORDINATOR_TIMEOUT,
     INSTANT,
@@ -78,6 +79,12 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:
         usage = f" (usage: {self.usage})" if self.usage else ""  # a subcommand's: short
+        if message.startswith("unrecognized arguments: "):  # argparse's words, for all the rest at once
+            first = message.removeprefix("unrecognized arguments: ").split()[0]
+            help_ = f"{self.prog} --help"
+            message = (f"unknown option {first} ({help_} lists them)" if first.startswith("-")
+                       else f"unexpected argument {shown(first)}" if usage
+                       else f"unexpected argument {shown(first)}: options come as --NAME VALUE ({help_})")
         raise InputError(message + usage)
 
     def _print_message(self, message: str, file: Any = None) -> None:  # --help, on stdout
@@ -131,7 +138,9 @@ def _parser() -> _Parser:
     p.add_argument("--settle", metavar="C", help="SLE2: seconds after a crash or recovery by which all must agree (default from T, P, delay, N)")
     p.add_argument("--until", metavar="SECONDS", help=f"headless: virtual seconds to run (default {DEFAULT_UNTIL:g})")
     p.add_argument("--speed", metavar="X", help="live: virtual seconds per real second (default 1)")
-    p.add_argument("--at", action="append", default=[], metavar="'TIME COMMAND ARGS'", help="run a command at a time; repeatable")
+    p.add_argument("--at", action="append", default=[], metavar="'TIME COMMAND ARGS'",
+                   help="run a command at a time (virtual seconds); repeatable. COMMAND ARGS is one of: "
+                        + ", ".join(COMMAND_USAGE.values()) + " (K, L: a node's rank, 1..N; T: seconds)")
     p.add_argument("--scenario", metavar="FILE", help="a file of 'TIME COMMAND ARGS' and 'set OPTION VALUE' lines (scenarios/)")
     p.add_argument("--compare", action="store_true",
                    help="headless: crash the leader once all agree, on every algorithm (or --algorithm) for N = 4..64 "

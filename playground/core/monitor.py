@@ -38,6 +38,7 @@ from typing import ClassVar
 
 from protocol import MessageRole, StatusRole
 
+from .commands import LINK_COMMANDS
 from .config import duration_text, to_us
 from .events import (
     UNSET,
@@ -56,7 +57,6 @@ from .events import (
 )
 
 SLE1, SPLIT_BRAIN, SLE2 = "sle1", "split_brain", "sle2"
-LINK_COMMANDS = ("hold", "release", "partition", "heal")
 PROPERTY_NAMES = {SLE1: "SLE1", SPLIT_BRAIN: "split brain", SLE2: "SLE2"}
 
 
