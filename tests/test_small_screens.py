@@ -50,8 +50,14 @@ async def test_the_panel_at_80x24_shows_every_member_and_its_counters_and_scroll
         assert re.search(r"members: (1, 2, 3, 4, 5, 6, 7|1–7 \(7\))$", text, re.MULTILINE), text
         assert "messages  sent / received" in text and re.search(r"^  Coordinator +0 / \d", text, re.MULTILINE), text
         assert max(map(len, lines)) <= app.panel.text.content_size.width
-        # Taller than its room: it scrolls, and the end can be brought into view.
+        # Taller than its room: it scrolls, by keys too, and the end can be brought into view.
         assert app.panel.max_scroll_y > 0
+        await pilot.press("shift+pagedown")
+        await pilot.pause()
+        assert app.panel.scroll_y > 0
+        await pilot.press("shift+pageup")
+        await pilot.pause()
+        assert app.panel.scroll_y == 0
         app.panel.scroll_end(animate=False)
         await pilot.pause()
         assert app.panel.scroll_y == app.panel.max_scroll_y

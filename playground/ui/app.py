@@ -146,6 +146,8 @@ class BullyApp(App[None]):
                 tooltip="log: show or hide failure-detector traffic (probes, heartbeats)"),
         Binding("pageup", "scroll_log(-1)", show=False, tooltip="scroll the log back a page"),
         Binding("pagedown", "scroll_log(1)", show=False, tooltip="scroll the log forward a page"),
+        Binding("shift+pageup", "scroll_panel(-1)", show=False, tooltip="scroll the node panel back a page"),
+        Binding("shift+pagedown", "scroll_panel(1)", show=False, tooltip="scroll the node panel forward a page"),
         Binding("left", "move(-1, 0)", show=False, tooltip="select a node"),
         Binding("right", "move(1, 0)", show=False, tooltip="select a node"),
         Binding("up", "move(0, -1)", show=False, tooltip="select a node"),
@@ -597,10 +599,10 @@ class BullyApp(App[None]):
         self.notify("Failure-detector traffic " + ("shown" if self.log_view.show_detector else "hidden") + " in the log.")
 
     def action_scroll_log(self, pages: int) -> None:
-        if pages < 0:
-            self.log_view.scroll_page_up(animate=False)
-        else:
-            self.log_view.scroll_page_down(animate=False)
+        _scroll_page(self.log_view, pages)
+
+    def action_scroll_panel(self, pages: int) -> None:
+        _scroll_page(self.panel, pages)
 
     def action_next_theme(self) -> None:
         names = [t.name for t in themes.THEMES]
@@ -707,3 +709,10 @@ class BullyApp(App[None]):
             yield SystemCommand(f"Filter the log: only {topic}", f"{topic} messages only",
                                 lambda t=topic: self.log_view.set_filters(self.log_view.node_filter, t))
         yield SystemCommand("Filter the log: show everything", "clear the log's filters", lambda: self.log_view.set_filters(None, None))
+
+
+def _scroll_page(view, pages: int) -> None:
+    if pages < 0:
+        view.scroll_page_up(animate=False)
+    else:
+        view.scroll_page_down(animate=False)

@@ -145,7 +145,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
                    "" if self.show_detector else "detector hidden (h)"]
         back = max(0, len(self._lines) + self._top - int(self.scroll_y) - self.scrollable_content_region.height)
         self.border_subtitle = " · ".join(
-            [f"{len(self._lines)} of {len(self.model.log)} shown", *filter(None, filters)] + ([f"{back} back"] if back else []))
+            [f"{len(self._lines):,} of {len(self.model.log):,} shown", *filter(None, filters)] + ([f"{back:,} back"] if back else []))
         self.border_title = "messages"
         if self.diagram:
             lanes, _ = self._lanes_now()
