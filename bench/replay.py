@@ -27,11 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.record.reader import Reader  # noqa: E402
-from playground.run.history import Loading  # noqa: E402
-from playground.run.session import Session  # noqa: E402
-from playground.ui.app import BullyApp  # noqa: E402
-from playground.ui.model import ClusterModel  # noqa: E402
+from playground.cli import replay_app  # noqa: E402
+from playground.ui import app as _  # noqa: E402, F401  (imported before the clock starts, as before)
 
 RECORD = ["--headless", "--algorithm", "stoller", "--nodes", "12", "--until", "7000",
           "--at", "500 crash 12", "--at", "900 recover 12", "--at", "1500 partition 1,2,3", "--at", "1800 heal",
@@ -41,11 +38,8 @@ KEYS = ["home", "end", "left_curly_bracket", "left_curly_bracket", "comma", "rig
 
 async def replay(path: str) -> None:
     start = time.perf_counter()
-    with Reader.open(path) as reader:
-        session = Session.of(reader.header, (), path)
-    loading = Loading(path, ClusterModel(session.ids, session.worst_case_messages, session.config))
-    loading.take(loading.read(1))
-    app = BullyApp(session, paused=True, loading=loading)
+    app = replay_app(path)  # as `bully-tui replay` opens it: the first block read
+    timeline = app.timeline
     frames: list[float] = []  # when the app composited a frame: what "on screen" means here
     display = app._display
     app._display = lambda *args: (frames.append(time.perf_counter()), display(*args))[1]
@@ -53,25 +47,25 @@ async def replay(path: str) -> None:
         while not frames:
             await asyncio.sleep(0.001)
         print(f"first screen: {frames[0] - start:.2f} s", flush=True)
-        while not loading.done:
+        while timeline.loading is not None:
             await asyncio.sleep(0.01)
-        print(f"all read:     {time.perf_counter() - start:.2f} s ({app.history.count:,} events, "
-              f"{app.history.instants:,} instants, {len(app.history.markers)} markers)")
+        print(f"all read:     {time.perf_counter() - start:.2f} s ({timeline.history.count:,} events, "
+              f"{timeline.history.instants:,} instants, {len(timeline.history.markers)} markers)")
         latencies = []
         for key in KEYS:
-            shown = app.position
+            shown = timeline.shown
             pressed = time.perf_counter()
             app.simulate_key(key)  # (pilot.press would wait for an idle app: not while it re-runs)
-            while app.position == shown and time.perf_counter() - pressed < 2:  # (a key may have nowhere to go)
+            while timeline.shown == shown and time.perf_counter() - pressed < 2:  # (a key may have nowhere to go)
                 await asyncio.sleep(0.001)
-            if app.position == shown:
+            if timeline.shown == shown:
                 print(f"  {key:>20}: nowhere to go from instant {shown:,}")
                 continue
             moved = time.perf_counter()
             while (not frames or frames[-1] < moved) and time.perf_counter() - moved < 2:
                 await asyncio.sleep(0.001)
             latencies.append((frames[-1] - pressed) * 1000)
-            print(f"  {key:>20}: {latencies[-1]:6.1f} ms (instant {app.position:,})")
+            print(f"  {key:>20}: {latencies[-1]:6.1f} ms (instant {timeline.shown:,})")
         print(f"jumps: median {statistics.median(latencies):.0f} ms, worst {max(latencies):.0f} ms")
         await app.action_quit()
     print(f"peak memory:  {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
