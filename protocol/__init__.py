@@ -5,8 +5,18 @@ garcia-molina  Garcia-Molina's original, with Halt and Reorganization (seed 000)
 stoller        Stoller's, with a heartbeat failure detector (seed 004)
 ring           Chang & Roberts on a logical ring (lecture 3-9)
 epoch-bully    the classic Bully with seed 001's epochs, heartbeats and safe storage
+
+Mutual exclusion (mutex.py), beside an election, as "ELECTION+MUTEX" (classic+central):
+
+central          a lock on the elected leader (lecture 3-4)
+token-ring       a token round the members in id order (3-5)
+lamport          Lamport's, 1978 (3-6)
+ricart-agrawala  Ricart & Agrawala's, 1981 (3-7)
 """
 
+from functools import cache
+
+from .central import CentralLock
 from .classic import ClassicBully
 from .epoch_bully import EpochBully
 from .garcia_molina import GarciaMolina
@@ -34,19 +44,50 @@ from .interface import (
     Suspect,
     TimerFired,
 )
+from .lamport import Lamport
+from .mutex import CsState, Exit, Figures, Mutex, Want, with_mutex
+from .ricart_agrawala import RicartAgrawala
 from .ring import Ring
 from .stoller import Stoller
+from .token_ring import TokenRing
 
 ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, EpochBully)}
+MUTEXES: dict[str, type[Mutex]] = {cls.name: cls for cls in (CentralLock, TokenRing, Lamport, RicartAgrawala)}
+
+
+def split_name(name: str) -> tuple[str, str | None]:
+    """"classic+central" -> ("classic", "central"); "classic" -> ("classic", None)."""
+    election, _, mutex = name.partition("+")
+    return election, mutex or None
+
+
+@cache
+def machine(name: str) -> type[Node]:
+    """The class a runtime hosts for `name`: an election ("classic"), or an election with
+    a mutex beside it ("classic+central"). KeyError for an unknown name. One class per
+    name, so that everything keyed by class (the transcript's codec) is built once."""
+    election, mutex = split_name(name)
+    if mutex is None:
+        return ALGORITHMS[election]
+    return with_mutex(ALGORITHMS[election], MUTEXES[mutex])
+
+
+def known(name: str) -> bool:
+    election, mutex = split_name(name)
+    return election in ALGORITHMS and (mutex is None or mutex in MUTEXES)
 
 __all__ = [
     "ALGORITHMS",
     "MEMBERSHIP_MESSAGES",
+    "MUTEXES",
     "CancelTimer",
     "ClassicBully",
     "Config",
+    "CsState",
     "ElectionStarted",
     "EpochBully",
+    "Exit",
+    "Figures",
     "GarciaMolina",
     "Input",
     "Join",
@@ -55,6 +96,7 @@ __all__ = [
     "Leaving",
     "Message",
     "MessageRole",
+    "Mutex",
     "Node",
     "Output",
     "Receive",
@@ -68,4 +110,9 @@ __all__ = [
     "Stoller",
     "Suspect",
     "TimerFired",
+    "Want",
+    "known",
+    "machine",
+    "split_name",
+    "with_mutex",
 ]

@@ -1,0 +1,163 @@
+"""Mutual exclusion, the second kind of protocol here: what an elected leader is for
+(lecture 3-3 to 3-7), as PROTOCOLS.md section 5 reads it.
+
+A mutex machine rides on a node's election machine. It is pure as the elections are:
+its inputs are Want (the node's user asks for the critical section, the CS), Exit (the
+user leaves it), a message of its own, and "the leader changed" or "the members
+changed" (read from the election beside it); its outputs are the node's own Sends,
+stamped with the node's epoch. It sets no timers. Its state is one of the lecture's
+three (3-7): released (outside the CS), wanted (asked, waiting), held (inside). The
+runtime reports each change of state, and the monitor checks that at most one node
+holds the CS at any instant, whatever the algorithm.
+
+`with_mutex(Election, Mutex)` is the election's class with a mutex machine beside it
+(`node.cs`), and is what the runtime hosts: one machine per node, on the same links, so
+that a split brain or a crashed leader shows what it costs. What survives a crash:
+nothing of the mutex. A node that starts or recovers is released, with no requests
+and no queue (the lecture's model has no failures; the playground keeps them, to show
+what each one does).
+
+What each mutex algorithm declares, so nothing outside its module spells its names:
+its `name` and `title`, its messages (each with a `MessageRole`), whether it needs a
+leader, and the lecture's figures (`figures`): messages per entry, and the
+synchronization delay in messages, for N nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import ClassVar
+
+from .interface import Joining, Message, Node, Receive, Start
+
+
+class CsState(StrEnum):
+    """Where a node is with respect to the critical section (lecture 3-7's names)."""
+
+    RELEASED = "released"  # outside, not asking
+    WANTED = "wanted"  # asked, waiting to enter
+    HELD = "held"  # inside
+
+
+RELEASED, WANTED, HELD = CsState
+
+
+@dataclass(frozen=True, slots=True)
+class Want:
+    """The node's user asks to enter the critical section (ignored unless released)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    """The node's user leaves the critical section (ignored unless held)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """The lecture's figures for one algorithm at N nodes (PROTOCOLS.md section 5)."""
+
+    entry_messages: str  # messages per entry and exit, as the lecture counts them
+    sync_delay: str  # from one node's exit to the next waiting node's entry, in messages
+
+
+class Mutex:
+    """One node's mutual-exclusion machine. Subclasses implement the handlers.
+
+    Class attributes: `name` (command line, transcripts), `title` (for people),
+    `messages` (its message classes), `needs_leader` (it asks the election who leads).
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    messages: ClassVar[tuple[type[Message], ...]]
+    needs_leader: ClassVar[bool] = False
+
+    def __init__(self, node: Node):
+        self.node = node
+        self.state = RELEASED
+
+    @classmethod
+    def figures(cls, n: int) -> Figures:
+        raise NotImplementedError
+
+    # --- handlers -------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        """The node has started, recovered or joined."""
+
+    def on_want(self) -> None:
+        raise NotImplementedError
+
+    def on_exit(self) -> None:
+        raise NotImplementedError
+
+    def on_message(self, src: int, msg: Message) -> None:
+        raise NotImplementedError
+
+    def on_leader(self, leader: int | None) -> None:
+        """The node's election changed who it follows (None: nobody, for now)."""
+
+    def on_members(self) -> None:
+        """The members changed (`self.node.ids`): a join or a graceful leave."""
+
+    def variables(self) -> dict[str, object]:
+        """Its volatile variables, for display (its state is in the trace)."""
+        return {}
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def send(self, dst: int, kind: type[Message], *fields: object) -> None:
+        self.node.send(dst, kind, *fields)
+
+    def broadcast(self, kind: type[Message], *fields: object) -> None:
+        self.node.broadcast(self.node.others, kind, *fields)
+
+
+def with_mutex(election: type[Node], mutex: type[Mutex]) -> type[Node]:
+    """`election`'s class with a `mutex` machine beside it on every node: the mutex's
+    messages go to it, Want and Exit too, and it hears when the leader or the members
+    change; everything else is the election's, as before."""
+    own = frozenset(mutex.messages)
+
+    class WithMutex(election):  # type: ignore[valid-type, misc]
+        def __init__(self, *args: object):
+            super().__init__(*args)
+            self.cs = mutex(self)
+
+        def step(self, event: object) -> list:
+            kind = type(event)
+            if kind is Want:
+                if self.cs.state is RELEASED:
+                    self.cs.on_want()
+            elif kind is Exit:
+                if self.cs.state is HELD:
+                    self.cs.on_exit()
+            elif kind is Receive and type(event.msg) in own:  # type: ignore[attr-defined]
+                if event.msg.epoch > self.storage.epoch:  # type: ignore[attr-defined]
+                    self.storage.epoch = event.msg.epoch  # type: ignore[attr-defined]
+                self.cs.on_message(event.src, event.msg)  # type: ignore[attr-defined]
+            else:
+                leader, ids = self.leader, self.ids
+                out = super().step(event)
+                if kind is Start or kind is Joining:
+                    self.cs.on_start()
+                if self.ids != ids:
+                    self.cs.on_members()
+                if self.leader != leader and self.status is not None:
+                    self.cs.on_leader(self.leader)
+                out += self._outbox
+                self._outbox = []
+                return out
+            out, self._outbox = self._outbox, []
+            return out
+
+        def variables(self) -> dict[str, object]:
+            return {**super().variables(), **self.cs.variables()}
+
+    WithMutex.__name__ = WithMutex.__qualname__ = f"{election.__name__}With{mutex.__name__}"
+    WithMutex.name = f"{election.name}+{mutex.name}"
+    WithMutex.title = f"{election.title} + {mutex.title}"
+    WithMutex.messages = election.messages + mutex.messages
+    WithMutex.mutex = mutex
+    return WithMutex
