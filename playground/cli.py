@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from protocol import ALGORITHMS
+from protocol import ALGORITHMS, MUTEXES, machine
 
 from .core.commands import (
     MEMBERSHIP_COMMANDS,
@@ -35,10 +35,12 @@ from .core.commands import (
     parse_delay,
     parse_lines,
     parse_list,
+    want_refused,
 )
 from .core.commands import USAGE as COMMAND_USAGE
 from .core.config import (
     COORDINATOR_TIMEOUT,
+    CS_TIME,
     INSTANT,
     MAX_NODES,
     MAX_SEED,
@@ -47,6 +49,7 @@ from .core.config import (
     TIMEOUT,
     ClusterConfig,
     InputError,
+    Workload,
     WriteError,
     parse_number,
     parse_whole,
@@ -130,6 +133,11 @@ def _parser() -> _Parser:
     p.add_argument("--nodes", metavar="N", help=f"number of nodes (1 to {MAX_NODES}; default 7)")
     p.add_argument("--ids", metavar="KIND", help="node ids: seq (1..N, the default) or uuid (random 128-bit, from the seed)")
     p.add_argument("--algorithm", metavar="NAME", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
+    p.add_argument("--mutex", metavar="NAME", help=f"mutual exclusion beside the election: {', '.join(MUTEXES)} "
+                   "(default none)")
+    p.add_argument("--cs-think", metavar="A[:B]", help="with --mutex: seconds a node thinks before it wants the critical "
+                   "section, drawn in A..B; none: only the want command asks (default 2:10)")
+    p.add_argument("--cs-hold", metavar="A[:B]", help="with --mutex: seconds a node holds the critical section (default 1:3)")
     p.add_argument("--seed", metavar="S", help="seed for the link delays and uuid ids (default 1)")
     p.add_argument("--timeout", metavar="T", help="T, seconds to wait for an answer (default 4)")
     p.add_argument("--coordinator-timeout", metavar="T2", help="T', seconds to wait for the Coordinator (default 2T)")
@@ -230,19 +238,61 @@ def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
         args.speed = parse_number(args.speed, "--speed")
         if not 0 < args.speed <= 1000:
             raise InputError(f"--speed must be above 0 and at most 1000, not {args.speed:g}")
+    mutex = setting("mutex", lambda v, what: _choice(v, what, tuple(MUTEXES)))
+    workload = None
+    if mutex is not None:
+        if args.compare:
+            raise InputError("--compare --mutex is not there yet: compare one mutex at a time with --headless runs")
+        default = Workload()
+        think = setting("cs-think", lambda v, what: None if v.strip().lower() == "none" else parse_span(v, what)) \
+            if args.cs_think is not None or _set(scenario, "cs-think") else default.think  # (None: asked by want only)
+        workload = Workload(think, setting("cs-hold", parse_span) or default.hold)
+        if MUTEXES[mutex].never_rests and config.delay_max == 0:
+            raise InputError(f"--mutex {mutex}: its {MUTEXES[mutex].never_rests} would go round for ever at one "
+                             "instant with no link delay: give --delay above 0")
+        args.algorithm = f"{args.algorithm}+{mutex}"
+    else:
+        for name in ("cs-think", "cs-hold"):
+            if getattr(args, name.replace("-", "_")) is not None or _set(scenario, name):
+                raise InputError(f"--{name} only applies with --mutex")
     ids = node_ids(args.ids, nodes, seed)
     lines = scenario.lines_to_run() if scenario else []
     commands = parse_lines(lines + at_lines(args.at), ids, seed, ends)
     _check_membership(commands, args.algorithm)
-    session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, args.ids)
+    session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, args.ids,
+                      workload=workload)
     return args, session
 
 
+def _set(scenario, name: str) -> bool:
+    return scenario is not None and name in scenario.settings
+
+
+def parse_span(text: str, what: str) -> tuple[float, float]:
+    """"A:B" or "A" (seconds), A not above B."""
+    parts = text.split(":")
+    if len(parts) > 2:
+        raise InputError(f"{what} must be A or A:B (seconds), not {shown(text)}")
+    low = CS_TIME.check(parse_number(parts[0], what), what)
+    high = CS_TIME.check(parse_number(parts[-1], what), what)
+    if low > high:
+        raise InputError(f"{what}: {low:g} is above {high:g}")
+    return low, high
+
+
 def _check_membership(commands: list, algorithm: str) -> None:
+    """Commands the algorithm cannot take: join and leave where its members are fixed,
+    want without a mutex, a delay of 0 where a mutex's messages never rest."""
+    mutex = getattr(machine(algorithm), "mutex", None)
     for s in commands:
         name = s.command.name
         if name in MEMBERSHIP_COMMANDS and (why := membership_refused(algorithm)):
             raise InputError(f"{name} at {s.at:g} s: {why}")
+        if name == "want" and (why := want_refused(algorithm)):
+            raise InputError(f"{name} at {s.at:g} s: {why}")
+        if name == "delay" and mutex is not None and mutex.never_rests and s.command.high == 0:
+            raise InputError(f"delay at {s.at:g} s: the {mutex.never_rests} of {mutex.name} would go round for ever at "
+                             "one instant with no link delay")
 
 
 def _choice(text: str, what: str, choices: tuple[str, ...]) -> str:

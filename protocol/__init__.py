@@ -61,15 +61,19 @@ def split_name(name: str) -> tuple[str, str | None]:
     return election, mutex or None
 
 
-@cache
 def machine(name: str) -> type[Node]:
     """The class a runtime hosts for `name`: an election ("classic"), or an election with
-    a mutex beside it ("classic+central"). KeyError for an unknown name. One class per
-    name, so that everything keyed by class (the transcript's codec) is built once."""
+    a mutex beside it ("classic+central"). KeyError for an unknown name."""
     election, mutex = split_name(name)
     if mutex is None:
         return ALGORITHMS[election]
-    return with_mutex(ALGORITHMS[election], MUTEXES[mutex])
+    return _composed(ALGORITHMS[election], MUTEXES[mutex])
+
+
+@cache
+def _composed(election: type[Node], mutex: type[Mutex]) -> type[Node]:
+    """One class per pair, so that everything keyed by class (the codec) is built once."""
+    return with_mutex(election, mutex)
 
 
 def known(name: str) -> bool:

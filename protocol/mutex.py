@@ -65,13 +65,17 @@ class Mutex:
     """One node's mutual-exclusion machine. Subclasses implement the handlers.
 
     Class attributes: `name` (command line, transcripts), `title` (for people),
-    `messages` (its message classes), `needs_leader` (it asks the election who leads).
+    `messages` (its message classes), `needs_leader` (it asks the election who leads),
+    `never_rests` (what of its traffic never stops, if any).
     """
 
     name: ClassVar[str]
     title: ClassVar[str]
     messages: ClassVar[tuple[type[Message], ...]]
     needs_leader: ClassVar[bool] = False
+    # What of its traffic never rests, if any (a token): with no link delay it would go
+    # round for ever at one instant, so the runtime refuses a delay of 0 beside it.
+    never_rests: ClassVar[str | None] = None
 
     def __init__(self, node: Node):
         self.node = node

@@ -42,6 +42,7 @@ class TokenRing(Mutex):
     name = "token-ring"
     title = "token ring"
     messages = (Token,)
+    never_rests = "token"
 
     def __init__(self, node):
         super().__init__(node)

@@ -12,7 +12,7 @@ from playground.core.config import ClusterConfig
 from playground.core.engine import Engine
 from playground.core.events import Event
 from playground.run.cluster import Cluster
-from protocol import ALGORITHMS, Send, StatusRole
+from protocol import Send, StatusRole, machine
 
 # The worst-case configuration of PROTOCOLS.md: constant delay 1, T = 4, no probing.
 WORST_CASE = ClusterConfig(timeout=4, probe_interval=0, delay_min=1, delay_max=1)
@@ -33,7 +33,7 @@ def unchecked(*lines: str, ids: tuple[int, ...] = tuple(range(1, 101))) -> list[
 def make_engine(nodes: int, config: ClusterConfig = WORST_CASE, commands=(), seed: int = 1,
                 algorithm: str = "classic", **options) -> tuple[Engine, list[Event]]:
     """An engine for nodes 1..N whose events are collected in the returned list."""
-    engine = Engine(ALGORITHMS[algorithm], range(1, nodes + 1), config, seed, **options)
+    engine = Engine(machine(algorithm), range(1, nodes + 1), config, seed, **options)
     events: list[Event] = []
     engine.subscribe(events.extend)
     engine.schedule(commands)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from protocol import ALGORITHMS
+from protocol import machine, split_name
 
 from .config import (
     INSTANT,
@@ -162,6 +162,17 @@ class Leave:
 
 
 @dataclass(frozen=True, slots=True)
+class Want:
+    """Node `node` asks for the critical section now (a mutex runs beside the election)."""
+
+    name: ClassVar[str] = "want"
+    node: int
+
+    def words(self) -> tuple[str, tuple]:
+        return self.name, (self.node,)
+
+
+@dataclass(frozen=True, slots=True)
 class ChangeTimeout:
     """T + by, never below |by| (a key's step); recorded as the SetTimeout it becomes."""
 
@@ -178,27 +189,32 @@ class ChangeDelay:
 
 NodeCommand = Crash | Recover | Elect | Join | Leave
 LinkCommand = Hold | Release | Partition | Heal
-Command = Crash | Recover | Elect | SetTimeout | SetDelay | Hold | Release | Partition | Heal | Join | Leave
+Command = Crash | Recover | Elect | SetTimeout | SetDelay | Hold | Release | Partition | Heal | Join | Leave | Want
 Request = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
-NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect, Leave)
+NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect, Leave, Want)
 MEMBERSHIP_COMMANDS = ("join", "leave")
 LINK_COMMANDS = ("hold", "release", "partition", "heal")
 COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
-                                                         Hold, Release, Partition, Heal, Join, Leave)}
+                                                         Hold, Release, Partition, Heal, Join, Leave, Want)}
 USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]",
          "hold": "hold K L", "release": "release K L", "partition": "partition K,L,...", "heal": "heal",
-         "join": "join", "leave": "leave K"}
+         "join": "join", "leave": "leave K", "want": "want K"}
 ARITY = {"hold": 2, "release": 2, "heal": 0, "join": 0}  # arguments each takes as typed (the others: one)
 RECORDED_ARITY = {**ARITY, "delay": 2, "join": 1}  # ... and as the trace records them (words())
 # whose arguments are nodes the cluster already has (join's is the newcomer)
-NODE_ARGUMENTS = ("crash", "recover", "elect", "hold", "release", "partition", "leave")
+NODE_ARGUMENTS = ("crash", "recover", "elect", "hold", "release", "partition", "leave", "want")
 NODE_ARGUMENT_COMMANDS = tuple(COMMANDS[name] for name in NODE_ARGUMENTS)
 
 
 def membership_refused(algorithm: str) -> str | None:
     """Why `algorithm` cannot take join and leave (one line), or None if it can."""
-    why = ALGORITHMS[algorithm].fixed_members
-    return f"{algorithm} cannot add or remove nodes: {why}" if why else None
+    why = machine(algorithm).fixed_members
+    return f"{split_name(algorithm)[0]} cannot add or remove nodes: {why}" if why else None
+
+
+def want_refused(algorithm: str) -> str | None:
+    """Why `want` means nothing with `algorithm` (one line), or None if it can take it."""
+    return None if split_name(algorithm)[1] else "want asks for the critical section: run a mutex beside the election (--mutex)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,8 +400,9 @@ class Members:
             return f"node {name(node)} is down already"
         if kind is Recover and node not in self.down:
             return f"node {name(node)} is up: only a crashed node recovers"
-        if (kind is Elect or kind is Leave) and node in self.down:
-            return f"node {name(node)} is down: only an up node can {'start an election' if kind is Elect else 'leave'}"
+        if (kind is Elect or kind is Leave or kind is Want) and node in self.down:
+            can = {Elect: "start an election", Leave: "leave", Want: "ask for the critical section"}[kind]
+            return f"node {name(node)} is down: only an up node can {can}"
         members = self.members
         if type(command) is Leave and members == (command.node,):
             return f"node {name(command.node)} is the last member: the cluster would be empty"

@@ -183,6 +183,27 @@ class ClusterConfig:
         return replace(self, delay_min=delay_min, delay_max=delay_max)
 
 
+CS_TIME = TimeRange("critical-section time", 0, 1e6, zero=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """Who wants the critical section, when a mutex runs: each up node asks after a
+    think time and leaves after a hold time, each drawn in its range (seconds) from the
+    node's own generator, seeded by the run's seed (so the draws do not depend on which
+    node ran first). `think` None: nobody asks but by the `want` command."""
+
+    think: tuple[float, float] | None = (2.0, 10.0)
+    hold: tuple[float, float] = (1.0, 3.0)
+
+    def __post_init__(self) -> None:
+        for what, span in (("--cs-think", self.think), ("--cs-hold", self.hold)):
+            if span is not None:
+                low, high = CS_TIME.check(span[0], what), CS_TIME.check(span[1], what)
+                if low > high:
+                    raise InputError(f"{what}: {low:g} is above {high:g}")
+
+
 def check_delay(low: float, high: float) -> tuple[float, float]:
     """Delay bounds: each in DELAY's range, and the minimum not above the maximum."""
     DELAY.check(low, "minimum delay")

@@ -68,9 +68,10 @@ from .commands import (
     SetDelay,
     SetTimeout,
     Settings,
+    Want,
 )
 from .commands import Crash as CrashCommand
-from .config import DELAY, TIMEOUT, US, ClusterConfig, to_seconds, to_us
+from .config import DELAY, TIMEOUT, US, ClusterConfig, Workload, to_seconds, to_us
 from .events import CommandEvent, Event, SendEvent
 from .host import Internals, NodeHost, Roster
 from .ids import next_id
@@ -78,7 +79,7 @@ from .links import Links
 from .monitor import Monitor
 from .network import ByHand, Network
 from .trace import Observer, Trace
-from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Entry, Suspect
+from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Entry, Suspect, WantCs
 from .work import Join as JoinWork
 from .work import Leave as LeaveWork
 from .work import Recover as RecoverWork
@@ -86,7 +87,8 @@ from .work import Recover as RecoverWork
 _time = attrgetter("t")
 _time_and_rank = itemgetter(0, 1)
 SLICE_EVENTS = 65_536  # the most events one slice of a crowded instant may give (rule 4)
-_NODE_WORK = {CrashCommand: Crash(), Recover: RecoverWork(), Elect: Suspect(), Join: JoinWork(), Leave: LeaveWork()}
+_NODE_WORK = {CrashCommand: Crash(), Recover: RecoverWork(), Elect: Suspect(), Join: JoinWork(), Leave: LeaveWork(),
+              Want: WantCs()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +102,12 @@ class Window:
 
 class Engine:
     def __init__(self, algorithm: type[Node], ids: Iterable[int], config: ClusterConfig, seed: int,
-                 *, lookahead: bool = True, by_hand: bool = False):
+                 *, lookahead: bool = True, by_hand: bool = False, workload: Workload | None = None):
         self.algorithm = algorithm
+        self.workload = workload  # who wants the critical section when, if a mutex runs (host rule 7)
+        # A mutex's traffic that never rests (a token) goes round for ever at one instant
+        # without a link delay: no key takes the delay to 0 then (the parser refuses it).
+        self._never_rests = getattr(getattr(algorithm, "mutex", None), "never_rests", None) is not None
         self.ids = tuple(sorted(ids))  # every node the cluster has had, those that left too
         self.config = config
         self.seed = seed
@@ -110,7 +116,7 @@ class Engine:
         self.links = Links()
         self.network = (ByHand if by_hand else Network)(seed, to_us(config.delay_min), to_us(config.delay_max))
         self.roster = Roster.of(self.ids)  # shared with the hosts
-        self.hosts = {i: NodeHost(i, algorithm, self.roster, config.protocol) for i in self.ids}
+        self.hosts = {i: NodeHost(i, algorithm, self.roster, config.protocol, workload, seed) for i in self.ids}
         self.agenda = Agenda()
         self.monitor = Monitor(self.ids, self.settle_time)
         self.trace = Trace(self.monitor)
@@ -174,7 +180,7 @@ class Engine:
         self.ids = tuple(sorted((*self.ids, node)))
         self.roster.every.add(node)
         self.roster.members.add(node)
-        self.hosts[node] = NodeHost(node, self.algorithm, self.roster, self.config.protocol)
+        self.hosts[node] = NodeHost(node, self.algorithm, self.roster, self.config.protocol, self.workload, self.seed)
         self._slice = max(16, SLICE_EVENTS // len(self.ids))
 
     def internals(self, node: int) -> Internals:
@@ -365,7 +371,7 @@ class Engine:
                 return SetTimeout(timeout) if abs(by) <= timeout <= TIMEOUT.high else None
             case ChangeDelay(by):  # a step is taken whole or not at all, so that steps back undo it
                 low, high = c.delay_min + by, c.delay_max + by
-                if low < 0 or high > DELAY.high:
+                if low < 0 or high > DELAY.high or (high == 0 and self._never_rests):
                     return None
                 return SetDelay(low, high)
             case Join(node) if node in self.hosts or self.algorithm.fixed_members:

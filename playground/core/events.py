@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol import Message, Status, StatusRole
+from protocol import CsState, Message, Status, StatusRole
 
 UNSET = 0  # seq, a send's id and arrival, until the engine stamps them
 
@@ -81,6 +81,16 @@ class StateEvent(Event):
     @property
     def normal(self) -> bool:
         return self.role is StatusRole.NORMAL
+
+
+@dataclass(slots=True)
+class CsEvent(Event):
+    """A node's place with respect to the critical section changed (a mutex runs beside
+    the election): released, wanted or held."""
+
+    kind: ClassVar[str] = "cs"
+    node: int
+    state: CsState
 
 
 @dataclass(slots=True)
@@ -229,6 +239,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     DropEvent,
     HeldEvent,
     StateEvent,
+    CsEvent,
     StartEvent,
     CrashEvent,
     RecoverEvent,

@@ -21,6 +21,14 @@ Rules of the model, for one node (links.py has those of the links):
      otherwise never hear of it). One that leaves tells the others (its machine's last
      outputs), then is down for good: its status is "left", messages to it are dropped
      ("receiver left"), and nothing starts it again.
+  7. With a mutex beside the election, each change of the node's place with respect to
+     the critical section is reported (released, wanted, held; a node that recovers is
+     released again). The workload is the runtime's, not the protocol's: an up node
+     asks for the CS a think time after it starts or leaves the CS, and leaves it a hold
+     time after it enters, each drawn from the node's own generator (seeded by the
+     run's seed and the node's id, so the draws do not depend on the order nodes run
+     in). These are timers of the host's ("cs_think", "cs_hold"): traced like the
+     protocol's, lost in a crash like them.
 
 The host records trace events in the order things happened at this node, unstamped:
 the engine numbers events and messages when it merges every node's records, so nothing
@@ -30,12 +38,15 @@ depends on which host ran first.
 from __future__ import annotations
 
 import heapq
+import random
 from dataclasses import dataclass
 
 from protocol import (
     CancelTimer,
     Config,
+    CsState,
     ElectionStarted,
+    Exit,
     Joining,
     Leaving,
     Node,
@@ -46,13 +57,15 @@ from protocol import (
     Status,
     StatusRole,
     TimerFired,
+    Want,
 )
 from protocol import Suspect as SuspectInput
 
-from .config import to_seconds, to_us
+from .config import Workload, to_seconds, to_us
 from .events import (
     UNSET,
     CrashEvent,
+    CsEvent,
     DeliverEvent,
     DropEvent,
     ElectionStartEvent,
@@ -68,10 +81,12 @@ from .events import (
     TimerEvent,
     TimerSetEvent,
 )
-from .work import TIMER, Boot, Crash, Deliver, Fire, Held, Join, Leave, Recover, Suspect, Work
+from .work import TIMER, Boot, Crash, Deliver, Fire, Held, Join, Leave, Recover, Suspect, WantCs, Work
 
 DROPPED_RECEIVER_DOWN = "receiver down"
 DROPPED_RECEIVER_LEFT = "receiver left"
+THINK, HOLD = "cs_think", "cs_hold"  # the workload's timers (rule 7): what each gives the machine
+WORKLOAD_INPUTS = {THINK: Want(), HOLD: Exit()}
 
 
 class HostStatus(Status):
@@ -119,8 +134,10 @@ class Internals:
 
 
 class NodeHost:
-    def __init__(self, node_id: int, algorithm: type[Node], roster: Roster | tuple[int, ...], config: Config):
-        """`roster`: the engine's, or for a host on its own, the cluster's ids."""
+    def __init__(self, node_id: int, algorithm: type[Node], roster: Roster | tuple[int, ...], config: Config,
+                 workload: Workload | None = None, seed: int = 1):
+        """`roster`: the engine's, or for a host on its own, the cluster's ids.
+        `workload`: when a mutex runs, who wants the critical section when (rule 7)."""
         self.id = node_id
         self.algorithm = algorithm
         self.roster = roster if isinstance(roster, Roster) else Roster.of(roster)
@@ -137,6 +154,10 @@ class NodeHost:
         self._now = -1
         self._t = 0.0
         self._window_end = 0
+        self.mutex = getattr(algorithm, "mutex", None) is not None
+        self.cs: CsState = CsState.RELEASED  # as last reported (rule 7)
+        self.workload = workload if self.mutex else None
+        self._draws = random.Random(f"{seed}/{node_id}") if self.workload is not None else None
 
     @property
     def left(self) -> bool:
@@ -195,11 +216,28 @@ class NodeHost:
                     self._report(_LEFT)
             elif status is not HostStatus.DOWN:
                 self._report(_DOWN)
-        elif m.status is not status or m.leader != leader:
-            # The epoch rides along, but a change of epoch alone is not reported: nodes
-            # adopt epochs from nearly every message of an election, and a state event
-            # for each would add half again to the trace.
-            self._report((m.status, m.leader))
+        else:
+            if m.status is not status or m.leader != leader:
+                # The epoch rides along, but a change of epoch alone is not reported: nodes
+                # adopt epochs from nearly every message of an election, and a state event
+                # for each would add half again to the trace.
+                self._report((m.status, m.leader))
+            if self.mutex and m.cs.state is not self.cs:  # rule 7
+                self._cs_changed(m.cs.state)
+
+    def _cs_changed(self, state: CsState) -> None:
+        self.cs = state
+        self.records.append(CsEvent(UNSET, self._t, self.id, state))
+        if state is CsState.HELD:
+            self._workload_timer(HOLD)
+        elif state is CsState.RELEASED:
+            self._workload_timer(THINK)
+
+    def _workload_timer(self, name: str) -> None:
+        """The next think or hold time of the workload, if there is one (rule 7)."""
+        span = None if self.workload is None else self.workload.think if name == THINK else self.workload.hold
+        if span is not None:
+            self._set_timer(name, self._now + to_us(self._draws.uniform(*span)))
 
     def _report(self, state: tuple[Status, int | None]) -> None:
         self.state = state
@@ -223,12 +261,14 @@ class NodeHost:
             if running is not None and running[1] == item.generation:  # rule 3 (a crash cleared them all)
                 del self.timers[item.name]
                 record(TimerEvent(UNSET, self._t, self.id, item.name))
-                self._apply(self.machine.step(TimerFired(item.name)))
+                given = WORKLOAD_INPUTS.get(item.name) if self.mutex else None  # rule 7
+                self._apply(self.machine.step(TimerFired(item.name) if given is None else given))
         elif kind is Join:
             if self.machine is None and not self.left:  # rule 6
                 self.machine = self._machine()
                 record(JoinEvent(UNSET, self._t, self.id))
                 self._apply(self.machine.step(Joining()))
+                self._started()
         elif kind is Leave:
             if self.machine is not None:  # rule 6
                 self._apply(self.machine.step(Leaving()))
@@ -240,6 +280,7 @@ class NodeHost:
                 self.machine = self._machine()
                 record((StartEvent if kind is Boot else RecoverEvent)(UNSET, self._t, self.id))
                 self._apply(self.machine.step(Start()))
+                self._started()
         elif kind is Crash:
             if self.machine is not None:  # rule 4
                 self.machine = None
@@ -248,12 +289,21 @@ class NodeHost:
         elif kind is Suspect:
             if self.machine is not None:
                 self._apply(self.machine.step(SuspectInput()))
+        elif kind is WantCs:
+            if self.machine is not None and self.mutex:
+                self._apply(self.machine.step(Want()))
         else:
             raise TypeError(f"not work for a node: {item!r}")
 
     def _machine(self) -> Node:
         """A new machine, from safe storage and the members now (rule 6)."""
         return self.algorithm(self.id, tuple(sorted(self.roster.members)), self.config, self.storage)
+
+    def _started(self) -> None:
+        """The workload's first think time (rule 7), unless the report that the node is
+        released again (it crashed wanting or holding the CS) sets it."""
+        if self.mutex and self.cs is CsState.RELEASED:
+            self._workload_timer(THINK)
 
     def _apply(self, outputs: list) -> None:
         record = self.records.append

@@ -27,6 +27,9 @@ Rules:
   7. Members. A node that joins is up from then on, like one that recovers; one that
      leaves is down for good, like one that crashes. "The highest up node" is so among
      the current members.
+  8. Mutual exclusion (with a mutex beside the election): at most one up node holds the
+     critical section. Two or more is an episode, as in rule 4; a node that crashes
+     holding it holds it no more.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from protocol import MessageRole, StatusRole
+from protocol import CsState, MessageRole, StatusRole
 
 from .commands import LINK_COMMANDS
 from .config import duration_text, to_us
@@ -45,6 +48,7 @@ from .events import (
     AgreementEvent,
     CommandEvent,
     CrashEvent,
+    CsEvent,
     ElectionStartEvent,
     Event,
     JoinEvent,
@@ -56,8 +60,10 @@ from .events import (
     ViolationEvent,
 )
 
-SLE1, SPLIT_BRAIN, SLE2 = "sle1", "split_brain", "sle2"
-PROPERTY_NAMES = {SLE1: "SLE1", SPLIT_BRAIN: "split brain", SLE2: "SLE2"}
+# What the monitor reads (the trace hands it nothing else): the one list, beside `observe`.
+OBSERVED = (StateEvent, CsEvent, CrashEvent, StartEvent, RecoverEvent, JoinEvent, LeaveEvent, CommandEvent)
+SLE1, SPLIT_BRAIN, SLE2, MUTEX = "sle1", "split_brain", "sle2", "mutex"
+PROPERTY_NAMES = {SLE1: "SLE1", SPLIT_BRAIN: "split brain", SLE2: "SLE2", MUTEX: "mutual exclusion"}
 
 
 class Monitor:
@@ -73,6 +79,7 @@ class Monitor:
         self._top: int | None = None  # the highest up node
         self._normal_leaders: Counter[int | None] = Counter()  # over up nodes in a normal status
         self._leading: set[int] = set()  # up nodes whose leader is themselves
+        self._holding: set[int] = set()  # up nodes in the critical section (rule 8)
         self._open: dict[str, ViolationEvent] = {}  # property -> its begin event, while it lasts
         self._agreed: int | None = None  # the leader of the agreement, as last reported
         self._changed = False  # since the last close
@@ -87,9 +94,15 @@ class Monitor:
             self._forget(node)
             self.leader[node], self.normal[node] = event.leader, event.role is StatusRole.NORMAL
             self._count(node)
+        elif kind is CsEvent:  # rule 8
+            if event.state is CsState.HELD and event.node in self.up:
+                self._holding.add(event.node)
+            else:
+                self._holding.discard(event.node)
         elif kind is CrashEvent or kind is LeaveEvent:  # rule 7
             self._forget(event.node)
             self.up.discard(event.node)
+            self._holding.discard(event.node)
             self._fault(event.t)
         elif kind is StartEvent or kind is RecoverEvent or kind is JoinEvent:
             if kind is JoinEvent:  # rule 7
@@ -159,7 +172,8 @@ class Monitor:
                 self._leading.add(node)
 
     def _episodes(self, t: float, out: list[Event]) -> None:
-        for prop, broken in ((SLE1, len(self._normal_leaders) > 1), (SPLIT_BRAIN, len(self._leading) > 1)):
+        for prop, broken in ((SLE1, len(self._normal_leaders) > 1), (SPLIT_BRAIN, len(self._leading) > 1),
+                             (MUTEX, len(self._holding) > 1)):
             if broken and prop not in self._open:
                 nodes = self._involved(prop)
                 began = ViolationEvent(UNSET, t, prop, "begin", nodes, tuple(self.leader[i] for i in nodes))
@@ -173,6 +187,8 @@ class Monitor:
     def _involved(self, prop: str) -> tuple[int, ...]:
         if prop == SPLIT_BRAIN:
             return tuple(sorted(self._leading))
+        if prop == MUTEX:
+            return tuple(sorted(self._holding))
         return tuple(sorted(i for i in self.up if self.normal[i]))
 
     def _check_settled(self, t: float, out: list[Event]) -> None:  # rule 6
@@ -192,6 +208,8 @@ def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
         return f"{PROPERTY_NAMES[v.property]} over after {duration_text(v.duration)}"
     if v.property == SPLIT_BRAIN:
         return f"nodes {_names(v.nodes, name)} each lead"
+    if v.property == MUTEX:
+        return f"{len(v.nodes)} in the critical section: nodes {_names(v.nodes, name)}"
     if v.property == SLE1:  # who follows whom, as the cards write it: "1, 2 → 5"
         groups: dict[int | None, list[int]] = {}
         for node, leader in zip(v.nodes, v.leaders, strict=True):
@@ -230,7 +248,7 @@ class Episodes:
     """Pairs the monitor's begin and end events into episodes, for whoever lists them
     (the summary, the UI's alert). The one place begins and ends are paired."""
 
-    lasting: ClassVar[tuple[str, ...]] = (SLE1, SPLIT_BRAIN)  # the properties whose episodes have a duration
+    lasting: ClassVar[tuple[str, ...]] = (SLE1, SPLIT_BRAIN, MUTEX)  # the properties whose episodes have a duration
     all: list[Episode] = field(default_factory=list)  # in the order they began
     open: dict[str, Episode] = field(default_factory=dict)  # property -> the episode still going on
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .events import CommandEvent, CrashEvent, Event, JoinEvent, LeaveEvent, RecoverEvent, StartEvent, StateEvent
-from .monitor import Monitor
+from .events import Event
+from .monitor import OBSERVED, Monitor
 
 Observer = Callable[[list[Event]], None]
-_MONITORED = (StateEvent, CrashEvent, StartEvent, RecoverEvent, JoinEvent, LeaveEvent, CommandEvent)
 
 
 class Trace:
@@ -42,7 +41,7 @@ class Trace:
                 if open_t is not None:
                     out += monitor.close(open_t)
                 open_t = t
-            if type(e) in _MONITORED:
+            if type(e) in OBSERVED:
                 monitor.observe(e)
             out.append(e)
         self.open = open_t

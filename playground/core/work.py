@@ -46,6 +46,11 @@ class Suspect:
 
 
 @dataclass(frozen=True, slots=True)
+class WantCs:
+    """The node's user asks for the critical section (the `want` command)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Deliver:
     """Message `msg_id` from `src` arrives (links.py hands them over in FIFO order)."""
 
@@ -70,13 +75,13 @@ class Fire:
     generation: int
 
 
-Work = Boot | Crash | Recover | Join | Leave | Suspect | Deliver | Held | Fire
+Work = Boot | Crash | Recover | Join | Leave | Suspect | WantCs | Deliver | Held | Fire
 
 
 def _same(item: Work, memo: dict) -> Work:
     return item
 
 
-for _immutable in (Boot, Crash, Recover, Join, Leave, Suspect, Deliver, Held, Fire):
+for _immutable in (Boot, Crash, Recover, Join, Leave, Suspect, WantCs, Deliver, Held, Fire):
     _immutable.__deepcopy__ = _same  # an engine's copy shares them (a generic copy of each: a visible stall)
 Entry = tuple[int, int, int, Work]  # (time, rank, order, item): how a host is handed its work

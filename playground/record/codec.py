@@ -22,12 +22,13 @@ import cattrs
 import orjson
 from cattrs.strategies import configure_tagged_union
 
-from protocol import ALGORITHMS, Message, StatusRole
+from protocol import CsState, Message, StatusRole, machine
 
 from ..core.commands import Join as JoinCommand
+from ..core.commands import Want as WantCommand
 from ..core.commands import check_words
 from ..core.config import INSTANT, shown_json
-from ..core.events import EVENT_TYPES, CommandEvent, DropEvent, Event, StateEvent, ViolationEvent
+from ..core.events import EVENT_TYPES, CommandEvent, CsEvent, DropEvent, Event, StateEvent, ViolationEvent
 from ..core.host import DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, HostStatus
 from ..core.monitor import PROPERTY_NAMES, SLE2
 
@@ -70,7 +71,7 @@ def converter(algorithm: str) -> cattrs.Converter:
     conv.register_structure_hook(bool, _strict(bool, name="true or false"))
     conv.register_structure_hook(int | float, _strict(float, int, name="number"))
 
-    messages = ALGORITHMS[algorithm].wire_messages()
+    messages = machine(algorithm).wire_messages()
     by_type = {cls.type: cls for cls in messages}
     if len(messages) > 1:
         any_message = Union[messages]  # noqa: UP007
@@ -200,12 +201,14 @@ class EventDecoder:
         self._converter = converter(algorithm)
         self._messages: dict[tuple, Message] = {}
         self._nodes = nodes  # the header's, and each node that joins, from its join on
-        statuses = (*HostStatus, *ALGORITHMS[algorithm].statuses)
+        statuses = (*HostStatus, *machine(algorithm).statuses)
         self._names = {s.value: s for s in statuses}
         self._statuses = {(s.value, s.role): s for s in statuses}  # (a name may be both: Garcia-Molina's "down")
         self.by_kind = {cls.kind: _generate_decoder(cls, self._message, nodes) for cls in EVENT_TYPES}  # kind -> decoder
         self.checks: dict[type, Callable[[Any], None]] = {
-            StateEvent: self._state, DropEvent: self._drop, CommandEvent: self._command, ViolationEvent: self._violation}
+            StateEvent: self._state, DropEvent: self._drop, CommandEvent: self._command, ViolationEvent: self._violation,
+            CsEvent: self._cs}
+        self._mutex = getattr(machine(algorithm), "mutex", None) is not None
 
     def _state(self, e: StateEvent) -> None:
         """The line's status and role, as the members they name."""
@@ -219,6 +222,14 @@ class EventDecoder:
             raise ValueError(f"field 'role': status {shown_json(e.status)} is {self._names[e.status].role}, not {role}")
         e.status, e.role = status, role
 
+    def _cs(self, e: CsEvent) -> None:
+        if not self._mutex:
+            raise ValueError("kind 'cs': only a run with a mutex has these")
+        try:
+            e.state = CsState(e.state)
+        except ValueError:
+            raise ValueError(f"field 'state': expected one of {', '.join(CsState)}, got {shown_json(e.state)}") from None
+
     def _drop(self, e: DropEvent) -> None:
         if e.reason not in DROP_REASONS:
             raise ValueError(f"field 'reason': expected {' or '.join(map(json.dumps, DROP_REASONS))}, got {shown_json(e.reason)}")
@@ -227,6 +238,8 @@ class EventDecoder:
         command = check_words(e.command, e.args, self._nodes)
         if type(command) is JoinCommand:
             self._nodes.add(command.node)
+        if type(command) is WantCommand and not self._mutex:
+            raise ValueError("field 'command': want asks for the critical section, and this run has no mutex")
         if not SOURCE.fullmatch(e.source):
             raise ValueError(f"field 'source': expected a word such as \"user\", got {shown_json(e.source)}")
 

@@ -14,9 +14,9 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from protocol import ALGORITHMS
+from protocol import ALGORITHMS, MUTEXES, known, machine, split_name
 
-from ..core.config import MAX_NODES, MAX_SEED, ClusterConfig, InputError, shown_json
+from ..core.config import MAX_NODES, MAX_SEED, ClusterConfig, InputError, Workload, shown_json
 from ..core.events import Event, SendEvent
 from .codec import EventDecoder
 from .files import open_to_read
@@ -60,7 +60,7 @@ class Reader:
             self._loads = orjson.loads
         self._nodes = set(self.header.nodes)  # and each node that joins, from its join on
         self._decode = EventDecoder(self.header.algorithm, self._nodes)
-        self._upgrade = Upgrade(ALGORITHMS[self.header.algorithm]) if self.version < VERSION else None
+        self._upgrade = Upgrade(machine(self.header.algorithm)) if self.version < VERSION else None
 
     @classmethod
     def open(cls, path: str) -> Reader:
@@ -208,7 +208,7 @@ def _not_a_number(name: str) -> Any:
     raise ValueError(f"{name} is not a number in JSON")
 
 
-HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "parent")
+HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "parent", "workload")
 OPTIONAL_SETTINGS = ("coordinator_timeout", "settle")  # config fields that may be null
 MAX_ID = 2**128  # ids are 1..N or 128-bit UUIDs
 
@@ -227,8 +227,9 @@ def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tup
         if key not in HEADER_FIELDS:
             raise fail(f"field {shown_json(key)}: not a field of a transcript's header")
     algorithm = raw.get("algorithm")
-    if type(algorithm) is not str or algorithm not in ALGORITHMS:
-        raise fail(f"field 'algorithm': unknown algorithm {shown_json(algorithm)} (known: {', '.join(ALGORITHMS)})")
+    if type(algorithm) is not str or not known(algorithm):
+        raise fail(f"field 'algorithm': unknown algorithm {shown_json(algorithm)} (known: {', '.join(ALGORITHMS)}, "
+                   f"each alone or with a mutex: {', '.join(MUTEXES)}, as classic+central)")
     nodes = raw.get("nodes")
     if type(nodes) is not list or not nodes or any(type(i) is not int or not 0 < i < MAX_ID for i in nodes) \
             or len(set(nodes)) != len(nodes):
@@ -238,7 +239,30 @@ def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tup
     seed = raw.get("seed")
     if type(seed) is not int or not 0 <= seed <= MAX_SEED:
         raise fail(f"field 'seed': expected a whole number from 0 to {MAX_SEED}, got {shown_json(seed)}")
-    return Header(algorithm, nodes, seed, _config(raw.get("config"), fail), _parent(raw.get("parent"), fail)), version
+    workload = _workload(raw.get("workload"), fail) if split_name(algorithm)[1] else None
+    if workload is None and "workload" in raw:
+        raise fail("field 'workload': only a run with a mutex has one")
+    return Header(algorithm, nodes, seed, _config(raw.get("config"), fail), _parent(raw.get("parent"), fail),
+                  workload=workload), version
+
+
+def _workload(value: object, fail: Callable[[str], InputError]) -> Workload:
+    """Who wants the critical section when: {"think": [A, B] or null, "hold": [A, B]}."""
+    if type(value) is not dict or set(value) != {"think", "hold"}:
+        raise fail(f'field \'workload\': expected {{"think": [A, B] or null, "hold": [A, B]}}, got {shown_json(value)}')
+    spans = {}
+    for key in ("think", "hold"):
+        span = value[key]
+        if span is None and key == "think":
+            spans[key] = None
+        elif type(span) is list and len(span) == 2 and all(type(v) in (int, float) and math.isfinite(v) for v in span):
+            spans[key] = (float(span[0]), float(span[1]))
+        else:
+            raise fail(f"field 'workload.{key}': expected two numbers [A, B], got {shown_json(span)}")
+    try:
+        return Workload(**spans)
+    except InputError as e:
+        raise fail(f"field 'workload': {e}") from None
 
 
 def _config(value: object, fail: Callable[[str], InputError]) -> ClusterConfig:

@@ -14,7 +14,7 @@ from .files import read_text
 
 # The options a scenario may set (`set NAME VALUE`), as the command line spells them.
 SETTINGS = ("algorithm", "nodes", "ids", "seed", "timeout", "coordinator-timeout", "delay", "probe-interval", "settle",
-            "until")
+            "until", "mutex", "cs-think", "cs-hold")
 
 
 @dataclass(frozen=True, slots=True)

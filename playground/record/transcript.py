@@ -1,7 +1,8 @@
 """Transcripts, format v3: JSON Lines, a header then one trace event per line.
 
 Line 1: {"format": "bully-transcript", "version": 3, "algorithm", "nodes", "seed", "config"}
-(and a branch's "parent"). Later lines: {"seq", "t", "kind", ...fields}, the fields of
+(and a branch's "parent"; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
+the "workload": {"think": [A, B] or null, "hold": [A, B]}). Later lines: {"seq", "t", "kind", ...fields}, the fields of
 the event's class in core/events.py, in its order; `msg` is {"type": <message name>,
 "epoch", ...the message's own fields}. Each event's class is its wire format, written
 once: codec.py generates both its line and the check that reads it back from the class.
@@ -22,10 +23,10 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from protocol import ALGORITHMS
+from protocol import machine
 
 from ..core.commands import Scheduled
-from ..core.config import ClusterConfig
+from ..core.config import ClusterConfig, Workload
 from ..core.engine import Engine
 from ..core.events import Event
 
@@ -53,6 +54,7 @@ class Header:
     parent: Parent | None = None  # a branch's: where it left its parent
     format: str = FORMAT
     version: int = VERSION
+    workload: Workload | None = None  # with a mutex: who wants the critical section when
 
 
 @dataclass(slots=True)
@@ -76,7 +78,7 @@ class Recipe:
         of the minimum delay (headless), or an instant at a time (live: nothing shows
         before its time); the same events either way."""
         h = self.header
-        engine = Engine(ALGORITHMS[h.algorithm], h.nodes, h.config, h.seed, lookahead=lookahead)
+        engine = Engine(machine(h.algorithm), h.nodes, h.config, h.seed, lookahead=lookahead, workload=h.workload)
         engine.schedule(self.commands)
         return engine
 
@@ -92,4 +94,6 @@ def header_line(header: Header) -> bytes:
             "seed": header.seed, "config": asdict(header.config)}
     if header.parent is not None:
         line["parent"] = {"file": header.parent.file, "seq": header.parent.seq}
+    if header.workload is not None:
+        line["workload"] = {"think": header.workload.think, "hold": header.workload.hold}
     return (json.dumps(line, separators=(",", ":")) + "\n").encode()

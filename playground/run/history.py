@@ -232,8 +232,7 @@ class History:
         `instant` (its lines copied in, under a header naming this one as its parent),
         and its history so far. The caller goes on writing it."""
         end = self.end_of(instant)
-        header = Header(self.header.algorithm, self.header.nodes, self.header.seed, self.header.config,
-                        Parent(self.path.rsplit("/", 1)[-1], end))
+        header = replace(self.header, parent=Parent(self.path.rsplit("/", 1)[-1], end), version=VERSION)
         first = header_line(header)
         with open(self.path, "rb") as old, open(path, "xb") as new:
             own_first = len(old.readline())
@@ -284,7 +283,7 @@ def save_with_parents(path: str, target: Path) -> list[Path]:
     try:
         for k, (source, header) in enumerate(chain):
             parent = None if k + 1 == len(chain) else Parent(names[k + 1].name, header.parent.seq)
-            own = Header(header.algorithm, header.nodes, header.seed, header.config, parent)
+            own = replace(header, parent=parent, version=VERSION)
             write_whole(str(names[k]), "transcript", _copy_after_header(source, header_line(own)), overwrite=False)
             written.append(names[k])
     except BaseException:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 import trio
 import trio.testing
 
-from protocol import ALGORITHMS
+from protocol import machine
 
 from ..core.commands import Scheduled
-from ..core.config import ClusterConfig, WriteError
+from ..core.config import ClusterConfig, Workload, WriteError
 from ..core.engine import Engine
 from ..core.ids import node_ids
 from ..record.recorder import Recorder
@@ -39,6 +39,7 @@ class Session:
     overwrite: bool = False
     id_kind: str = "seq"
     given_ids: tuple[int, ...] = ()  # ids read from a transcript (replay), instead of made
+    workload: Workload | None = None  # with a mutex ("classic+central"): who wants the CS when
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -47,11 +48,11 @@ class Session:
 
     @property
     def worst_case_messages(self) -> int | None:
-        return ALGORITHMS[self.algorithm].worst_case_messages(self.nodes)
+        return machine(self.algorithm).worst_case_messages(self.nodes)
 
     @property
     def header(self) -> Header:
-        return Header(self.algorithm, list(self.ids), self.seed, self.config)
+        return Header(self.algorithm, list(self.ids), self.seed, self.config, workload=self.workload)
 
     @property
     def recipe(self) -> Recipe:
@@ -61,14 +62,14 @@ class Session:
     def of(cls, header: Header, commands: tuple[Scheduled, ...], transcript: str) -> Session:
         """The session a transcript records: its settings and commands (the recipe)."""
         return cls(header.algorithm, len(header.nodes), header.seed, header.config, commands, transcript,
-                   given_ids=tuple(sorted(header.nodes)))
+                   given_ids=tuple(sorted(header.nodes)), workload=header.workload)
 
     def start(self, files: ExitStack, *, lookahead: bool) -> tuple[Engine, Summary, Recorder | None]:
         """An engine ready to run, with its summary and (if asked) its transcript's
         recorder attached. The transcript file is opened here, before anything runs, so
         a bad path fails first."""
         engine = self.recipe.engine(lookahead=lookahead)
-        summary = Summary(self.ids, tuple(m.type for m in ALGORITHMS[self.algorithm].messages))
+        summary = Summary(self.ids, tuple(m.type for m in machine(self.algorithm).messages))
         engine.subscribe(summary)
         recorder = None
         if self.transcript is not None:

@@ -1,0 +1,111 @@
+"""Mutual exclusion in whole runs (the engine, the trio cluster, transcripts): the
+workload (host rule 7), the monitor's rule 8, what the lecture's failures cost, the
+transcript and its checks, the command line."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from playground.cli import main
+from playground.core.config import ClusterConfig, Workload
+from playground.core.events import CsEvent, ViolationEvent
+from playground.record.recorder import Recorder
+from playground.record.transcript import Header
+from playground.run.session import Session, run_headless
+from protocol import MUTEXES, CsState
+from tests.support import at, run
+
+JITTER = ClusterConfig(delay_min=0.3, delay_max=1.2)
+BUSY = Workload(think=(0.5, 4.0), hold=(0.2, 2.0))
+
+
+def holders_over_time(events) -> list[int]:
+    """How many up nodes hold the CS after each event (crashes let go of it)."""
+    holding: set[int] = set()
+    counts = []
+    for e in events:
+        if type(e) is CsEvent:
+            (holding.add if e.state is CsState.HELD else holding.discard)(e.node)
+        elif e.kind in ("crash", "leave"):
+            holding.discard(e.node)
+        counts.append(len(holding))
+    return counts
+
+
+@pytest.mark.parametrize("mutex", sorted(MUTEXES))
+def test_without_faults_many_enter_and_never_two_at_once(mutex):
+    engine, events = run(6, 300, JITTER, algorithm=f"classic+{mutex}", workload=BUSY)
+    entries = [e for e in events if type(e) is CsEvent and e.state is CsState.HELD]
+    assert len(entries) >= 20 and len({e.node for e in entries}) == 6  # everyone got in, many times
+    assert max(holders_over_time(events)) == 1
+    assert not [e for e in events if type(e) is ViolationEvent and e.property == "mutex"]
+
+
+def test_rule7_the_workload_is_the_same_whatever_the_batching():
+    def transcript(lookahead: bool) -> bytes:
+        engine, events = run(5, 120, JITTER, algorithm="classic+ricart-agrawala", workload=BUSY, lookahead=lookahead)
+        out = io.BytesIO()
+        Recorder(out, Header("classic+ricart-agrawala", list(engine.ids), 1, JITTER, workload=BUSY))(events)
+        return out.getvalue()
+
+    assert transcript(True) == transcript(False)
+
+
+def test_rule8_a_leader_crash_while_a_follower_holds_puts_two_in_the_cs_and_the_monitor_says_so():
+    # The lecture's question (3-4), live: the new leader knows no holder and grants again.
+    session = Session("classic+central", 5, config=JITTER, workload=Workload(think=None, hold=(100, 100)),
+                      commands=tuple(at("10 want 2", "14 crash 5", "30 want 3")))
+    summary = run_headless(session, 60)
+    (v,) = [v for v in summary["violations"] if v["property"] == "mutex"]
+    assert v["nodes"] == [2, 3] and v["detail"] == "2 in the critical section: nodes 2, 3" and v["t"] > 30
+
+
+def test_a_crashed_token_holder_stops_the_ring():
+    session = Session("classic+token-ring", 4, config=JITTER, workload=Workload(think=None, hold=(50, 50)),
+                      commands=tuple(at("5 want 2", "20 crash 2", "30 want 3", "31 want 4")))
+    engine, events = run(4, 120, JITTER, algorithm="classic+token-ring", workload=session.workload,
+                         commands=session.commands)
+    held = [(e.t, e.node) for e in events if type(e) is CsEvent and e.state is CsState.HELD]
+    assert [node for _, node in held] == [2]  # nobody after the holder crashed with the token
+    assert engine.hosts[3].machine.cs.state is CsState.WANTED
+
+
+def test_a_mutex_transcript_verifies_and_keeps_its_workload(tmp_path, capsys):
+    path = tmp_path / "t.jsonl"
+    assert main(["--headless", "--nodes", "4", "--mutex", "lamport", "--cs-think", "1:3", "--cs-hold", "0.5",
+                 "--until", "60", "--transcript", str(path)]) == 0
+    head = json.loads(path.read_text().splitlines()[0])
+    assert head["algorithm"] == "classic+lamport" and head["workload"] == {"think": [1.0, 3.0], "hold": [0.5, 0.5]}
+    assert '"kind":"cs"' in path.read_text()
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 0
+    assert "identical" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--at", "5 want 2"], "want at 5 s: want asks for the critical section: run a mutex beside the election (--mutex)"),
+    (["--cs-think", "1:2"], "--cs-think only applies with --mutex"),
+    (["--mutex", "paxos"], "unknown --mutex 'paxos' (choose from: central, token-ring, lamport, ricart-agrawala)"),
+    (["--mutex", "central", "--cs-hold", "3:1"], "--cs-hold: 3 is above 1"),
+    (["--mutex", "token-ring", "--delay", "0"], "--mutex token-ring: its token would go round for ever"),
+    (["--mutex", "token-ring", "--at", "5 delay 0"], "the token of token-ring would go round for ever"),
+    (["--mutex", "central", "--at", "5 crash 2", "--at", "6 want 2"], "node 2 is down: only an up node can ask"),
+])
+def test_bad_mutex_input_is_one_line(capsys, args, expected):
+    assert main(["--headless", "--nodes", "3", "--until", "10", *args]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1, err
+
+
+def test_a_want_in_a_transcript_without_a_mutex_is_refused(tmp_path, capsys):
+    path = tmp_path / "t.jsonl"
+    main(["--headless", "--nodes", "3", "--until", "5", "--transcript", str(path)])
+    lines = path.read_text().splitlines()
+    lines.insert(2, json.dumps({"seq": 1, "t": 0.0, "kind": "command", "command": "want", "args": [2], "source": "at"}))
+    path.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 2
+    assert "want asks for the critical section, and this run has no mutex" in capsys.readouterr().err
