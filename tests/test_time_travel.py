@@ -13,9 +13,9 @@ from playground.core.config import ClusterConfig
 from playground.record.reader import Reader
 from playground.record.transcript import INDEX_BLOCK
 from playground.run.session import Session, run_headless
+from playground.run.state import ClusterState
 from playground.ui.app import BullyApp
 from playground.ui.branch_screen import BranchScreen
-from playground.run.state import ClusterState
 from tests.support import at
 from tests.test_app import advance, make_app, on_asyncio, wait_for
 
