@@ -109,3 +109,18 @@ def test_a_want_in_a_transcript_without_a_mutex_is_refused(tmp_path, capsys):
     capsys.readouterr()
     assert main(["verify", str(path)]) == 2
     assert "want asks for the critical section, and this run has no mutex" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("mutex", "per_entry", "sync"), [
+    ("central", (2.2, 3.0), 2.0),  # 3 for a follower, 0 for the leader (1 in 5 entries here)
+    ("lamport", (11.9, 12.2), 1.0),  # 3(N-1)
+    ("ricart-agrawala", (7.9, 8.2), 1.0),  # 2(N-1)
+    ("token-ring", (1.0, 5.0), 1.0),  # 1 to N hops; busy, about one
+])
+def test_the_lecture_figures_measured(mutex, per_entry, sync):
+    # every message takes 1 s, so a synchronization delay in seconds is one in messages
+    session = Session(f"classic+{mutex}", 5, config=ClusterConfig(delay_min=1, delay_max=1), workload=Workload())
+    m = run_headless(session, 600)["mutex"]
+    assert m["entries"] >= 100 and m["violations"] == 0
+    assert per_entry[0] <= m["messages_per_entry"] <= per_entry[1]
+    assert m["sync_delay"]["median"] == sync and 1 <= m["sync_delay"]["worst"] <= 5

@@ -154,6 +154,37 @@ def check_members_epoch_bully():
     assert [e.t for e in events if e.kind == "state" and e.node == 7 and e.leader == 7][-1] == told  # at once
 
 
+def cs_events(events, state):
+    return [e for e in events if e.kind == "cs" and e.state == state]
+
+
+def check_mutex_central_leader_crash():
+    session, _, report, events = play("mutex-central-leader-crash.scenario", 100)
+    assert session.algorithm == "classic+central"
+    assert [e.node for e in cs_events(events, "held")] == [2, 3]
+    (v,) = violations(events, "mutex")
+    assert v.nodes == (2, 3) and v.t > 40 and report["leader"]["3"] == 4
+    ended = next(e for e in events if e.kind == "violation" and e.property == "mutex" and e.phase == "end")
+    assert ended.t == next(e.t for e in cs_events(events, "released") if e.node == 2)  # node 2 leaves: one inside again
+
+
+def check_mutex_token_lost():
+    _, engine, report, events = play("mutex-token-lost.scenario", 120)
+    first = [(e.src, e.dst) for e in events if e.kind == "send" and e.msg.type == "token"][:4]
+    assert first == [(1, 2), (2, 3), (3, 4), (4, 1)]
+    assert [e.node for e in cs_events(events, "held")] == [2]
+    assert {e.node for e in cs_events(events, "wanted") if e.t >= 30} == {3, 4}
+    assert report["mutex"]["entries"] == 1 and not violations(events, "mutex")
+
+
+def check_mutex_figures():
+    _, _, report, events = play("mutex-figures.scenario", 600)
+    m = report["mutex"]
+    assert m["entries"] >= 100 and m["violations"] == 0
+    assert abs(m["messages_per_entry"] - 8) < 0.2  # (runs end mid-entry: a few messages more)
+    assert m["sync_delay"]["median"] == 1.0 and m["lecture"]["messages_per_entry"] == "2(N-1) = 8"
+
+
 CLAIMS = {
     "classic-worst-case.scenario": check_classic_worst_case,
     "classic-best-case.scenario": check_classic_best_case,
@@ -165,6 +196,9 @@ CLAIMS = {
     "partition-stoller.scenario": check_partition_stoller,
     "partition-ring.scenario": check_partition_ring,
     "members-epoch-bully.scenario": check_members_epoch_bully,
+    "mutex-central-leader-crash.scenario": check_mutex_central_leader_crash,
+    "mutex-token-lost.scenario": check_mutex_token_lost,
+    "mutex-figures.scenario": check_mutex_figures,
 }
 
 

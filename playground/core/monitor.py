@@ -370,3 +370,45 @@ class Rounds:
     def copy(self) -> Rounds:
         return Rounds(self.count, self.current and self.current.copy(), self.agreed, self.lost, None,
                       self._maybe and self._maybe.copy(), self._first and self._first.copy())
+
+
+@dataclass(slots=True)
+class CsEntries:
+    """Entries into the critical section, with the lecture's measures (3-3): each
+    entry's client delay (from wanting to holding), the synchronization delay (from one
+    node's exit to the next entry, when someone was waiting at that exit), and the
+    messages of the mutex (`types`) per entry. The one definition, for the summary and
+    the status bar."""
+
+    types: frozenset[str]  # the mutex's message types
+    entries: int = 0
+    messages: int = 0
+    client_delays: list[float] = field(default_factory=list)
+    sync_delays: list[float] = field(default_factory=list)
+    _wanted: dict[int, float] = field(default_factory=dict)  # node -> when it asked
+    _exit: float | None = None  # the last exit while someone waited
+
+    def observe(self, e: Event) -> None:
+        kind = type(e)
+        if kind is SendEvent:
+            if e.msg.type in self.types:
+                self.messages += 1
+        elif kind is CsEvent:
+            if e.state is CsState.WANTED:
+                self._wanted[e.node] = e.t
+            elif e.state is CsState.HELD:
+                self.entries += 1
+                asked = self._wanted.pop(e.node, e.t)
+                self.client_delays.append(round(e.t - asked, 6))
+                if self._exit is not None:
+                    self.sync_delays.append(round(e.t - self._exit, 6))
+                self._exit = None
+            else:  # released: an exit (or a crash's end) hands the CS on, if anyone waits
+                self._wanted.pop(e.node, None)
+                self._exit = e.t if self._wanted else None
+        elif kind is CrashEvent or kind is LeaveEvent:
+            self._wanted.pop(e.node, None)
+
+    @property
+    def messages_per_entry(self) -> float | None:
+        return round(self.messages / self.entries, 3) if self.entries else None

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 import themes
-from protocol import ALGORITHMS, MessageRole, StatusRole
+from protocol import MessageRole, StatusRole, machine
 
 from ..core.config import InputError, duration_text, instant_text
 from ..core.events import (
@@ -154,7 +154,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
         picked = bool(filters.ranks or filters.nodes)
         chosen = tuple(sorted(set(filters.nodes))) or tuple(ids[r - 1] for r in sorted(set(filters.ranks))) or ids
         ends = 1 if len(chosen) == 1 and picked else 2  # how many of a message's ends must be chosen
-        known = {m.label.lower(): m.label for m in ALGORITHMS[header.algorithm].wire_messages()}
+        known = {m.label.lower(): m.label for m in machine(header.algorithm).wire_messages()}
         for name in filters.types:
             if name.lower() not in known:
                 raise InputError(f"--types: {header.algorithm} has no message {name!r} (its messages: {', '.join(known.values())})")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from protocol import MessageRole, StatusRole
+from protocol import CsState, MessageRole, StatusRole
 
 # A status's role: glyph and colour, in the order a legend lists them.
 ROLE_LOOK = {
@@ -25,7 +25,15 @@ MESSAGE_COLOUR = {
     MessageRole.DETECTOR: "$text-muted",
     MessageRole.MEMBERSHIP: "$primary",
 }
-assert ROLE_LOOK.keys() == set(StatusRole) and MESSAGE_COLOUR.keys() == set(MessageRole), "a role without a look"
+# A node's place with respect to the critical section (a mutex beside the election):
+# glyph, colour, and what the log says when it gets there. Released shows nothing.
+CS_LOOK = {
+    CsState.RELEASED: ("", "$text-muted", "is out of the critical section"),
+    CsState.WANTED: ("⧖", "$warning", "wants the critical section"),
+    CsState.HELD: ("▣", "$secondary", "enters the critical section"),
+}
+assert ROLE_LOOK.keys() == set(StatusRole) and MESSAGE_COLOUR.keys() == set(MessageRole) \
+    and CS_LOOK.keys() == set(CsState), "a role without a look"
 
 # Log lines that are not messages, by event kind.
 EVENT_COLOUR = {
@@ -36,6 +44,7 @@ EVENT_COLOUR = {
     "command": "$secondary",
     "violation": "$error",
     "agreement": "$success",
+    "cs": "$secondary",
 }
 
 LEADER_MARK = "★"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 
 from ..core.events import (
@@ -19,11 +20,15 @@ from ..core.events import (
     ViolationEvent,
 )
 from ..core.host import HostStatus
-from ..core.monitor import Episodes, Rounds, describe
+from ..core.monitor import MUTEX, CsEntries, Episodes, Rounds, describe
 
 
 class Summary:
-    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...]):
+    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...], cs: CsEntries | None = None,
+                 lecture: dict[str, str] | None = None):
+        """`cs`: with a mutex, its entries are counted and measured; `lecture`: the
+        lecture's figures for them, reported beside."""
+        self.cs, self.lecture = cs, lecture
         self.ids = list(ids)  # every node the run has had, in the order they came
         self.members = set(ids)
         self.message_types = message_types
@@ -38,8 +43,11 @@ class Summary:
         self.rounds = Rounds(kept=[])
 
     def __call__(self, events: list[Event]) -> None:
+        cs = self.cs
         for e in events:
             kind = type(e)
+            if cs is not None:
+                cs.observe(e)
             if kind is SendEvent:
                 self.sent[e.msg.type] += 1
                 self.rounds.observe(e)
@@ -80,6 +88,7 @@ class Summary:
             if v.property in self.episodes.lasting:
                 entry["duration"] = episode.lasted
             violations.append(entry)
+        mutex = {} if self.cs is None else {"mutex": self._mutex(violations)}
         return {
             "members": sorted(self.members),
             "up": sorted(self.up),
@@ -92,4 +101,16 @@ class Summary:
                         "messages": {**r.messages, "total": sum(r.messages.values())}} for r in self.rounds.kept],
             "epoch": {str(i): self.epoch[i] for i in sorted(self.ids)},
             "violations": violations,
+            **mutex,
         }
+
+    def _mutex(self, violations: list[dict]) -> dict[str, object]:
+        cs = self.cs
+        return {"entries": cs.entries, "messages": cs.messages, "messages_per_entry": cs.messages_per_entry,
+                "client_delay": _spread(cs.client_delays), "sync_delay": _spread(cs.sync_delays),
+                "violations": sum(v["property"] == MUTEX for v in violations), "lecture": self.lecture}
+
+
+def _spread(values: list[float]) -> dict[str, float] | None:
+    """Median and worst, in seconds (None: nothing measured)."""
+    return {"median": round(statistics.median(values), 6), "worst": max(values)} if values else None

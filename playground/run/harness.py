@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from protocol import ALGORITHMS, Message, Node, Status
+from protocol import Message, Node, Status, machine
 
 from ..core.commands import (
     Crash,
@@ -63,7 +63,7 @@ DELIVER_ALL_LIMIT = 100_000  # deliveries before deliver_all gives up: the nodes
 class Harness:
     def __init__(self, algorithm: type[Node] | str, nodes: int | Iterable[int] = 3,
                  config: ClusterConfig | None = None, seed: int = 1):
-        algorithm = ALGORITHMS[algorithm] if isinstance(algorithm, str) else algorithm
+        algorithm = machine(algorithm) if isinstance(algorithm, str) else algorithm
         ids = range(1, nodes + 1) if isinstance(nodes, int) else nodes
         self.engine = Engine(algorithm, ids, config or ClusterConfig(), seed, lookahead=False, by_hand=True)
         self.events: list[Event] = []  # the whole trace so far

@@ -18,7 +18,7 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-from protocol import MessageRole, Status, StatusRole
+from protocol import CsState, MessageRole, Status, StatusRole
 
 from ..core.commands import Settings
 from ..core.config import ClusterConfig
@@ -27,6 +27,7 @@ from ..core.events import (
     GOES_DOWN,
     AgreementEvent,
     CommandEvent,
+    CsEvent,
     DeliverEvent,
     DropEvent,
     ElectionStartEvent,
@@ -59,6 +60,7 @@ class NodeState:
     sent: Counter[str] = field(default_factory=Counter)  # by message label
     received: Counter[str] = field(default_factory=Counter)
     waiting: int = 0  # messages to this node waiting at the end of a held link
+    cs: CsState | None = None  # with a mutex: its place with respect to the critical section
 
     @property
     def role(self) -> StatusRole:
@@ -74,12 +76,13 @@ class NodeState:
 
     def copy(self) -> NodeState:
         return NodeState(self.id, self.up, self.status, self.leader, self.epoch, dict(self.timers),
-                         Counter(self.sent), Counter(self.received), self.waiting)
+                         Counter(self.sent), Counter(self.received), self.waiting, self.cs)
 
     def become(self, other: NodeState) -> None:
         """Take `other`'s state, keeping this object (widgets hold it)."""
         self.up, self.status, self.leader, self.epoch = other.up, other.status, other.leader, other.epoch
         self.timers, self.sent, self.received = dict(other.timers), Counter(other.sent), Counter(other.received)
+        self.cs = other.cs
         self.waiting = other.waiting
 
 
@@ -168,6 +171,8 @@ class ClusterState:
             elif kind is StateEvent:
                 node = nodes[e.node]
                 node.status, node.leader, node.epoch = e.status, e.leader, e.epoch
+            elif kind is CsEvent:
+                nodes[e.node].cs = e.state
             elif kind is TimerSetEvent:
                 nodes[e.node].timers[e.name] = (e.t, e.fires)
             elif kind is TimerEvent or kind is TimerCancelEvent:

@@ -36,7 +36,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 import themes
-from protocol import ALGORITHMS
+from protocol import ALGORITHMS, machine, split_name
 
 from ..core.commands import (
     ChangeDelay,
@@ -51,7 +51,9 @@ from ..core.commands import (
     Recover,
     Release,
     Request,
+    Want,
     membership_refused,
+    want_refused,
 )
 from ..core.config import ClusterConfig, InputError, WriteError
 from ..core.events import Event
@@ -82,7 +84,7 @@ LOADING_SHOWN_EVERY = 0.5  # seconds between two screens of a replay being read 
 TEXT_HZ = 8  # the log and the panel: nobody reads text that scrolls faster, and it is dear
 T_STEP = 0.5
 DELAY_STEP = 0.25
-NODE_REQUESTS = {"crash": Crash, "recover": Recover, "elect": Elect}
+NODE_REQUESTS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": Want}
 GC_YOUNG, GC_MIDDLE, GC_NEVER = 20_000, 20, 1_000_000_000  # the collector's thresholds while the app runs
 GC_EVERY = 2.0  # seconds between two looks for a quiet moment to collect garbage in
 
@@ -112,6 +114,8 @@ class BullyApp(App[None]):
         Binding("r", "command('recover')", "recover", tooltip="recover the selected node"),
         Binding("x", "crash_leader", "kill leader", tooltip="crash the current leader"),
         Binding("e", "command('elect')", "elect", tooltip="the selected node starts an election"),
+        Binding("w", "want", "want CS", show=False,
+                tooltip="the selected node asks for the critical section (with a mutex: --mutex)"),
         Binding("j", "join", "join", show=False, tooltip="a new node joins (the next id), as a recovering node"),
         Binding("l", "leave", "leave", show=False, tooltip="the selected node leaves for good, telling the others"),
         Binding("p", "cut_off", "cut off", show=False,
@@ -188,7 +192,7 @@ class BullyApp(App[None]):
         self.log_view.set_reactive(MessageLog.diagram, bool(again and again.diagram))
         self.panel = NodePanel()
         self.alert_bar = AlertBar(self.model)
-        self.timeline_row = TimelineRow(ALGORITHMS[session.algorithm].title)
+        self.timeline_row = TimelineRow(machine(session.algorithm).title)
         self.status_bar = StatusBar()
         # Set when the user picks another algorithm: the app exits, and run_live starts
         # a new one with it (cli.py), since every widget is built for one cluster.
@@ -230,7 +234,7 @@ class BullyApp(App[None]):
         self.theme = themes.DARK.name
         for name in set(self.available_themes) - {theme.name for theme in themes.THEMES}:
             self.unregister_theme(name)  # Textual's own: the palette offers ours only, whose colours say what things are
-        self.sub_title = ALGORITHMS[self.session.algorithm].title
+        self.sub_title = machine(self.session.algorithm).title
         if self.timeline is None:
             self.timeline = Timeline.live_session(self.session, self.state, speed=self._start[0], paused=self._start[1],
                                                   on_events=self._events_ready, on_done=self._run_done)
@@ -496,6 +500,12 @@ class BullyApp(App[None]):
         node = self.selected if node is None else node
         self._request(NODE_REQUESTS[name](node), f"{name} {self.model.label[node]}")
 
+    def action_want(self, node: int | None = None) -> None:
+        if why := want_refused(self.session.algorithm):
+            self.notify(why, severity="warning")
+            return
+        self.action_command("want", node)
+
     def action_join(self) -> None:
         if why := membership_refused(self.session.algorithm):
             self.notify(why, severity="warning")
@@ -672,10 +682,12 @@ class BullyApp(App[None]):
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
+        election, mutex = split_name(self.session.algorithm)
         for name in ALGORITHMS:
-            if name != self.session.algorithm:
+            if name != election:
+                full = f"{name}+{mutex}" if mutex else name  # (the mutex stays)
                 yield SystemCommand(f"Algorithm: {name}", "restart the cluster with it: same nodes, seed, settings, scenario",
-                                    lambda name=name: self.action_switch_algorithm(name))
+                                    lambda full=full: self.action_switch_algorithm(full))
         if not membership_refused(self.session.algorithm):
             yield SystemCommand("Join a new node", "it gets the next id and starts as a recovering node", self.action_join)
         for i in self.model.ids:
@@ -685,6 +697,9 @@ class BullyApp(App[None]):
                                 lambda i=i: self.action_command("recover", i))
             yield SystemCommand(f"Elect at node {k}", f"node {k}'s failure detector fires",
                                 lambda i=i: self.action_command("elect", i))
+            if mutex:
+                yield SystemCommand(f"Want the critical section: node {k}", f"node {k} asks for it now ({mutex})",
+                                    lambda i=i: self.action_want(i))
             if not membership_refused(self.session.algorithm):
                 yield SystemCommand(f"Leave: node {k}", f"node {k} leaves for good, telling the others",
                                     lambda i=i: self.action_leave(i))

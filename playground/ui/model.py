@@ -26,6 +26,7 @@ from ..core.events import (
     GOES_DOWN,
     AgreementEvent,
     CommandEvent,
+    CsEvent,
     DeliverEvent,
     DropEvent,
     Event,
@@ -36,6 +37,7 @@ from ..core.events import (
 )
 from ..core.monitor import PROPERTY_NAMES, describe
 from ..record.labels import command_text, node_labels
+from ..record.look import CS_LOOK
 from ..run.state import ClusterState, NodeState
 
 NodeView = NodeState  # (the widgets' name for it)
@@ -124,6 +126,8 @@ class ClusterModel:
             elif kind is StateEvent:
                 leader = "none" if e.leader is None else label[e.leader]
                 line(e, "state", None, (e.node,), f"node {label[e.node]} {e.status}, leader {leader}", e.status)
+            elif kind is CsEvent:
+                line(e, "critical section", None, (e.node,), f"node {label[e.node]} {CS_LOOK[e.state][2]}")
             elif kind is AgreementEvent:
                 text = "agreement lost" if e.leader is None else f"agreement: every up node follows {label[e.leader]}"
                 line(e, "agreement", None, () if e.leader is None else (e.leader,), text)

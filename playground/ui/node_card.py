@@ -1,5 +1,5 @@
 """One node as a card: id, status (glyph and colour), leader, its next timer, traffic
-and its cluster epoch.
+and its cluster epoch; with a mutex, its place with respect to the critical section.
 
 `card_key` says what a card shows right now, and `card_content` draws it; both serve
 the full card widget below and the compact grid's one-line cells. The key lets a
@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ..record.look import LEADER_MARK, countdown, leader_text, role_look, short_status, timer_label
+from ..record.look import CS_LOOK, LEADER_MARK, countdown, leader_text, role_look, short_status, timer_label
 from .model import NodeView
 
 FULL_WIDTH = 19  # border, one space, then 16 cells: "timeout ███ 3.9s" fits (4 columns at 80)
@@ -30,12 +30,13 @@ def card_key(n: NodeView, now: float, compact: bool, cells: int = TIMER_BAR) -> 
     """What a card shows now; a full card's bar `cells` long."""
     timer = min(n.timers.items(), key=lambda item: item[1][1], default=None)
     name = timer[0] if timer else None
+    cs = n.cs if n.up else None
     if compact:
-        return (n.up, n.status, n.role, n.leader, name, countdown(*timer[1], now) if timer else "")
+        return (n.up, n.status, n.role, n.leader, name, countdown(*timer[1], now) if timer else "", cs)
     bar = countdown(*timer[1], now, cells) if timer else ""
     left = round(max(0.0, timer[1][1] - now), 1) if timer else 0.0
-    return (n.up, n.status, n.role, n.leader, name, bar, left, sum(n.sent.values()), sum(n.received.values()), n.epoch,
-            n.waiting)
+    return (n.up, n.status, n.role, n.leader, name, bar, cs, left, sum(n.sent.values()), sum(n.received.values()),
+            n.epoch, n.waiting)
 
 
 def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str], digits: int = 2,
@@ -43,7 +44,9 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
     """A compact cell; or a full card's three lines, `width` cells wide: a card wider than
     the least has room for longer names."""
     glyph, colour = role_look(n.role)
-    name, bar = key[4], key[5]
+    name, bar, cs = key[4], key[5], key[6]
+    # In or waiting for the critical section: a glyph where a space was (the same width).
+    gap = (CS_LOOK[cs][0], f"b {CS_LOOK[cs][1]}") if cs is not None and CS_LOOK[cs][0] else " "
     if not n.up:
         leader: tuple = ("",)
     elif n.leads:
@@ -52,11 +55,11 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
         leader = (f" {leader_text(n.leader, labels)}",)
     if compact:
         ident = (f"{labels[n.id]:>{digits}}", "b" if n.up else "$text-disabled")
-        return Content.assemble(ident, " ", (glyph, colour), *leader, " ", (bar, "$text-muted"))
-    left, sent, received, epoch, waiting = key[6:]
+        return Content.assemble(ident, " ", (glyph, colour), *leader, gap, (bar, "$text-muted"))
+    left, sent, received, epoch, waiting = key[7:]
     room = width - len(labels[n.id]) - 3 - Content.assemble(*leader).cell_length
     status = (short_status(n.status, max(8, room)), colour if n.up else f"{colour} strike")
-    first = Content.assemble((labels[n.id], "b"), " ", (f"{glyph} ", colour), status, *leader)
+    first = Content.assemble((labels[n.id], "b"), gap, (f"{glyph} ", colour), status, *leader)
     # Tenths while they matter; whole seconds from 10 s on, so the time keeps to 4 cells.
     seconds = f"{left:.1f}s" if left < 10 else f"{left:.0f}s"
     room = width - len(bar) - 6
