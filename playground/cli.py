@@ -133,8 +133,9 @@ def _parser() -> _Parser:
     p.add_argument("--nodes", metavar="N", help=f"number of nodes (1 to {MAX_NODES}; default 7)")
     p.add_argument("--ids", metavar="KIND", help="node ids: seq (1..N, the default) or uuid (random 128-bit, from the seed)")
     p.add_argument("--algorithm", metavar="NAME", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
-    p.add_argument("--mutex", metavar="NAME", help=f"mutual exclusion beside the election: {', '.join(MUTEXES)} "
-                   "(default none)")
+    p.add_argument("--mutex", metavar="NAME", nargs="?", const=EVERY_MUTEX,
+                   help=f"mutual exclusion beside the election: {', '.join(MUTEXES)} (default none); with --compare "
+                        "and no NAME, all four")
     p.add_argument("--cs-think", metavar="A[:B]", help="with --mutex: seconds a node thinks before it wants the critical "
                    "section, drawn in A..B; none: only the want command asks (default 2:10)")
     p.add_argument("--cs-hold", metavar="A[:B]", help="with --mutex: seconds a node holds the critical section (default 1:3)")
@@ -162,13 +163,14 @@ def _parser() -> _Parser:
 DEFAULTS = {"algorithm": "classic", "nodes": "7", "ids": "seq", "seed": "1"}
 # What --compare does not use: it runs its own scenario, on ids 1..N, to its own limit,
 # and writes no transcript.
-NOT_FOR_COMPARE = ("scenario", "at", "transcript", "overwrite", "until", "settle", "ids", "speed")
+NOT_FOR_COMPARE = ("scenario", "at", "transcript", "overwrite", "until", "settle", "ids", "speed", "cs_think", "cs_hold")
+EVERY_MUTEX = "every"  # --mutex with no name: with --compare, all of them
 
 
 def _check_compare(args: argparse.Namespace) -> None:
     if not args.headless:
         raise InputError("--compare only applies with --headless")
-    unused = [f"--{name}" for name in NOT_FOR_COMPARE if getattr(args, name) not in (None, False, [])]
+    unused = [f"--{name.replace('_', '-')}" for name in NOT_FOR_COMPARE if getattr(args, name) not in (None, False, [])]
     if unused:
         raise InputError(f"--compare runs its own scenario (the leader crashes once all agree) and does not use "
                          f"{', '.join(unused)}")
@@ -238,11 +240,14 @@ def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
         args.speed = parse_number(args.speed, "--speed")
         if not 0 < args.speed <= 1000:
             raise InputError(f"--speed must be above 0 and at most 1000, not {args.speed:g}")
-    mutex = setting("mutex", lambda v, what: _choice(v, what, tuple(MUTEXES)))
+    mutex = setting("mutex", lambda v, what: v if v == EVERY_MUTEX else _choice(v, what, tuple(MUTEXES)))
+    if args.compare:  # (its runs make their own sessions: compare_mutex.py)
+        args.compare_mutexes = None if mutex is None else tuple(MUTEXES) if mutex == EVERY_MUTEX else (mutex,)
+        mutex = None
+    elif mutex == EVERY_MUTEX:
+        raise InputError(f"--mutex needs a name (one of: {', '.join(MUTEXES)}); with no name, only with --compare")
     workload = None
     if mutex is not None:
-        if args.compare:
-            raise InputError("--compare --mutex is not there yet: compare one mutex at a time with --headless runs")
         default = Workload()
         think = setting("cs-think", lambda v, what: None if v.strip().lower() == "none" else parse_span(v, what)) \
             if args.cs_think is not None or _set(scenario, "cs-think") else default.think  # (None: asked by want only)
@@ -363,6 +368,14 @@ def _run(argv: list[str]) -> int:
         _say(f"bully-tui: warning: {warning}")
     if not args.headless:
         return run_live(session, args.speed or 1.0)
+    if args.compare and args.compare_mutexes:
+        from .run.compare_mutex import SIZES, compare_mutex, mutex_json_lines, mutex_table
+
+        sizes = SIZES if args.every_size else (session.nodes,)
+        results = compare_mutex(session.config, session.seed, sizes, args.compare_mutexes, session.algorithm)
+        text = mutex_json_lines(results) if args.format == "json" else mutex_table(results, session.config, session.algorithm)
+        _emit(text + "\n")
+        return 0
     if args.compare:
         from .run.compare import SIZES, compare, json_lines, table
 

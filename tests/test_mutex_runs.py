@@ -124,3 +124,24 @@ def test_the_lecture_figures_measured(mutex, per_entry, sync):
     assert m["entries"] >= 100 and m["violations"] == 0
     assert per_entry[0] <= m["messages_per_entry"] <= per_entry[1]
     assert m["sync_delay"]["median"] == sync and 1 <= m["sync_delay"]["worst"] <= 5
+
+
+def test_compare_mutex_prints_the_lecture_figures_measured(capsys):
+    assert main(["--headless", "--compare", "--mutex", "--nodes", "6"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "| 6 |" in line]
+    by_name = {row.split(" | ")[0].strip("| "): row.split(" | ") for row in rows}
+    assert set(by_name) == set(MUTEXES)
+    assert float(by_name["lamport"][3]) == pytest.approx(15, abs=0.3) and by_name["lamport"][4] == "3(N-1) = 15"
+    assert float(by_name["ricart-agrawala"][3]) == pytest.approx(10, abs=0.3)
+    assert float(by_name["token-ring"][8]) > 0 == float(by_name["central"][8])  # only the token moves when idle
+    assert all(row[9].strip(" |") == "0" for row in by_name.values())  # no violations without faults
+
+
+def test_compare_mutex_json_and_its_refusals(capsys):
+    assert main(["--headless", "--compare", "--mutex", "central", "--nodes", "4", "--format", "json"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["mutex"] == "central" and row["nodes"] == 4 and row["violations"] == 0 and row["entries"] > 10
+    assert main(["--headless", "--nodes", "4", "--mutex"]) == 2
+    assert "--mutex needs a name" in capsys.readouterr().err
+    assert main(["--headless", "--compare", "--mutex", "--cs-hold", "1"]) == 2
+    assert "does not use --cs-hold" in capsys.readouterr().err
