@@ -170,9 +170,10 @@ async def test_the_status_bar_at_80_columns_keeps_the_election_count_and_whole_w
 
 def test_the_status_bar_gives_way_least_important_first():
     config = ClusterConfig()
-    status = Status(38.46, 1, False, 12.3, config, 3, True, 145_982, 4_500, held_links=14)
+    status = Status(38.46, 1, False, 0.31, config, 3, True, 145_982, 4_500, held_links=14)
     widths = [fit(parts(status), w).plain for w in (200, 100, 78, 60, 40, 20)]
-    assert widths[0] == ("t=38.46s ▶ ×1 12.3s behind │ T=4 · 14 links held: synchrony broken │ δ 0.5–1.5 │ "
+    assert widths[0] == ("t=38.46s ▶ ×1 running at ×0.31: too much to show │ T=4 · 14 links held: synchrony broken │ "
+                         "δ 0.5–1.5 │ "
                          "election 3…: 145,982 msgs (worst 4,500)")
     for width, shown in zip((200, 100, 78, 60, 40, 20), widths, strict=True):
         assert len(shown) <= width and shown.startswith("t=38.46s ▶ ×1")
@@ -182,7 +183,7 @@ def test_the_status_bar_gives_way_least_important_first():
 
 
 def test_a_constant_delay_is_one_number():
-    status = Status(1.0, 1, True, 0, ClusterConfig(delay_min=1.5, delay_max=1.5), 0, False, 0, None)
+    status = Status(1.0, 1, True, None, ClusterConfig(delay_min=1.5, delay_max=1.5), 0, False, 0, None)
     assert "│ δ 1.5 │" in fit(parts(status), 200).plain
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from playground.core.commands import Crash, Elect, Join, Leave, Recover
-from playground.core.config import ClusterConfig, InputError
+from playground.core.config import ClusterConfig, InputError, to_seconds
 from playground.record.reader import Reader
 from playground.record.transcript import INDEX_BLOCK
 from playground.run.history import Loading
@@ -269,3 +269,30 @@ async def test_a_violation_under_way_at_a_branch_goes_on_in_it_and_ends_with_its
     assert set(ended) == {v["property"] for v in begun}
     for v in begun:  # healed at 50: each lasted from its start to then
         assert ended[v["property"]]["t"] == 50 and ended[v["property"]]["duration"] == pytest.approx(50 - v["t"])
+
+
+@on_asyncio
+async def test_a_pause_between_two_instants_keeps_the_time_shown_and_a_command_runs_then():
+    # (a tester paused at t=14.06 with nothing due, crashed a node: the crash ran at 12.72,
+    # the engine's last instant, and the clock jumped back)
+    session = Session(nodes=5, config=JITTER)
+    timeline = Timeline.live_session(session, ClusterState(session.ids, session.config), speed=0.01, paused=False,
+                                     on_events=lambda: None, on_done=lambda _: None)
+    try:
+        live, engine = timeline.live, timeline.live.cluster.engine
+        await settle(timeline, 20)
+        gap = to_seconds(engine.due()) - live.now()
+        assert gap > 0.01
+        live.advance(gap / 2)  # between two instants: nothing due until the next
+        shown = live.now()
+        live.pause()
+        await settle(timeline)
+        assert abs(live.now() - shown) < 1e-6 and engine.now < shown
+        seen: list = []
+        engine.subscribe(seen.extend)
+        timeline.submit(Crash(2))
+        await settle(timeline)
+        (crash,) = [e for e in seen if e.kind == "command"]
+        assert abs(crash.t - shown) <= 3e-6  # (paused, a command moves the clock on by a microsecond to run)
+    finally:
+        await timeline.close()

@@ -11,8 +11,8 @@ Headless runs use an autojump MockClock: virtual time runs as fast as the CPU al
 The live app's clock runs at the chosen speed (live.py owns pace: the clock's rate).
 A run that falls behind its clock does not sleep until it has caught up; and when it
 falls further behind than `max_lead` allows, the clock is held back with it; and a
-pause holds the clock at the engine's time (`hold_clock`), so the run stops where it
-is (not where the clock had got to, seconds of work later).
+pause brings the clock back to the first work due (`hold_clock`), so the run stops
+where it is (not where the clock had got to, seconds of work later).
 """
 
 from __future__ import annotations
@@ -77,10 +77,13 @@ class Cluster:
         return bool(self._submitted)
 
     def hold_clock(self) -> None:
-        """Bring a clock that ran ahead of the work due back to the engine's time (a pause:
-        the run stops where it is)."""
-        if self.running and trio.current_time() - self._t0 > self.engine.now:
-            self._t0 = trio.current_time() - self.engine.now
+        """Bring a clock that ran past work due back to when that work is due (a pause: the
+        run stops where it is). A clock ahead of the engine with nothing due in between
+        is not behind: nothing happened there, and it stays (a command given then runs
+        at the time shown)."""
+        due = self.engine.due()
+        if self.running and due is not None and self._clock_us() > due:
+            self._t0 = trio.current_time() - to_seconds(due)
         self._wake.set()
 
     def poke(self) -> None:

@@ -13,9 +13,10 @@ changes what happens in the run, so none of it is a command or in the transcript
 Flow. Events wait in a buffer until the host takes them (`take`). When the host falls
 behind (a storm of events at a high speed), the cluster is held before its next step
 until the host has taken what is there: the run slows down to what can be shown, and
-`behind` says by how much it trails its clock. It trails by LEAD_SHOWN seconds of wall
-time at most: further behind, the clock waits for it (Cluster.max_lead), so that when
-a storm ends the run goes on at its pace rather than racing to catch up. A pause
+`running_at` says at what speed it really goes. It trails its clock by LEAD_SHOWN
+seconds of wall time at most: further behind, the clock waits for it
+(Cluster.max_lead), so that when a storm ends the run goes on at its pace rather than
+racing to catch up; and the time shown (`now`) is the run's, not the clock's. A pause
 brings the clock back to the run's time (Cluster.hold_clock): the run stops where it
 is, not after the work its clock had got ahead of.
 """
@@ -23,6 +24,8 @@ is, not after the work its clock had got ahead of.
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import deque
 from collections.abc import Callable
 
 import outcome
@@ -35,6 +38,8 @@ from ..core.events import Event
 from .cluster import Cluster
 
 BACKLOG = 20_000  # events the host may leave untaken before the cluster waits for it
+PACE_WINDOW = 2.0  # wall seconds over which the speed the run keeps is measured
+KEEPS_UP = 0.8  # a run at 80% of the speed asked for or more keeps up
 LEAD_SHOWN = 0.25  # wall seconds the clock may run ahead of a run that cannot keep up
 
 
@@ -59,6 +64,7 @@ class LiveRun:
         cluster.gate = self._gate
         # (paused, the clock moves only when told to: by a step, or a test's advance)
         cluster.max_lead = lambda: None if self.paused else LEAD_SHOWN * self.clock.rate
+        self._pace: deque[tuple[float, float]] = deque()  # (wall time, the run's time), for running_at
 
     # --- start and stop -----------------------------------------------------------------
 
@@ -190,8 +196,28 @@ class LiveRun:
         self._call(self.cluster.poke)
 
     def now(self) -> float:
-        """Virtual time on the clock (for countdowns)."""
-        return self.cluster.clock_time()
+        """The run's time: its clock, or, when work due is behind the clock (a run that
+        cannot keep up), when that work is due. What the screen shows, and counts down from."""
+        t = self.cluster.clock_time()
+        due = self.cluster.engine.due() if self.cluster.running else None
+        return t if due is None else max(self.cluster.engine.now, min(t, to_seconds(due)))
+
+    def running_at(self) -> float | None:
+        """The speed the run keeps, in virtual seconds per wall second over the last
+        PACE_WINDOW seconds, when it is well below the speed asked for (a storm the run
+        cannot keep up with); None while it keeps up, or is paused, or it is too soon to say."""
+        wall, t = time.monotonic(), self.now()
+        if self.paused:
+            self._pace.clear()
+            return None
+        self._pace.append((wall, t))
+        while self._pace[0][0] < wall - PACE_WINDOW:
+            self._pace.popleft()
+        first_wall, first_t = self._pace[0]
+        if wall - first_wall < PACE_WINDOW / 2:
+            return None
+        speed = (t - first_t) / (wall - first_wall)
+        return speed if speed < KEEPS_UP * self.speed else None
 
     @property
     def idle(self) -> bool:

@@ -389,7 +389,7 @@ class BullyApp(App[None]):
             self.panel.show(self.model.nodes[self.selected], timeline.internals(self.selected), now, self.model.label)
         state, live, rounds = self.state, self.live, self.state.rounds
         self.status_bar.show(Status(
-            now, self.speed, live is None or live.paused, live.behind if live and timeline.at_present else 0.0,
+            now, self.speed, live is None or live.paused, live.running_at() if live and timeline.at_present else None,
             state.config, rounds.count, rounds.running, sum(rounds.current.messages.values()) if rounds.current else 0,
             self.model.worst_case, self._where(), len(state.held_links)))
 

@@ -1,11 +1,12 @@
-"""One line: virtual time and pace (and how far behind its clock the run is), or where in
+"""One line: virtual time and pace (and the speed the run really keeps, when it cannot
+keep up with the one asked for), or where in
 the past the screen is; T and the delay bounds (red when the synchrony bound is broken:
 T < 2 x max delay, or links held), and the elections so far with the current one's
 message count beside its worst case.
 
 When the line is wider than the screen, its least important parts are shortened or
 left out first, whole words at a time: the delay bounds, then the worst case, then the
-words beside T, then how far behind the run is; the time, the pace, T and the election
+words beside T, then the speed the run keeps; the time, the pace, T and the election
 count stay to the end."""
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from textual.widget import Widget
 
 from ..core.config import ClusterConfig
 
-BEHIND_SHOWN = 0.5  # seconds behind the clock before the bar says so
 SEPARATOR = " │ "
 
 
@@ -27,7 +27,7 @@ class Status:
     now: float
     speed: float
     paused: bool
-    behind: float
+    running_at: float | None  # the speed the run keeps, when well below `speed` (None: it keeps up)
     config: ClusterConfig
     elections: int
     in_election: bool
@@ -51,7 +51,7 @@ class StatusBar(Widget):
 
 # The order in which parts give way, least important first: each time a part is named,
 # it takes its next shorter form (the last form of a part may be nothing at all).
-GIVE_WAY = ("delay", "count", "sync", "pace", "sync", "count")
+GIVE_WAY = ("delay", "count", "sync", "pace", "pace", "sync", "count")
 
 
 def parts(s: Status) -> dict[str, list[str]]:
@@ -61,8 +61,10 @@ def parts(s: Status) -> dict[str, list[str]]:
         pace = [f"[b $accent]{s.where}[/]", f"[b $accent]{s.where.split(' · ')[0]}[/]"]
     else:
         pace = ["[b $warning]❚❚ paused[/]" if s.paused else f"▶ ×{s.speed:g}"]
-        if s.behind >= BEHIND_SHOWN and not s.paused:
-            pace = [f"{pace[0]} [b $warning]{s.behind:.1f}s behind[/]", *pace]
+        if s.running_at is not None and not s.paused:
+            at = f"×{s.running_at:.2g}" if s.running_at < 10 else f"×{s.running_at:.0f}"
+            pace = [f"{pace[0]} [b $warning]running at {at}: too much to show[/]", f"{pace[0]} [b $warning]at {at}[/]",
+                    *pace]
     t = f"T={c.timeout:g}"
     if s.held_links:
         held = f"{s.held_links:,} link{'s' if s.held_links > 1 else ''} held"
