@@ -27,7 +27,8 @@ class HelpScreen(ModalScreen[None]):
         keys_by_purpose = {purpose: _runs_of_digits(keys) for purpose, keys in keys_by_purpose.items()}
         width = min(KEYS_WIDTH, max(len(" ".join(keys)) for keys in keys_by_purpose.values()))
         with VerticalScroll():
-            yield Static(Content.from_markup("[b $primary]bully-tui keys[/]\n"))
+            yield Static(Content.from_markup(
+                "[b $primary]bully-tui keys[/]  [$text-muted]? or escape closes this; the keys work again then[/]\n"))
             for purpose, keys in keys_by_purpose.items():  # assembled, not markup: "[" is a key here
                 with Horizontal(classes="row"):
                     key_column = Static(Content.styled(" ".join(keys), "b $secondary"), classes="keys")

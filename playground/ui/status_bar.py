@@ -75,7 +75,7 @@ def parts(s: Status) -> dict[str, list[str]]:
         sync = [f"[b $error]{t} < 2×{c.delay_max:g}: synchrony broken[/]", f"[b $error]{t} < 2×{c.delay_max:g}[/]"]
     delay = f"{c.delay_min:g}" if c.delay_min == c.delay_max else f"{c.delay_min:g}–{c.delay_max:g}"
     running = "…" if s.in_election else ""
-    msgs = f"{s.election_messages:,} msgs"
+    msgs = f"{s.election_messages:,} msg{'' if s.election_messages == 1 else 's'}"
     if not s.elections:
         count = ["no election yet"]
     elif s.elections == 1:  # every node starts at once: no one initiator's worst case to compare with
