@@ -42,7 +42,8 @@ class AlertBar(Widget):
             if total > len(lines):  # some are over already: how many in all, on the last line
                 lines[-1] = (*lines[-1][:2], f"{total:,} violations so far")
         elif episodes.all:
-            last = max(episodes.all, key=lambda e: (e.began.t + (e.lasted or 0.0), e.began.t))  # the last to end
+            # the last to end (of those ending together, the last to begin)
+            _, _, last = max((e.began.t + (e.lasted or 0.0), k, e) for k, e in enumerate(episodes.all))
             lasted = f", lasted {duration_text(last.lasted)}" if last.lasted is not None else ""
             lines = [(f"⚠ {PROPERTY_NAMES[last.property]} at t={last.began.t:.2f}s{lasted}", describe(last.began, name),
                       f"the last of {total:,} violations" if total > 1 else "")]
