@@ -364,10 +364,9 @@ def _emit(text: str) -> None:
 
 def _run(argv: list[str]) -> int:
     args, session = parse_args(argv)
-    for warning in session.config.warnings():
-        _say(f"bully-tui: warning: {warning}")
     if not args.headless:
         return run_live(session, args.speed or 1.0)
+    _warn(session)
     if args.compare and args.compare_mutexes:
         from .run.compare_mutex import SIZES, compare_mutex, mutex_json_lines, mutex_table
 
@@ -516,10 +515,17 @@ def replay_app(path: str, save_dir: str = "."):  # -> BullyApp (Textual loads on
     return BullyApp(session, paused=True, save_dir=save_dir, loading=loading)
 
 
+def _warn(session) -> None:
+    """Settings that break an assumption: allowed, and said out loud."""
+    for warning in session.config.warnings():
+        _say(f"bully-tui: warning: {warning}")
+
+
 def run_live(session, speed: float) -> int:
     if session.transcript is not None:
         check_new(session.transcript, "transcript", session.overwrite)  # fail now, not inside the app
     _need_a_terminal("the live app draws on the terminal", "for a run without a screen, use --headless")
+    _warn(session)  # (after the checks: a refusal is one line)
     from .ui.app import BullyApp  # Textual loads only when the live app is wanted
 
     if session.transcript is not None:

@@ -344,6 +344,31 @@ def gen_options(b: Builder) -> None:
         expect = {"ok": ACCEPT, "bad": REFUSE, "either": EITHER}[name_verdict(value, ("seq", "uuid"))]
         b.add(f"name:--ids={value}", "headless", ["--headless", "--until", "5", *b.spelled("--ids", value)], expect,
               names="--ids")
+    # mutual exclusion: names, the workload's spans, what needs a mutex, a token with no delay
+    mutexes = ("central", "token-ring", "lamport", "ricart-agrawala")
+    for value in [b.rng.choice(mutexes), "LAMPORT", b.rng.choice(["paxos", ""]), LONG_GARBAGE]:
+        expect = {"ok": ACCEPT, "bad": REFUSE, "either": EITHER}[name_verdict(value, mutexes)]
+        b.add(f"name:--mutex={_short(value, 16)}", "headless",
+              ["--headless", "--nodes", "4", "--until", "20", *b.spelled("--mutex", value)], expect, names="--mutex")
+    for flag in ("--cs-think", "--cs-hold"):
+        for label, value in [*b.rng.sample(HOSTILE, 3), ("span", "1:3"), ("reversed", "3:1"), ("three", "1:2:3"),
+                             ("none", "none")]:
+            verdict = "ok" if value == "none" and flag == "--cs-think" else delay_verdict(value) if value != "none" \
+                else "bad"
+            expect = {"ok": ACCEPT, "bad": REFUSE, "either": EITHER}[verdict]
+            b.add(f"mutex:{flag}-{label}", "headless", ["--headless", "--nodes", "4", "--until", "20", "--mutex",
+                                                        b.rng.choice(mutexes), flag, value], expect, names=flag)
+    b.add("mutex:--cs-hold-without-mutex", "headless", ["--headless", "--until", "5", "--cs-hold", "1"], REFUSE,
+          names=("--cs-hold", "--mutex"))
+    b.add("mutex:want-without-mutex", "headless", ["--headless", "--until", "10", "--at", "5 want 2"], REFUSE,
+          names=("--at", "want", "--mutex"))
+    b.add("mutex:want-at-a-down-node", "headless", ["--headless", "--until", "10", "--mutex", "lamport",
+                                                    "--at", "4 crash 2", "--at", "5 want 2"], REFUSE, names="down")
+    b.add("mutex:token-without-delay", "headless", ["--headless", "--until", "10", "--mutex", "token-ring",
+                                                    "--delay", "0"], REFUSE, names="--delay")
+    b.add("mutex:mutex-without-a-name", "headless", ["--headless", "--until", "10", "--mutex"], REFUSE,
+          names="--mutex")
+    b.add("mutex:compare", "compare", ["--headless", "--compare", "--mutex", "--nodes", "4"], ACCEPT)
     # the transcript path
     precious = b"precious: the user's own file\n"
     run = ["--headless", "--nodes", "4", "--until", "5"]
@@ -642,17 +667,20 @@ BASES = {  # what the checkout under test records once per campaign run
                       "--at", "10 crash 5", "--at", "20 recover 5", "--at", "30 timeout 5", "--at", "31 delay 1"],
     # ~300k events, for signals during verify and export
     "big": ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", "750"],
+    # a mutex beside the election: cs lines, a workload in the header, a violation of mutual exclusion
+    "central": ["--headless", "--mutex", "central", "--nodes", "5", "--until", "40", "--cs-hold", "20:30",
+                "--at", "8 want 2", "--at", "12 crash 5", "--at", "25 want 3"],
     # a moment far out: an SVG drawn to scale once ran out of memory on it (--probe-interval 0:
     # with probes, reaching t = 1e11 would take days)
     "far": ["--headless", "--nodes", "5", "--probe-interval", "0", "--at", "100000000000 elect 1", "--until", "1e11"],
 }
-SMALL_BASES = ("classic", "uuid", "epoch-bully", "ring", "garcia-molina")
+SMALL_BASES = ("classic", "uuid", "epoch-bully", "ring", "garcia-molina", "central")
 
 EVENT_FIELDS = {  # JSON type of each event field: int, num, str, nint (int or null), nnum, list, obj
     "seq": "int", "t": "num", "kind": "str", "src": "int", "dst": "int", "id": "int", "msg": "obj", "arrives": "num",
     "reason": "str", "node": "int", "status": "str", "leader": "nint", "role": "str", "epoch": "int", "name": "str",
     "fires": "num", "command": "str", "args": "list", "source": "str", "property": "str", "phase": "str",
-    "nodes": "list", "leaders": "list", "expected": "nint", "since": "nnum", "duration": "nnum",
+    "nodes": "list", "leaders": "list", "expected": "nint", "since": "nnum", "duration": "nnum", "state": "str",
 }
 HEADER_FIELDS = {"format": "str", "version": "int", "algorithm": "str", "nodes": "idlist", "seed": "int",
                  "config": "obj"}
@@ -949,13 +977,13 @@ TRANSCRIPT_SPECS: list[tuple[str, tuple]] = [
 REQUIRED = {  # fields every line of the kind must have (deleting one is malformed)
     "send": ("src", "dst", "id", "msg", "arrives"), "deliver": ("id", "src", "dst"),
     "state": ("node", "status", "leader", "role"), "timer_set": ("node", "name", "fires"),
-    "command": ("command", "args", "source"), "violation": ("property", "phase", "nodes"),
+    "command": ("command", "args", "source"), "violation": ("property", "phase", "nodes"), "cs": ("node", "state"),
 }
 EXPORT_EXTENSIONS = {"svg": "svg", "mermaid": "mmd", "shiviz": "log"}
 
 
 def _transcript_case(b: Builder, op: str, params: tuple, group: str) -> None:
-    base = FIXED_BASE.get(op) or b.rng.choices(SMALL_BASES, weights=(4, 2, 2, 2, 2))[0]
+    base = FIXED_BASE.get(op) or b.rng.choices(SMALL_BASES, weights=(4, 2, 2, 2, 2, 2))[0]
     files = {"run.jsonl": Derived(base, op, params, b.seed())}
     label = f"transcript-{op}{'(' + ','.join(map(str, params)) + ')' if params else ''}:{base}"
     line = "run.jsonl" if op == "empty" else "line {line}"
