@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.cli import release  # noqa: E402
+from playground.core.config import Workload  # noqa: E402
 from playground.run.session import Session  # noqa: E402
 from playground.ui.app import SPEEDS, BullyApp  # noqa: E402
 from protocol import ALGORITHMS  # noqa: E402
@@ -39,7 +40,8 @@ async def key_latency(nodes: int, speed: float, presses: int = 20, diagram: bool
     """Latencies in ms, and how far behind its clock the run was at the end (s); with
     `diagram`, the log drawn as the space-time diagram."""
     with tempfile.TemporaryDirectory() as tmp:
-        app = BullyApp(Session(algorithm, nodes=nodes), speed=speed, save_dir=tmp)
+        workload = Workload() if "+" in algorithm else None  # a mutex: its default workload
+        app = BullyApp(Session(algorithm, nodes=nodes, workload=workload), speed=speed, save_dir=tmp)
         latencies = []
         async with app.run_test(size=SIZE) as pilot:
             frames = []  # when the app composited a frame: what "on screen" means here
@@ -110,7 +112,7 @@ def main() -> None:
         print(f"  {wall:>4} | {virtual:>9.0f} | {logged:>12} | {kept:>10} | {mb:.1f}", flush=True)
     release()
     runs = [("classic", 32, max(SPEEDS), False), ("classic", 32, max(SPEEDS), True),
-            *((algorithm, 64, 1.0, False) for algorithm in ALGORITHMS)]
+            *((algorithm, 64, 1.0, False) for algorithm in ALGORITHMS), ("classic+lamport", 32, max(SPEEDS), False)]
     for algorithm, nodes, speed, diagram in runs:
         latencies, behind = asyncio.run(key_latency(nodes, speed, diagram=diagram, algorithm=algorithm))
         release()  # as bully-tui does between two apps (the palette's switch)
