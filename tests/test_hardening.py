@@ -24,6 +24,7 @@ from playground.cli import main
 from playground.core.commands import USAGE as COMMAND_USAGE
 from playground.core.config import ClusterConfig, InputError
 from playground.core.engine import Engine
+from playground.core.monitor import PROPERTY_NAMES
 from playground.record import recorder, transcript
 from playground.record.reader import Reader, parse
 from playground.run.progress import RunProgress
@@ -341,7 +342,7 @@ BAD_TRANSCRIPTS = [
     (V3, [{"seq": 0, "t": 1.0, "kind": "command", "command": "timeout", "args": [1e300], "source": "user"}],
      "line 2: field 'args': timeout must be from 0.001 s to 1,000,000 s, not 1e+300"),
     (V3, [{"seq": 0, "t": 1.0, "kind": "violation", "property": "liveness", "phase": "begin", "nodes": [1], "leaders": [None]}],
-     "line 2: field 'property': expected one of sle1, split_brain, sle2, mutex, got \"liveness\""),
+     f"line 2: field 'property': expected one of {', '.join(PROPERTY_NAMES)}, got \"liveness\""),
     (V3, [{"seq": 0, "t": 1.0, "kind": "violation", "property": "sle1", "phase": "begin", "nodes": [1, 2], "leaders": [3]}],
      "line 2: field 'leaders': one for each of the 2 nodes, got 1"),
     (V3, [{"seq": 0, "t": 1.0, "kind": "violation", "property": "sle1", "phase": "during", "nodes": [1], "leaders": [3]}],

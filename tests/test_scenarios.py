@@ -175,6 +175,8 @@ def check_mutex_token_lost():
     assert [e.node for e in cs_events(events, "held")] == [2]
     assert {e.node for e in cs_events(events, "wanted") if e.t >= 30} == {3, 4}
     assert report["mutex"]["entries"] == 1 and not violations(events, "mutex")
+    (stuck,) = violations(events, "cs_wait")
+    assert stuck.nodes == (3, 4) and stuck.since == 30 and stuck.t == 30 + engine.settle_time() == 96
 
 
 def check_mutex_figures():

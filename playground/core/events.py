@@ -178,11 +178,14 @@ class ViolationEvent(Event):
     monitor.describe() makes the one line people read from these fields.
 
     property  "sle1" (normal nodes disagree on the leader), "split_brain" (two nodes
-              each lead), "sle2" (not settled c seconds after the last fault)
+              each lead), "sle2" (not settled c seconds after the last fault); with a
+              mutex, "mutex" (two in the critical section) and "cs_wait" (nodes wait,
+              nobody has held it for c seconds: it only begins)
     nodes     the nodes involved when it began
     leaders   whom each of `nodes` followed then (None: nobody)
     expected  SLE2: the highest up node, whom all should follow
-    since     SLE2: the last fault (monitor rule 6), c seconds before
+    since     SLE2: the last fault (monitor rule 6), c seconds before; cs_wait: since
+              when nodes have waited with nobody inside
     """
 
     kind: ClassVar[str] = "violation"

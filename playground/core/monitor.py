@@ -30,6 +30,11 @@ Rules:
   8. Mutual exclusion (with a mutex beside the election): at most one up node holds the
      critical section. Two or more is an episode, as in rule 4; a node that crashes
      holding it holds it no more.
+  9. Its liveness: nobody waits for ever for a free critical section. When up nodes
+     want it and nobody holds it for c seconds on end (SLE2's c: time enough for any
+     election, and for any request to be served), that is reported once, naming who
+     waits, until someone enters or nobody waits any more (a lost token, a request
+     sent to a leader that crashed, a reply a crashed node never sends).
 """
 
 from __future__ import annotations
@@ -62,8 +67,10 @@ from .events import (
 
 # What the monitor reads (the trace hands it nothing else): the one list, beside `observe`.
 OBSERVED = (StateEvent, CsEvent, CrashEvent, StartEvent, RecoverEvent, JoinEvent, LeaveEvent, CommandEvent)
-SLE1, SPLIT_BRAIN, SLE2, MUTEX = "sle1", "split_brain", "sle2", "mutex"
-PROPERTY_NAMES = {SLE1: "SLE1", SPLIT_BRAIN: "split brain", SLE2: "SLE2", MUTEX: "mutual exclusion"}
+SLE1, SPLIT_BRAIN, SLE2, MUTEX, CS_WAIT = "sle1", "split_brain", "sle2", "mutex", "cs_wait"
+PROPERTY_NAMES = {SLE1: "SLE1", SPLIT_BRAIN: "split brain", SLE2: "SLE2", MUTEX: "mutual exclusion",
+                  CS_WAIT: "critical section liveness"}
+ONCE = (SLE2, CS_WAIT)  # the properties checked at one moment: reported when they begin, with no end
 
 
 class Monitor:
@@ -73,7 +80,10 @@ class Monitor:
         self.up: set[int] = set()
         self.leader: dict[int, int | None] = dict.fromkeys(ids)
         self.normal: dict[int, bool] = dict.fromkeys(ids, False)
-        self.deadline: int | None = None  # when SLE2 is next checked (us)
+        self._sle2_at: int | None = None  # when SLE2 is next checked (us)
+        self._wait_at: int | None = None  # when a wait for a free critical section becomes too long (rule 9)
+        self._wanting: dict[int, float] = {}  # up nodes that want the critical section -> since when
+        self._free_since: float | None = None  # since when nodes have waited with nobody inside
         self._settle = settle
         self._last_fault = 0.0
         self._top: int | None = None  # the highest up node
@@ -94,15 +104,22 @@ class Monitor:
             self._forget(node)
             self.leader[node], self.normal[node] = event.leader, event.role is StatusRole.NORMAL
             self._count(node)
-        elif kind is CsEvent:  # rule 8
+        elif kind is CsEvent:  # rules 8 and 9
             if event.state is CsState.HELD and event.node in self.up:
                 self._holding.add(event.node)
             else:
                 self._holding.discard(event.node)
+            if event.state is CsState.WANTED and event.node in self.up:
+                self._wanting[event.node] = event.t
+            else:
+                self._wanting.pop(event.node, None)
+            self._waits(event.t)
         elif kind is CrashEvent or kind is LeaveEvent:  # rule 7
             self._forget(event.node)
             self.up.discard(event.node)
             self._holding.discard(event.node)
+            self._wanting.pop(event.node, None)
+            self._waits(event.t)
             self._fault(event.t)
         elif kind is StartEvent or kind is RecoverEvent or kind is JoinEvent:
             if kind is JoinEvent:  # rule 7
@@ -128,10 +145,32 @@ class Monitor:
             if agreed != self._agreed:
                 self._agreed = agreed
                 out.append(AgreementEvent(UNSET, t, agreed))
-        if self.deadline is not None and to_us(t) >= self.deadline:
-            self.deadline = None
+        if self._sle2_at is not None and to_us(t) >= self._sle2_at:
+            self._sle2_at = None
             self._check_settled(t, out)
+        if self._wait_at is not None and to_us(t) >= self._wait_at:  # rule 9
+            self._wait_at = None
+            waiting = tuple(sorted(self._wanting))
+            out.append(ViolationEvent(UNSET, t, CS_WAIT, "begin", waiting, (None,) * len(waiting),
+                                      since=self._free_since))
         return out
+
+    @property
+    def deadline(self) -> int | None:
+        """When the monitor must next look, with nothing else due (us): SLE2's check, or a
+        wait for a free critical section growing too long."""
+        due = [d for d in (self._sle2_at, self._wait_at) if d is not None]
+        return min(due) if due else None
+
+    def _waits(self, t: float) -> None:
+        """Rule 9's clock: it runs while nodes want the CS and nobody holds it."""
+        if self._wanting and not self._holding:
+            if self._free_since is None:
+                self._free_since = t
+                c = self._settle()
+                self._wait_at = None if c is None else to_us(t + c)
+        else:
+            self._free_since, self._wait_at = None, None
 
     # --- the one definition of agreement (rule 5) ---------------------------------------------
 
@@ -153,7 +192,7 @@ class Monitor:
         self._top = max(self.up, default=None)
         self._last_fault = t
         c = self._settle()
-        self.deadline = None if c is None else to_us(t + c)
+        self._sle2_at = None if c is None else to_us(t + c)
 
     def _forget(self, node: int) -> None:
         if node in self.up:
@@ -210,6 +249,10 @@ def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
         return f"nodes {_names(v.nodes, name)} each lead"
     if v.property == MUTEX:
         return f"{len(v.nodes)} in the critical section: nodes {_names(v.nodes, name)}"
+    if v.property == CS_WAIT:
+        waited = round(v.t - v.since, 6) if v.since is not None else 0
+        return (f"node{'s' if len(v.nodes) > 1 else ''} {_names(v.nodes, name)} still waiting, and nobody has held the "
+                f"critical section for {duration_text(waited)}")
     if v.property == SLE1:  # who follows whom, as the cards write it: "1, 2 → 5"
         groups: dict[int | None, list[int]] = {}
         for node, leader in zip(v.nodes, v.leaders, strict=True):

@@ -30,7 +30,7 @@ from ..core.commands import check_words
 from ..core.config import INSTANT, shown_json
 from ..core.events import EVENT_TYPES, CommandEvent, CsEvent, DropEvent, Event, StateEvent, ViolationEvent
 from ..core.host import DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, HostStatus
-from ..core.monitor import PROPERTY_NAMES, SLE2
+from ..core.monitor import ONCE, PROPERTY_NAMES
 
 EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
 NODE_FIELDS = ("node", "src", "dst", "leader", "nodes", "leaders", "expected")  # ids, one or a tuple
@@ -247,8 +247,9 @@ class EventDecoder:
     def _violation(e: ViolationEvent) -> None:
         if e.property not in PROPERTY_NAMES:
             raise ValueError(f"field 'property': expected one of {', '.join(PROPERTY_NAMES)}, got {shown_json(e.property)}")
-        if e.phase not in PHASES or (e.property == SLE2 and e.phase != "begin"):
-            raise ValueError(f"field 'phase': expected {' or '.join(PHASES)} (sle2 only begins), got {shown_json(e.phase)}")
+        if e.phase not in PHASES or (e.property in ONCE and e.phase != "begin"):
+            raise ValueError(f"field 'phase': expected {' or '.join(PHASES)} ({' and '.join(ONCE)} only begin), "
+                             f"got {shown_json(e.phase)}")
         if len(e.leaders) != len(e.nodes):
             raise ValueError(f"field 'leaders': one for each of the {len(e.nodes)} nodes, got {len(e.leaders)}")
         if e.phase == "end" and e.duration is None:

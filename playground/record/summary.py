@@ -20,7 +20,7 @@ from ..core.events import (
     ViolationEvent,
 )
 from ..core.host import HostStatus
-from ..core.monitor import MUTEX, CsEntries, Episodes, Rounds, describe
+from ..core.monitor import CS_WAIT, MUTEX, CsEntries, Episodes, Rounds, describe
 
 
 class Summary:
@@ -108,7 +108,8 @@ class Summary:
         cs = self.cs
         return {"entries": cs.entries, "messages": cs.messages, "messages_per_entry": cs.messages_per_entry,
                 "client_delay": _spread(cs.client_delays), "sync_delay": _spread(cs.sync_delays),
-                "violations": sum(v["property"] == MUTEX for v in violations), "lecture": self.lecture}
+                "violations": sum(v["property"] == MUTEX for v in violations),
+                "stuck": sum(v["property"] == CS_WAIT for v in violations), "lecture": self.lecture}
 
 
 def _spread(values: list[float]) -> dict[str, float] | None:
