@@ -321,3 +321,17 @@ def test_a_shiviz_log_too_big_to_draw_is_refused_with_a_way_to_narrow_it(tmp_pat
     assert err.count("\n") == 1 and "choose fewer with --nodes, --from and --to, or --types" in err
     assert not (tmp_path / "big.log").exists()
     assert main(["export", path, "--format", "shiviz", "--nodes", "1,2", "--to", "5", "-o", str(tmp_path / "few.log")]) == 0
+
+
+def test_a_stay_in_the_critical_section_is_a_bar_on_its_lane_and_every_format_takes_cs_lines(tmp_path):
+    path = tmp_path / "cs.jsonl"
+    assert main(["--headless", "--scenario", "scenarios/mutex-central-leader-crash.scenario",
+                 "--transcript", str(path)]) == 0
+    diagram = collect(str(path))
+    assert diagram.inside == [(2, 12.0, 72.0), (3, 42.0, 100.0)]  # (each holds it 60 s; the run ends at 100)
+    assert [m.word for m in diagram.marks if m.kind == "cs" and m.node == 2] == ["wants CS", "in CS", "out of CS"]
+    svg = to_svg(diagram)
+    assert "2 in the critical section from 12s to 72s" in svg and "3 in the critical section from 42s to 100s" in svg
+    assert shiviz_problems(to_shiviz(diagram)) == [] and "in CS" in to_svg(collect(str(path), Filters(start=30)))
+    window = collect(str(path), Filters(start=30, stop=50))
+    assert [(node, a) for node, a, _ in window.inside] == [(2, 30), (3, 42.0)]  # clipped to the window

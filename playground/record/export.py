@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 import themes
-from protocol import MessageRole, StatusRole, machine
+from protocol import CsState, MessageRole, StatusRole, machine
 
 from ..core.config import InputError, duration_text, instant_text
 from ..core.events import (
@@ -45,6 +45,7 @@ from ..core.events import (
     GOES_DOWN,
     CommandEvent,
     CrashEvent,
+    CsEvent,
     DeliverEvent,
     DropEvent,
     JoinEvent,
@@ -59,7 +60,7 @@ from ..core.events import (
 )
 from ..core.monitor import PROPERTY_NAMES, describe
 from .labels import command_text, node_labels
-from .look import EVENT_COLOUR, MESSAGE_COLOUR, ROLE_LOOK, role_look
+from .look import CS_LOOK, EVENT_COLOUR, MESSAGE_COLOUR, ROLE_LOOK, role_look
 from .reader import Reader
 
 FORMATS = ("svg", "mermaid", "shiviz")
@@ -92,6 +93,7 @@ class Mark:
     text: str  # all of it (Mermaid, ShiViz, the tooltip): "normal, leader 7"
     word: str  # what the lane says beside its glyph: "normal → 7", "recovered"
     role: StatusRole | None = None  # a state change's status role
+    look: tuple[str, str] | None = None  # a glyph and colour of its own (the critical section's), instead of the role's
 
 
 @dataclass(slots=True)
@@ -123,6 +125,7 @@ class Diagram:
     bands: list[Band] = field(default_factory=list)
     commands: list[Note] = field(default_factory=list)
     down: frozenset[int] = frozenset()  # the lanes' nodes down (or not yet joined) when the window opens
+    inside: list[tuple[int, float, float]] = field(default_factory=list)  # (node, from, to) in the critical section
     # Everything in the transcript's order: ("send" | "deliver" | "drop", Flight) or ("mark", Mark).
     order: list[tuple[str, Flight | Mark]] = field(default_factory=list)
 
@@ -164,6 +167,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
         flights: dict[int, Flight] = {}
         order, marks = diagram.order, diagram.marks
         down: frozenset[int] = frozenset()  # followed from the first event: a lane may begin dashed
+        entered: dict[int, float] = {}  # node -> since when it has held the critical section
         for e in reader.events():
             if e.t > filters.stop:
                 break
@@ -190,6 +194,13 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                         inside.update(e.args)
                 elif kind in UP_DOWN_EVENTS:
                     down = down_after(down, e.kind, e.node)
+                if kind is CsEvent or kind in GOES_DOWN:  # a stay in the critical section begins or ends
+                    if e.node in entered and (kind is not CsEvent or e.state is not CsState.HELD):
+                        since = max(entered.pop(e.node), filters.start)
+                        if e.t >= filters.start:
+                            diagram.inside.append((e.node, since, e.t))
+                    elif kind is CsEvent and e.state is CsState.HELD and e.node in inside:
+                        entered[e.node] = e.t
                 if e.t < filters.start:
                     continue
                 if kind is ViolationEvent:
@@ -202,6 +213,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                         marks.append(mark)
                         order.append(("mark", mark))
             diagram.stop = e.t
+    diagram.inside += [(node, max(since, filters.start), diagram.stop) for node, since in entered.items()]
     for m in reversed(marks):  # who was down when the window opened, from who is at its end
         down = down_before(down, m.kind, m.node)
     if picked:
@@ -259,7 +271,13 @@ def _mark(e: object, labels: dict[int, str]) -> Mark | None:
         return Mark(e.t, e.node, "join", "joined", "joined")
     if kind is LeaveEvent:
         return Mark(e.t, e.node, "leave", "left", "left", StatusRole.DOWN)
+    if kind is CsEvent:
+        glyph, variable, words = CS_LOOK[e.state]
+        return Mark(e.t, e.node, "cs", words, CS_WORD[e.state], look=(glyph, variable))
     return None
+
+
+CS_WORD = {CsState.RELEASED: "out of CS", CsState.WANTED: "wants CS", CsState.HELD: "in CS"}  # beside a lane
 
 
 # --- SVG ----------------------------------------------------------------------------
@@ -378,6 +396,7 @@ def to_svg(d: Diagram, axis: str = "scaled") -> str:
     out += _violations(d, frame, room)
     out += _commands(d, frame, room)
     out += _lanes(d, frame, top, room)
+    out += _inside(d, frame)
     out += _cuts(cuts, frame, room)
     times_told = _time_column(times, frame, room)  # room is claimed in order of importance,
     marks = _marks(d, frame, room)
@@ -442,6 +461,14 @@ def _lanes(d: Diagram, f: Frame, top: float, room: Room) -> list[str]:
     return out
 
 
+def _inside(d: Diagram, f: Frame) -> list[str]:
+    """A bar on the lane while its node is in the critical section (a mutex's run)."""
+    glyph, variable, _ = CS_LOOK[CsState.HELD]
+    return [f'<g><title>{escape(d.labels[node])} in the critical section from {a:g}s to {b:g}s</title>'
+            f'<rect x="{f.x[node] - 3}" y="{f.y[a]:.1f}" width="6" height="{max(f.y[b] - f.y[a], 2):.1f}" '
+            f'fill="{colour(variable)}" opacity="0.55"/></g>' for node, a, b in d.inside if node in f.x]
+
+
 def _lane_spans(d: Diagram) -> dict[int, list[tuple[float, float, bool]]]:
     """Each lane cut where its node goes down and comes back, (from, to, up), by the rule
     the app's `d` draws its lanes by (core/events.py)."""
@@ -500,7 +527,7 @@ def _marks(d: Diagram, f: Frame, room: Room) -> list[str]:
     for (node, t), marks in at.items():
         shown = [m for m, then in zip(marks, [*marks[1:], None])
                  if not (m.kind == "state" and then is not None and then.kind == "state")]
-        looks = [role_look(m.role) if m.role else ("▲", "$success") for m in shown]
+        looks = [m.look or (role_look(m.role) if m.role else ("▲", "$success")) for m in shown]
         glyphs = "".join(glyph for glyph, _ in looks)
         x, y = f.x[node] + 5, f.y[t] + 4
         words = f" {shown[-1].word}"

@@ -26,9 +26,10 @@ MESSAGE_COLOUR = {
     MessageRole.MEMBERSHIP: "$primary",
 }
 # A node's place with respect to the critical section (a mutex beside the election):
-# glyph, colour, and what the log says when it gets there. Released shows nothing.
+# glyph, colour, and what the log says when it gets there. A card shows only a node
+# waiting or inside (cs_badge); an exported lane marks each change.
 CS_LOOK = {
-    CsState.RELEASED: ("", "$text-muted", "is out of the critical section"),
+    CsState.RELEASED: ("□", "$text-muted", "is out of the critical section"),
     CsState.WANTED: ("⧖", "$warning", "wants the critical section"),
     CsState.HELD: ("▣", "$secondary", "enters the critical section"),
 }
@@ -50,6 +51,12 @@ EVENT_COLOUR = {
 LEADER_MARK = "★"
 NO_LEADER = "?"  # a node that follows nobody: "→?"
 BAR = 4  # cells in a countdown bar
+
+
+def cs_badge(state: CsState | None) -> tuple[str, str] | None:
+    """A card's glyph and colour for a node waiting for the critical section or inside
+    it; None for one outside (or with no mutex): nothing to show."""
+    return None if state is None or state is CsState.RELEASED else CS_LOOK[state][:2]
 
 
 def role_look(role: StatusRole) -> tuple[str, str]:

@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ..record.look import CS_LOOK, LEADER_MARK, countdown, leader_text, role_look, short_status, timer_label
+from ..record.look import LEADER_MARK, countdown, cs_badge, leader_text, role_look, short_status, timer_label
 from .model import NodeView
 
 FULL_WIDTH = 19  # border, one space, then 16 cells: "timeout ███ 3.9s" fits (4 columns at 80)
@@ -46,7 +46,8 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
     glyph, colour = role_look(n.role)
     name, bar, cs = key[4], key[5], key[6]
     # In or waiting for the critical section: a glyph where a space was (the same width).
-    gap = (CS_LOOK[cs][0], f"b {CS_LOOK[cs][1]}") if cs is not None and CS_LOOK[cs][0] else " "
+    badge = cs_badge(cs)
+    gap = (badge[0], f"b {badge[1]}") if badge else " "
     if not n.up:
         leader: tuple = ("",)
     elif n.leads:
