@@ -386,3 +386,25 @@ async def test_a_live_sessions_transcript_is_re_created_exactly(tmp_path, capsys
     capsys.readouterr()
     assert main(["verify", str(path)]) == 0
     assert capsys.readouterr().out.startswith(f"{path}: identical, ")
+
+
+@on_asyncio
+async def test_with_a_mutex_w_asks_and_the_card_and_the_log_show_who_waits_and_who_is_inside(tmp_path):
+    from playground.core.config import Workload
+
+    app = make_app(tmp_path, nodes=4, algorithm="classic+central", workload=Workload(think=None, hold=(30, 30)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 10)  # 4 leads: the lock server
+        await pilot.press("2", "w")
+        await settled(pilot, app)
+        assert "⧖" in app.grid.node_text(2)
+        await advance(pilot, app, 5)  # Request and Grant, a round trip
+        assert "▣" in app.grid.node_text(2) and "⧖" not in app.grid.node_text(2)
+        texts = [line.text for line in app.model.log]
+        assert "node 2 wants the critical section" in texts and "node 2 enters the critical section" in texts
+        assert app.sub_title == "classic Bully + central lock"
+    plain = make_app(tmp_path, nodes=3)
+    async with plain.run_test(size=(100, 30)) as pilot:
+        await pilot.press("w")  # no mutex: one line says why, nothing is recorded
+        await settled(pilot, plain)
+        assert not [line for line in plain.model.log if line.kind == "command"]

@@ -16,6 +16,7 @@ from playground.record.recorder import Recorder
 from playground.record.transcript import Header
 from playground.run.session import Session, run_headless
 from protocol import MUTEXES, CsState
+from protocol.ricart_agrawala import RicartAgrawala
 from tests.support import at, run
 
 JITTER = ClusterConfig(delay_min=0.3, delay_max=1.2)
@@ -157,3 +158,18 @@ def test_rule9_a_crashed_node_that_never_replies_blocks_every_later_request_and_
                                                                      .recipe.engine().settle_time())
     assert "nodes 1, 2 still waiting, and nobody has held the critical section for" in stuck["detail"]
     assert summary["mutex"]["entries"] == 0 and summary["mutex"]["stuck"] == 1
+
+
+def test_a_fifth_mutex_is_one_module_and_one_registry_line(tmp_path, capsys, monkeypatch):
+    class Polite(RicartAgrawala):  # (stands for a new module: Maekawa's, say)
+        name = "polite"
+        title = "Ricart & Agrawala, by another name"
+
+    monkeypatch.setitem(MUTEXES, Polite.name, Polite)  # the registry line
+    path = tmp_path / "t.jsonl"
+    assert main(["--headless", "--nodes", "4", "--mutex", "polite", "--until", "120", "--transcript", str(path)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["algorithm"] == "classic+polite" and summary["mutex"]["entries"] > 10
+    assert summary["mutex"]["lecture"]["messages_per_entry"] == "2(N-1) = 6"
+    assert main(["verify", str(path)]) == 0 and "identical" in capsys.readouterr().out
+    assert main(["export", str(path), "--format", "svg", "-o", str(tmp_path / "t.svg")]) == 0
