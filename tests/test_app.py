@@ -403,6 +403,9 @@ async def test_with_a_mutex_w_asks_and_the_card_and_the_log_show_who_waits_and_w
         texts = [line.text for line in app.model.log]
         assert "node 2 wants the critical section" in texts and "node 2 enters the critical section" in texts
         assert app.sub_title == "classic Bully + central lock"
+        app.redraw()
+        bar = str(app.status_bar.render())
+        assert "CS 1 in · 2.0 msgs each" in bar, bar  # Request and Grant so far (at 100 columns: no room for more)
     plain = make_app(tmp_path, nodes=3)
     async with plain.run_test(size=(100, 30)) as pilot:
         await pilot.press("w")  # no mutex: one line says why, nothing is recorded

@@ -19,7 +19,7 @@ from playground.ui.model import NodeView
 from playground.ui.node_card import FULL_WIDTH
 from playground.ui.node_grid import WIDEST
 from playground.ui.node_panel import HANG, rows
-from playground.ui.status_bar import Status, fit, parts
+from playground.ui.status_bar import CsFigures, Status, fit, parts
 from tests.test_app import advance, card_text, make_app, on_asyncio, scenario_app, settled
 
 LABELS = {i: str(i) for i in range(1, 65)}
@@ -259,3 +259,14 @@ async def test_one_card_is_not_stretched_across_a_wide_screen(tmp_path):
     async with app.run_test(size=(160, 45)) as pilot:
         await settled(pilot, app)
         assert app.grid.cards[1].region.width == WIDEST
+
+
+def test_with_a_mutex_the_status_bar_gives_its_figures_first_to_go():
+    status = Status(38.46, 1, False, None, ClusterConfig(), 3, False, 145, 4_500,
+                    cs=CsFigures(12, 8.083, "2(N-1) = 8", 2.0))
+    full = fit(parts(status), 300).plain
+    assert full.endswith("│ CS 12 in · 8.1 msgs each (lecture: 2(N-1) = 8) · last waited 2.0s")
+    assert fit(parts(status), 100).plain.endswith("CS 12 in · 8.1 msgs each · last waited 2.0s") or \
+        "lecture" not in fit(parts(status), 100).plain
+    narrow = fit(parts(status), 40).plain
+    assert "CS" not in narrow and narrow.startswith("t=38.46s ▶ ×1 │ T=4")

@@ -455,3 +455,7 @@ class CsEntries:
     @property
     def messages_per_entry(self) -> float | None:
         return round(self.messages / self.entries, 3) if self.entries else None
+
+    def copy(self) -> CsEntries:
+        return CsEntries(self.types, self.entries, self.messages, list(self.client_delays), list(self.sync_delays),
+                         dict(self._wanted), self._exit)

@@ -73,7 +73,7 @@ class History:
         self.times = array("d")  # the time of each instant
         self.markers: list[Marker] = []
         self.count = 0  # events seen
-        self._state = ClusterState(tuple(sorted(header.nodes)), header.config)  # folded on, for the checkpoints
+        self._state = ClusterState(tuple(sorted(header.nodes)), header.config, header.algorithm)  # folded on, for the checkpoints
         self._checkpoints: list[tuple[int, Snapshot]] = [(0, self._state.snapshot())]  # (events folded, state)
         self._engines: list[tuple[int, Engine]] = []  # (events run, a copy of the engine then)
         self.reach = -1.0  # the virtual time of the latest engine seen (a replay's re-run: how far it has got)

@@ -18,7 +18,7 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-from protocol import CsState, MessageRole, Status, StatusRole
+from protocol import CsState, MessageRole, Status, StatusRole, machine
 
 from ..core.commands import Settings
 from ..core.config import ClusterConfig
@@ -42,7 +42,7 @@ from ..core.events import (
     ViolationEvent,
 )
 from ..core.host import HostStatus
-from ..core.monitor import Episodes, Rounds
+from ..core.monitor import CsEntries, Episodes, Rounds
 
 
 class ViewStatus(Status):
@@ -134,10 +134,14 @@ class Snapshot:
     messages: Messages = field(compare=False)  # shared, not copied: it only grows (its labels count in `nodes`)
     sent: int  # how many messages had been sent
     held: dict[int, int]
+    cs: CsEntries | None = None
 
 
 class ClusterState:
-    def __init__(self, ids: tuple[int, ...], config: ClusterConfig):
+    def __init__(self, ids: tuple[int, ...], config: ClusterConfig, algorithm: str = "classic"):
+        """`algorithm`: the run's, whose mutex (if any) has its entries measured (`cs`)."""
+        mutex = getattr(machine(algorithm), "mutex", None)
+        self.cs = None if mutex is None else CsEntries(frozenset(m.type for m in mutex.messages))
         self.ids = ids  # every node the cluster has had, lowest first (joins add to it)
         self.nodes = {i: NodeState(i) for i in ids}
         self.episodes = Episodes()
@@ -150,9 +154,11 @@ class ClusterState:
 
     def apply(self, events: list[Event]) -> None:
         """Fold events in, in trace order."""
-        nodes = self.nodes
+        nodes, cs = self.nodes, self.cs
         for e in events:
             kind = type(e)
+            if cs is not None:
+                cs.observe(e)
             if kind is SendEvent:
                 label, role = e.msg.label, e.msg.role
                 self.messages.add(e.id, label, role)
@@ -239,7 +245,8 @@ class ClusterState:
 
     def snapshot(self) -> Snapshot:
         return Snapshot(self.ids, {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.settings,
-                        dict(self.topics), self.rounds.copy(), self.messages, self.sent, dict(self._held))
+                        dict(self.topics), self.rounds.copy(), self.messages, self.sent, dict(self._held),
+                        self.cs and self.cs.copy())
 
     def load(self, snapshot: Snapshot) -> None:
         """Become `snapshot`, in place: whoever holds this state and its node states (the
@@ -254,3 +261,4 @@ class ClusterState:
         self.rounds = snapshot.rounds.copy()
         self.messages, self.sent = snapshot.messages, snapshot.sent
         self._held = dict(snapshot.held)
+        self.cs = snapshot.cs and snapshot.cs.copy()

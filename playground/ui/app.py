@@ -72,7 +72,7 @@ from .message_log import MessageLog
 from .model import LOG_CAP, ClusterModel
 from .node_grid import NodeGrid
 from .node_panel import NodePanel
-from .status_bar import Status, StatusBar
+from .status_bar import CsFigures, Status, StatusBar
 from .timeline_row import TimelineRow
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -169,7 +169,7 @@ class BullyApp(App[None]):
         super().__init__()
         self.session = session
         self.save_dir = Path(save_dir)
-        self.state = ClusterState(session.ids, session.config)  # the timeline's, from the start: widgets hold it
+        self.state = ClusterState(session.ids, session.config, session.algorithm)  # the timeline's, from the start: widgets hold it
         self.model = ClusterModel(self.state, session.worst_case_messages)
         # The live timeline starts on mount (after the signal handlers, so that a temporary
         # recording never outlives us); a replay's has only its file to read.
@@ -391,7 +391,16 @@ class BullyApp(App[None]):
         self.status_bar.show(Status(
             now, self.speed, live is None or live.paused, live.running_at() if live and timeline.at_present else None,
             state.config, rounds.count, rounds.running, sum(rounds.current.messages.values()) if rounds.current else 0,
-            self.model.worst_case, self._where(), len(state.held_links)))
+            self.model.worst_case, self._where(), len(state.held_links), self._cs_figures()))
+
+    def _cs_figures(self) -> CsFigures | None:
+        cs = self.state.cs
+        if cs is None:
+            return None
+        mutex = machine(self.session.algorithm).mutex
+        members = len(self.state.joined) - len(self.state.left)
+        return CsFigures(cs.entries, cs.messages_per_entry, mutex.figures(members).entry_messages,
+                         cs.client_delays[-1] if cs.client_delays else None)
 
     def _where(self) -> str:
         """Where in time the screen is, for the status bar ("" at the present)."""

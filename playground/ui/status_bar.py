@@ -4,10 +4,13 @@ the past the screen is; T and the delay bounds (red when the synchrony bound is 
 T < 2 x max delay, or links held), and the elections so far with the current one's
 message count beside its worst case.
 
+With a mutex, the critical section's entries so far, their messages each (beside the
+lecture's figure) and the last one's wait.
+
 When the line is wider than the screen, its least important parts are shortened or
-left out first, whole words at a time: the delay bounds, then the worst case, then the
-words beside T, then the speed the run keeps; the time, the pace, T and the election
-count stay to the end."""
+left out first, whole words at a time: the lecture's figure, the delay bounds, the
+last wait, then the worst case, then the words beside T, then the speed the run keeps;
+the time, the pace, T and the election count stay to the end."""
 
 from __future__ import annotations
 
@@ -35,6 +38,15 @@ class Status:
     worst_case: int | None
     where: str = ""  # looking at the past: which instant ("" at the present)
     held_links: int = 0  # links held (a partition): synchrony is broken
+    cs: CsFigures | None = None  # with a mutex: its entries so far, measured
+
+
+@dataclass(frozen=True)
+class CsFigures:
+    entries: int
+    per_entry: float | None  # the mutex's messages per entry so far
+    lecture: str  # the lecture's figure for it at this N
+    waited: float | None  # the last entry's client delay (s)
 
 
 class StatusBar(Widget):
@@ -51,7 +63,7 @@ class StatusBar(Widget):
 
 # The order in which parts give way, least important first: each time a part is named,
 # it takes its next shorter form (the last form of a part may be nothing at all).
-GIVE_WAY = ("delay", "count", "sync", "pace", "pace", "sync", "count")
+GIVE_WAY = ("cs", "cs", "delay", "cs", "count", "sync", "cs", "pace", "pace", "sync", "count", "cs")
 
 
 def parts(s: Status) -> dict[str, list[str]]:
@@ -84,8 +96,15 @@ def parts(s: Status) -> dict[str, list[str]]:
         count = [f"election {s.elections:,}{running}: {msgs}", f"#{s.elections:,}{running}: {msgs}"]
         if s.worst_case is not None:
             count.insert(0, f"{count[0]} (worst {s.worst_case:,})")
-    return {"time": [f"[b]t={s.now:.2f}s[/]"], "pace": pace, "sync": sync, "delay": [f"δ {delay}", ""],
-            "count": count}
+    forms = {"time": [f"[b]t={s.now:.2f}s[/]"], "pace": pace, "sync": sync, "delay": [f"δ {delay}", ""],
+             "count": count}
+    if s.cs is not None:
+        entries = f"CS {s.cs.entries:,} in"
+        each = "" if s.cs.per_entry is None else f" · {s.cs.per_entry:.1f} msgs each"
+        waited = "" if s.cs.waited is None else f" · last waited {s.cs.waited:.1f}s"
+        forms["cs"] = [f"{entries}{each} (lecture: {s.cs.lecture}){waited}", f"{entries}{each}{waited}",
+                       f"{entries}{each}", entries, ""]
+    return forms
 
 
 def fit(forms: dict[str, list[str]], width: int) -> Content:
@@ -101,7 +120,8 @@ def fit(forms: dict[str, list[str]], width: int) -> Content:
     for name in GIVE_WAY:
         if line().cell_length <= width:
             break
-        chosen[name] = min(chosen[name] + 1, len(forms[name]) - 1)
+        if name in forms:  # (the critical section's, only with a mutex)
+            chosen[name] = min(chosen[name] + 1, len(forms[name]) - 1)
     text = line()
     while text.cell_length > width and len(chosen) > 2:  # still too wide: whole parts off the end
         chosen.popitem()
