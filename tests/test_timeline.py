@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.core.commands import Crash, Elect, Join, Leave, Recover
+from playground.core.commands import Crash, Elect, Join, Leave, Recover, Want
 from playground.core.config import ClusterConfig, InputError, to_seconds
 from playground.record.reader import Reader
 from playground.record.transcript import INDEX_BLOCK
@@ -35,7 +35,7 @@ def replay(path: Path) -> Timeline:
     """A replay's timeline, its file read whole."""
     loading = Loading(str(path))
     session = Session.of(loading.history.header, (), str(path))
-    timeline = Timeline.replay(session, ClusterState(session.ids, session.config), loading)
+    timeline = Timeline.replay(session, ClusterState(session.ids, session.config, session.algorithm), loading)
     while not timeline.read(64):
         pass
     timeline.seek(timeline.history.instants - 1)
@@ -45,7 +45,7 @@ def replay(path: Path) -> Timeline:
 def fold(timeline: Timeline, instant: int) -> ClusterState:
     """What a fold of the transcript from its start to the end of `instant` gives."""
     session = timeline.session
-    state = ClusterState(session.ids, session.config)
+    state = ClusterState(session.ids, session.config, session.algorithm)
     end = timeline.history.end_of(instant)
     with Reader.open(timeline.history.path) as reader:
         state.apply([e for e in reader.events() if e.seq <= end])
@@ -101,7 +101,7 @@ def test_a_replay_is_read_a_block_at_a_time_and_a_bad_line_far_in_is_one_error(t
         total = sum(1 for _ in reader.events())
     loading = Loading(str(path))
     session = Session.of(loading.history.header, (), str(path))
-    timeline = Timeline.replay(session, ClusterState(session.ids, session.config), loading)
+    timeline = Timeline.replay(session, ClusterState(session.ids, session.config, session.algorithm), loading)
     reads = 0
     while not timeline.read(1):
         reads += 1
@@ -110,7 +110,7 @@ def test_a_replay_is_read_a_block_at_a_time_and_a_bad_line_far_in_is_one_error(t
     lines[3 * INDEX_BLOCK] = b'{"seq": "x"}\n'
     path.write_bytes(b"".join(lines))
     loading = Loading(str(path))
-    timeline = Timeline.replay(session, ClusterState(session.ids, session.config), loading)
+    timeline = Timeline.replay(session, ClusterState(session.ids, session.config, session.algorithm), loading)
     with pytest.raises(InputError, match=f"line {3 * INDEX_BLOCK + 1}: field 'kind'"):
         while not timeline.read(1):
             pass
@@ -296,3 +296,29 @@ async def test_a_pause_between_two_instants_keeps_the_time_shown_and_a_command_r
         assert abs(crash.t - shown) <= 3e-6  # (paused, a command moves the clock on by a microsecond to run)
     finally:
         await timeline.close()
+
+
+@on_asyncio
+async def test_a_mutex_session_replays_and_branches_with_its_workload(tmp_path):
+    from playground.core.config import Workload
+
+    path = recorded(tmp_path, until=80, algorithm="classic+ricart-agrawala", workload=Workload((1, 4), (0.5, 1)))
+    timeline = replay(path)
+    for _ in timeline.re_run(slice_seconds=0):
+        pass
+    last = timeline.history.instants - 1
+    for instant in (last // 3, last // 2, last):
+        timeline.seek(instant)
+        assert shows(timeline, instant)  # the critical section's places and entries too
+    assert timeline.state.cs.entries > 10
+    timeline.seek(last // 2)
+    entries = timeline.state.cs.entries
+    try:
+        await branch_of(timeline, Want(3), timeline.branch_path())
+        await settle(timeline, 20)
+    finally:
+        await timeline.close()
+    branch = Path(timeline.history.path)
+    assert json.loads(branch.read_text().splitlines()[0])["workload"] == {"think": [1, 4], "hold": [0.5, 1]}
+    assert timeline.state.cs.entries > entries
+    assert Reader.open(str(branch)).header.workload == Workload((1, 4), (0.5, 1))
