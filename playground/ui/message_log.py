@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import deque
 from itertools import islice
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
@@ -193,8 +194,11 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             segments = [Segment(f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", style("$text-muted"))]
             segments += [Segment(text, style(variable)) for text, variable in runs]
             return Strip(segments).adjust_cell_length(width, self.rich_style).crop(0, width)
+        room, text = width - TIME_WIDTH, line.text
+        if cell_len(text) > room:  # cut, and say so: the end of a line is often its point ("dropped: receiver down")
+            text = set_cell_size(text, max(0, room - 1)) + "…"
         content = Content.assemble((f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", "$text-muted"),
-                                   (line.text, line_colour(line.kind, line.role)))
+                                   (text, line_colour(line.kind, line.role)))
         strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
         return strip.crop(0, width)
 
