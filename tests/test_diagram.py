@@ -10,6 +10,7 @@ from playground.record.export import _lane_spans, collect
 from playground.record.reader import load
 from playground.ui import diagram
 from playground.ui.model import LogLine
+from protocol import CsState
 from protocol.classic import ClassicStatus
 from tests.support import at
 from tests.test_app import advance, make_app, on_asyncio, wait_for
@@ -45,6 +46,13 @@ def test_state_marks_carry_their_roles_glyph_and_status():
     line = LogLine(1.0, "state", "state", None, (2,), "node 2 election, leader none", ClassicStatus.ELECTION)
     drawn = text(diagram.row(line, (1, 2, 3), 10, frozenset(), LABELS, 30))
     assert drawn[15:24] == "◆election"
+
+
+def test_the_critical_section_is_marked_on_the_nodes_lane():
+    inside = LogLine(1.0, "cs", "cs", None, (2,), "node 2 enters the critical section", CsState.HELD)
+    assert text(diagram.row(inside, (1, 2, 3), 10, frozenset(), LABELS, 30))[15:21] == "▣in CS"
+    waiting = LogLine(1.0, "cs", "cs", None, (3,), "node 3 wants the critical section", CsState.WANTED)
+    assert text(diagram.row(waiting, (1, 2, 3), 10, frozenset(), LABELS, 30))[25:30] == "⧖want"  # (cut to the lane)
 
 
 def test_a_node_that_leaves_is_down_as_a_crashed_one_is_and_a_joiner_comes_up():

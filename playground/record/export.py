@@ -60,7 +60,7 @@ from ..core.events import (
 )
 from ..core.monitor import PROPERTY_NAMES, describe
 from .labels import command_text, node_labels
-from .look import CS_LOOK, EVENT_COLOUR, MESSAGE_COLOUR, ROLE_LOOK, role_look
+from .look import CS_LOOK, CS_WORD, EVENT_COLOUR, MESSAGE_COLOUR, ROLE_LOOK, role_look
 from .reader import Reader
 
 FORMATS = ("svg", "mermaid", "shiviz")
@@ -276,8 +276,6 @@ def _mark(e: object, labels: dict[int, str]) -> Mark | None:
         return Mark(e.t, e.node, "cs", words, CS_WORD[e.state], look=(glyph, variable))
     return None
 
-
-CS_WORD = {CsState.RELEASED: "out of CS", CsState.WANTED: "wants CS", CsState.HELD: "in CS"}  # beside a lane
 
 
 # --- SVG ----------------------------------------------------------------------------

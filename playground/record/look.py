@@ -53,6 +53,9 @@ NO_LEADER = "?"  # a node that follows nobody: "→?"
 BAR = 4  # cells in a countdown bar
 
 
+CS_WORD = {CsState.RELEASED: "out of CS", CsState.WANTED: "wants CS", CsState.HELD: "in CS"}  # beside a lane
+
+
 def cs_badge(state: CsState | None) -> tuple[str, str] | None:
     """A card's glyph and colour for a node waiting for the critical section or inside
     it; None for one outside (or with no mutex): nothing to show."""

@@ -10,6 +10,7 @@ the drawing differs. A row is one log line:
     waiting at a held link ends in ⏸;
   - a state change: the role's glyph on the node's lane, and the status beside it;
   - a crash ✖, a recovery or start ▲;
+  - with a mutex, the critical section: ⧖ wants, ▣ in, □ out, on the node's lane;
   - a violation, an agreement or a command: the whole row, in its colour (a violation red).
 
 A lane is │ while its node is up and ┊ while it is down. When the lanes do not fit, the
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..core.events import COMES_UP_KINDS, GOES_DOWN_KINDS, down_after, down_before
-from ..record.look import line_colour, role_look
+from ..record.look import CS_LOOK, CS_WORD, line_colour, role_look
 from .model import LogLine
 
 MIN_LANE = 6  # columns a lane needs: room for an arrow head and a few letters
@@ -102,6 +103,10 @@ def row(line: LogLine, lanes: tuple[int, ...], lane_width: int, down: frozenset[
             glyph, glyph_colour = role_look(status.role)
             put(column[node], glyph, glyph_colour)
             put(column[node] + 1, status[: lane_width - 2], glyph_colour)
+        elif line.kind == "cs" and line.state is not None:  # the critical section: its glyph, and where
+            glyph, glyph_colour, _ = CS_LOOK[line.state]
+            put(column[node], glyph, glyph_colour)
+            put(column[node] + 1, CS_WORD[line.state][: lane_width - 2], glyph_colour)
         elif line.kind in GOES_DOWN_KINDS:
             put(column[node], "✖", colour)
         elif line.kind in COMES_UP_KINDS:

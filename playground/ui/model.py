@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from protocol import MessageRole, Status
+from protocol import CsState, MessageRole, Status
 
 from ..core.config import ClusterConfig
 from ..core.events import (
@@ -55,7 +55,7 @@ class LogLine:
     role: MessageRole | None  # the message's role (None for other lines)
     nodes: tuple[int, ...]
     text: str
-    state: Status | None = None  # a state line's status: the diagram's mark
+    state: Status | CsState | None = None  # a state line's status, a cs line's place: the diagram's mark
 
     @property
     def detector(self) -> bool:
@@ -127,7 +127,7 @@ class ClusterModel:
                 leader = "none" if e.leader is None else label[e.leader]
                 line(e, "state", None, (e.node,), f"node {label[e.node]} {e.status}, leader {leader}", e.status)
             elif kind is CsEvent:
-                line(e, "critical section", None, (e.node,), f"node {label[e.node]} {CS_LOOK[e.state][2]}")
+                line(e, "cs", None, (e.node,), f"node {label[e.node]} {CS_LOOK[e.state][2]}", e.state)
             elif kind is AgreementEvent:
                 text = "agreement lost" if e.leader is None else f"agreement: every up node follows {label[e.leader]}"
                 line(e, "agreement", None, () if e.leader is None else (e.leader,), text)
@@ -148,6 +148,6 @@ class ClusterModel:
         return f"{self.label[e.src]}→{self.label[e.dst]}"
 
     def _log(self, e: Event, topic: str, role: MessageRole | None, nodes: tuple[int, ...], text: str,
-             state: Status | None = None) -> None:
+             state: Status | CsState | None = None) -> None:
         self.logged += 1
         self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text, state))
