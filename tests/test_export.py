@@ -229,11 +229,11 @@ def test_a_lane_tells_a_recovery_and_the_state_it_comes_up_in_and_whom_it_follow
     lane's last word), though the legend has ▲; and a state said "normal", not whom."""
     svg = exported(tmp_path, ["--nodes", "5", "--at", "10 crash 5", "--at", "10 elect 1", "--at", "16 recover 5",
                               "--until", "40"])
-    assert marked(svg, "5 at 16s") == "▲● normal → 5"
+    assert marked(svg, "5 at 16s") == "▲● normal ★"  # (it leads: the ★ of the cards)
     assert marked(svg, "5 at 10s") == "✖ crashed"
     crowded = exported(tmp_path, CROWDED)
     assert marked(crowded, "6 at 10s") == "✖▲◆ election"  # crashed, recovered, electing: all at t = 10
-    assert marked(crowded, "7 at 10s").startswith("▲● normal → ")  # joined, and follows
+    assert marked(crowded, "7 at 10s").startswith("▲● normal ")  # joined, and follows (or leads)
 
 
 def test_times_are_told_to_the_millisecond_as_the_app_shows_them(tmp_path):

@@ -259,7 +259,7 @@ def _mark(e: object, labels: dict[int, str]) -> Mark | None:
     kind = type(e)
     if kind is StateEvent:
         leader = "none" if e.leader is None else labels[e.leader]
-        word = f"{e.status}" if e.leader is None else f"{e.status} → {leader}"
+        word = f"{e.status}" if e.leader is None else f"{e.status} ★" if e.leader == e.node else f"{e.status} → {leader}"
         return Mark(e.t, e.node, "state", f"{e.status}, leader {leader}", word, e.role)
     if kind is CrashEvent:
         return Mark(e.t, e.node, "crash", "crashed", "crashed", StatusRole.DOWN)

@@ -487,7 +487,7 @@ class BullyApp(App[None]):
             self.notify(why, severity="warning")
             return
         path = timeline.branch_path()
-        self.push_screen(BranchScreen(text, timeline.now(), path.name),
+        self.push_screen(BranchScreen(text, timeline.now(), path.name, temporary=timeline.kept_transcript is None),
                          lambda yes: self.run_worker(self._branch(request, path), exclusive=True, group="branch")
                          if yes else None)
 

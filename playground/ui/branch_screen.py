@@ -18,12 +18,13 @@ class BranchScreen(ModalScreen[bool]):
     BranchScreen > Vertical { width: 68; height: auto; border: round $warning; background: $surface; padding: 0 1; }
     """
 
-    def __init__(self, command: str, t: float, file: str):
+    def __init__(self, command: str, t: float, file: str, temporary: bool = False):
         super().__init__()
+        kept = " (a temporary file, as the session's is: s saves both)" if temporary else ""
         self.text = Content.assemble(
             ("A new future?", "b $warning"), "\n\n",
             "You are looking at t=", (f"{t:.2f}s", "b"), ", in the past. ", (command, "b"),
-            " there branches the session: it goes on from that instant, recorded as ", (file, "b"),
+            " there branches the session: it goes on from that instant, recorded as ", (file, "b"), kept,
             ". What happened after it stays in its own transcript.\n\n",
             ("y", "b $secondary"), " or ", ("enter", "b $secondary"), ": branch   ",
             ("escape", "b $secondary"), ": stay in the past")
