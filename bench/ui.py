@@ -40,7 +40,7 @@ async def key_latency(nodes: int, speed: float, presses: int = 20, diagram: bool
     """Latencies in ms, and how far behind its clock the run was at the end (s); with
     `diagram`, the log drawn as the space-time diagram."""
     with tempfile.TemporaryDirectory() as tmp:
-        workload = Workload() if "+" in algorithm else None  # a mutex: its default workload
+        workload = Workload((2, 10), (1, 3)) if "+" in algorithm else None  # a mutex: a busy workload
         app = BullyApp(Session(algorithm, nodes=nodes, workload=workload), speed=speed, save_dir=tmp)
         latencies = []
         async with app.run_test(size=SIZE) as pilot:

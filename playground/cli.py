@@ -137,8 +137,8 @@ def _parser() -> _Parser:
                    help=f"mutual exclusion beside the election: {', '.join(MUTEXES)} (default none); with --compare "
                         "and no NAME, all four")
     p.add_argument("--cs-think", metavar="A[:B]", help="with --mutex: seconds a node thinks before it wants the critical "
-                   "section, drawn in A..B; none: only the want command asks (default 2:10)")
-    p.add_argument("--cs-hold", metavar="A[:B]", help="with --mutex: seconds a node holds the critical section (default 1:3)")
+                   "section, drawn in A..B; none: only the want command asks (default 5:20)")
+    p.add_argument("--cs-hold", metavar="A[:B]", help="with --mutex: seconds a node holds the critical section (default 15:30)")
     p.add_argument("--seed", metavar="S", help="seed for the link delays and uuid ids (default 1)")
     p.add_argument("--timeout", metavar="T", help="T, seconds to wait for an answer (default 4)")
     p.add_argument("--coordinator-timeout", metavar="T2", help="T', seconds to wait for the Coordinator (default 2T)")

@@ -120,7 +120,8 @@ def test_a_want_in_a_transcript_without_a_mutex_is_refused(tmp_path, capsys):
 ])
 def test_the_lecture_figures_measured(mutex, per_entry, sync):
     # every message takes 1 s, so a synchronization delay in seconds is one in messages
-    session = Session(f"classic+{mutex}", 5, config=ClusterConfig(delay_min=1, delay_max=1), workload=Workload())
+    session = Session(f"classic+{mutex}", 5, config=ClusterConfig(delay_min=1, delay_max=1),
+                      workload=Workload((2, 10), (1, 3)))
     m = run_headless(session, 600)["mutex"]
     assert m["entries"] >= 100 and m["violations"] == 0
     assert per_entry[0] <= m["messages_per_entry"] <= per_entry[1]
@@ -167,9 +168,20 @@ def test_a_fifth_mutex_is_one_module_and_one_registry_line(tmp_path, capsys, mon
 
     monkeypatch.setitem(MUTEXES, Polite.name, Polite)  # the registry line
     path = tmp_path / "t.jsonl"
-    assert main(["--headless", "--nodes", "4", "--mutex", "polite", "--until", "120", "--transcript", str(path)]) == 0
+    assert main(["--headless", "--nodes", "4", "--mutex", "polite", "--cs-think", "1:3", "--cs-hold", "0.5:1", "--until", "120",
+                 "--transcript", str(path)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["algorithm"] == "classic+polite" and summary["mutex"]["entries"] > 10
     assert summary["mutex"]["lecture"]["messages_per_entry"] == "2(N-1) = 6"
     assert main(["verify", str(path)]) == 0 and "identical" in capsys.readouterr().out
     assert main(["export", str(path), "--format", "svg", "-o", str(tmp_path / "t.svg")]) == 0
+
+
+def test_with_the_default_workload_crashing_the_leader_just_after_a_follower_enters_puts_two_in_the_cs():
+    # (the demo: `bully-tui --nodes 5 --mutex central`, then x when a card shows ▣)
+    for seed in (1, 2, 3):
+        _, events = run(5, 60, ClusterConfig(), algorithm="classic+central", workload=Workload(), seed=seed)
+        entry = next(e for e in events if type(e) is CsEvent and e.state is CsState.HELD and e.node != 5 and e.t > 20)
+        session = Session("classic+central", 5, seed, ClusterConfig(), workload=Workload(),
+                          commands=tuple(at(f"{entry.t + 4:.3f} crash 5")))
+        assert run_headless(session, entry.t + 90)["mutex"]["violations"] == 1, f"seed {seed}"
