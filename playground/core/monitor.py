@@ -419,8 +419,9 @@ class Rounds:
 class CsEntries:
     """Entries into the critical section, with the lecture's measures (3-3): each
     entry's client delay (from wanting to holding), the synchronization delay (from one
-    node's exit to the next entry, when someone was waiting at that exit), and the
-    messages of the mutex (`types`) per entry. The one definition, for the summary and
+    node's exit to the next entry, when someone was waiting at that exit), the messages
+    of the mutex (`types`) per entry, and fairness (the lecture's: no node enters twice
+    while another has been waiting; `unfair` counts the entries that did). The one definition, for the summary and
     the status bar."""
 
     types: frozenset[str]  # the mutex's message types
@@ -428,8 +429,10 @@ class CsEntries:
     messages: int = 0
     client_delays: list[float] = field(default_factory=list)
     sync_delays: list[float] = field(default_factory=list)
+    unfair: int = 0  # entries by a node that had entered once already while another waited throughout
     _wanted: dict[int, float] = field(default_factory=dict)  # node -> when it asked
     _exit: float | None = None  # the last exit while someone waited
+    _passed: dict[int, set[int]] = field(default_factory=dict)  # a waiting node -> who entered while it waited
 
     def observe(self, e: Event) -> None:
         kind = type(e)
@@ -439,8 +442,16 @@ class CsEntries:
         elif kind is CsEvent:
             if e.state is CsState.WANTED:
                 self._wanted[e.node] = e.t
+                self._passed[e.node] = set()
             elif e.state is CsState.HELD:
                 self.entries += 1
+                self._passed.pop(e.node, None)
+                for node, passed in self._passed.items():  # fairness: nobody enters twice while another waits
+                    if e.node in passed:
+                        self.unfair += 1
+                        break
+                for passed in self._passed.values():
+                    passed.add(e.node)
                 asked = self._wanted.pop(e.node, e.t)
                 self.client_delays.append(round(e.t - asked, 6))
                 if self._exit is not None:
@@ -448,9 +459,11 @@ class CsEntries:
                 self._exit = None
             else:  # released: an exit (or a crash's end) hands the CS on, if anyone waits
                 self._wanted.pop(e.node, None)
+                self._passed.pop(e.node, None)
                 self._exit = e.t if self._wanted else None
         elif kind is CrashEvent or kind is LeaveEvent:
             self._wanted.pop(e.node, None)
+            self._passed.pop(e.node, None)
 
     @property
     def messages_per_entry(self) -> float | None:
@@ -458,4 +471,4 @@ class CsEntries:
 
     def copy(self) -> CsEntries:
         return CsEntries(self.types, self.entries, self.messages, list(self.client_delays), list(self.sync_delays),
-                         dict(self._wanted), self._exit)
+                         self.unfair, dict(self._wanted), self._exit, {k: set(v) for k, v in self._passed.items()})
