@@ -14,7 +14,10 @@ Rules (P is this node, L the leader P follows):
      otherwise, if it follows a leader, it sends Request to L (with none, it waits for
      one: rule 6).
   2. Grant from L while wanted: P holds the lock.
-  3. Exit: P is released, and sends Release to L (or, leading, frees the lock itself).
+  3. Exit: P is released, and sends Release to the node that granted it the lock (or,
+     leading, frees the lock itself). To the granter, not to L: L may be nobody for the
+     moment (an election under way), and the granter, should it lead again, would
+     otherwise hold the lock for P for ever.
   4. As the server (P leads): a Request while the lock is free grants it at once (Grant,
      or P enters if the request is its own); while it is held, the requester joins the
      back of the queue.
@@ -67,6 +70,7 @@ class CentralLock(Mutex):
         super().__init__(node)
         self.holder: int | None = None  # as the server: who holds the lock
         self.queue: list[int] = []  # as the server: who waits, first come first
+        self.granter: int | None = None  # as a client: who granted P the lock it holds
 
     @classmethod
     def figures(cls, n: int) -> Figures:
@@ -88,16 +92,17 @@ class CentralLock(Mutex):
 
     def on_exit(self) -> None:  # rule 3
         self.state = RELEASED
+        granter, self.granter = self.granter, None
         if self.leading:
             self._release(self.node.id)
-        elif self.node.leader is not None:
-            self.send(self.node.leader, Release)
+        elif granter is not None:
+            self.send(granter, Release)
 
     def on_message(self, src: int, msg: Message) -> None:
         kind = type(msg)
         if kind is Grant:  # rule 2
             if self.state is WANTED:
-                self.state = HELD
+                self.state, self.granter = HELD, src
         elif kind is Request:
             if self.leading:
                 self._request(src)

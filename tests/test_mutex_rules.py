@@ -289,3 +289,17 @@ def test_at_most_one_node_holds_the_cs_whatever_the_order_of_deliveries(mutex):
             c.check()
             c.steps(rng.randint(0, 4), rng)
         assert entries > 0, f"seed {seed}: nobody ever entered"
+
+
+def test_central_rule3_the_release_goes_to_whoever_granted_even_with_no_leader_for_now():
+    # (sent to "the leader", it was lost while an election ran, and a granter that led
+    # again held the lock for the leaver for ever)
+    c = Wired(4, "central")
+    c.step(2, Want())
+    c.settle()
+    c.nodes[2].leader = None  # an election under way at node 2
+    c.sent.clear()
+    c.step(2, Exit())
+    assert [(s, d, type(m)) for s, d, m in c.sent] == [(2, 4, Release)]
+    c.settle()
+    assert c.nodes[4].cs.holder is None
