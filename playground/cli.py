@@ -26,11 +26,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from protocol import ALGORITHMS, MUTEXES, machine
+from protocol import ALGORITHMS, MUTEXES
 
 from .core.commands import (
     MEMBERSHIP_COMMANDS,
     at_lines,
+    delay_refused,
     membership_refused,
     parse_delay,
     parse_lines,
@@ -40,7 +41,8 @@ from .core.commands import (
 from .core.commands import USAGE as COMMAND_USAGE
 from .core.config import (
     COORDINATOR_TIMEOUT,
-    CS_TIME,
+    CS_HOLD,
+    CS_THINK,
     INSTANT,
     MAX_NODES,
     MAX_SEED,
@@ -49,6 +51,7 @@ from .core.config import (
     TIMEOUT,
     ClusterConfig,
     InputError,
+    TimeRange,
     Workload,
     WriteError,
     parse_number,
@@ -172,8 +175,8 @@ def _check_compare(args: argparse.Namespace) -> None:
         raise InputError("--compare only applies with --headless")
     unused = [f"--{name.replace('_', '-')}" for name in NOT_FOR_COMPARE if getattr(args, name) not in (None, False, [])]
     if unused:
-        raise InputError(f"--compare runs its own scenario (the leader crashes once all agree) and does not use "
-                         f"{', '.join(unused)}")
+        scenario = "its own workload" if args.mutex is not None else "its own scenario (the leader crashes once all agree)"
+        raise InputError(f"--compare runs {scenario} and does not use {', '.join(unused)}")
     if args.format is not None:
         args.format = _choice(args.format, "--format", COMPARE_FORMATS)
     args.every_size, args.every_algorithm = args.nodes is None, args.algorithm is None
@@ -243,19 +246,21 @@ def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
     mutex = setting("mutex", lambda v, what: v if v == EVERY_MUTEX else _choice(v, what, tuple(MUTEXES)))
     if args.compare:  # (its runs make their own sessions: compare_mutex.py)
         args.compare_mutexes = None if mutex is None else tuple(MUTEXES) if mutex == EVERY_MUTEX else (mutex,)
+        for name in args.compare_mutexes or ():
+            if why := delay_refused(f"{args.algorithm}+{name}", config.delay_max):
+                raise InputError(f"--delay: {why}")
         mutex = None
     elif mutex == EVERY_MUTEX:
         raise InputError(f"--mutex needs a name (one of: {', '.join(MUTEXES)}); with no name, only with --compare")
     workload = None
     if mutex is not None:
         default = Workload()
-        think = setting("cs-think", lambda v, what: None if v.strip().lower() == "none" else parse_span(v, what)) \
+        think = setting("cs-think", lambda v, what: None if v.strip().lower() == "none" else parse_span(v, what, CS_THINK)) \
             if args.cs_think is not None or _set(scenario, "cs-think") else default.think  # (None: asked by want only)
-        workload = Workload(think, setting("cs-hold", parse_span) or default.hold)
-        if MUTEXES[mutex].never_rests and config.delay_max == 0:
-            raise InputError(f"--mutex {mutex}: its {MUTEXES[mutex].never_rests} would go round for ever at one "
-                             "instant with no link delay: give --delay above 0")
+        workload = Workload(think, setting("cs-hold", lambda v, what: parse_span(v, what, CS_HOLD)) or default.hold)
         args.algorithm = f"{args.algorithm}+{mutex}"
+        if why := delay_refused(args.algorithm, config.delay_max):
+            raise InputError(f"--mutex {mutex}: {why}: give --delay above 0")
     else:
         for name in ("cs-think", "cs-hold"):
             if getattr(args, name.replace("-", "_")) is not None or _set(scenario, name):
@@ -273,13 +278,13 @@ def _set(scenario, name: str) -> bool:
     return scenario is not None and name in scenario.settings
 
 
-def parse_span(text: str, what: str) -> tuple[float, float]:
-    """"A:B" or "A" (seconds), A not above B."""
+def parse_span(text: str, what: str, allowed: TimeRange) -> tuple[float, float]:
+    """"A:B" or "A" (seconds, in `allowed`), A not above B."""
     parts = text.split(":")
     if len(parts) > 2:
         raise InputError(f"{what} must be A or A:B (seconds), not {shown(text)}")
-    low = CS_TIME.check(parse_number(parts[0], what), what)
-    high = CS_TIME.check(parse_number(parts[-1], what), what)
+    low = allowed.check(parse_number(parts[0], what), what)
+    high = allowed.check(parse_number(parts[-1], what), what)
     if low > high:
         raise InputError(f"{what}: {low:g} is above {high:g}")
     return low, high
@@ -288,16 +293,14 @@ def parse_span(text: str, what: str) -> tuple[float, float]:
 def _check_membership(commands: list, algorithm: str) -> None:
     """Commands the algorithm cannot take: join and leave where its members are fixed,
     want without a mutex, a delay of 0 where a mutex's messages never rest."""
-    mutex = getattr(machine(algorithm), "mutex", None)
     for s in commands:
         name = s.command.name
         if name in MEMBERSHIP_COMMANDS and (why := membership_refused(algorithm)):
             raise InputError(f"{name} at {s.at:g} s: {why}")
         if name == "want" and (why := want_refused(algorithm)):
             raise InputError(f"{name} at {s.at:g} s: {why}")
-        if name == "delay" and mutex is not None and mutex.never_rests and s.command.high == 0:
-            raise InputError(f"delay at {s.at:g} s: the {mutex.never_rests} of {mutex.name} would go round for ever at "
-                             "one instant with no link delay")
+        if name == "delay" and (why := delay_refused(algorithm, s.command.high)):
+            raise InputError(f"delay at {s.at:g} s: {why}")
 
 
 def _choice(text: str, what: str, choices: tuple[str, ...]) -> str:

@@ -13,19 +13,23 @@ Rules (P is this node, L the leader P follows):
   1. Want: P is wanted. If P leads, it serves itself (rule 4's grant, with no message);
      otherwise, if it follows a leader, it sends Request to L (with none, it waits for
      one: rule 6).
-  2. Grant from L while wanted: P holds the lock.
+  2. A Grant while wanted: P holds the lock (from any server: one that crashed since may
+     have granted it on its way down). A Grant P no longer wants (it crashed and came
+     back, or left the queue) goes back as a Release, so the lock is not held for nobody.
   3. Exit: P is released, and sends Release to the node that granted it the lock (or,
      leading, frees the lock itself). To the granter, not to L: L may be nobody for the
      moment (an election under way), and the granter, should it lead again, would
      otherwise hold the lock for P for ever.
   4. As the server (P leads): a Request while the lock is free grants it at once (Grant,
      or P enters if the request is its own); while it is held, the requester joins the
-     back of the queue.
+     back of the queue. A Request from the holder itself (it crashed and asks again) is
+     granted again.
   5. As the server, a Release from the holder frees the lock and grants it to the head
      of the queue. A Release from a node that does not hold it changes nothing.
   6. The leader changes: a wanted P asks its new leader (rule 1), since the old one may
      be gone with P's request. A P that stops leading forgets the lock's state; one that
-     starts leading knows no holder and no queue (there is nothing to learn it from).
+     starts leading knows no queue, and no holder but itself if it is inside (there is
+     nothing to learn the rest from).
   7. Members leave: the server drops them from the queue, and frees the lock if one held it.
 
 Message counts: 3 per entry for a client (2 to enter, 1 to leave), 0 for the leader.
@@ -103,6 +107,8 @@ class CentralLock(Mutex):
         if kind is Grant:  # rule 2
             if self.state is WANTED:
                 self.state, self.granter = HELD, src
+            elif self.state is RELEASED:
+                self.send(src, Release)
         elif kind is Request:
             if self.leading:
                 self._request(src)
@@ -111,9 +117,9 @@ class CentralLock(Mutex):
                 self._release(src)
 
     def _request(self, node: int) -> None:  # rule 4
-        if self.holder is None:
+        if self.holder is None or node == self.holder:
             self._grant(node)
-        elif node != self.holder and node not in self.queue:
+        elif node not in self.queue:
             self.queue.append(node)
 
     def _release(self, node: int) -> None:  # rule 5
@@ -132,7 +138,8 @@ class CentralLock(Mutex):
             self.send(node, Grant)
 
     def on_leader(self, leader: int | None) -> None:  # rule 6
-        self.holder, self.queue = None, []
+        self.holder = self.node.id if self.leading and self.state is HELD else None
+        self.queue = []
         if self.state is WANTED:
             self._ask()
 

@@ -268,6 +268,7 @@ class Node:
       statuses         its Status enum: every status an up node can be in, in display order
       storage_class    its SafeStorage subclass
       fixed_members    why it cannot take joins and leaves, or None if it can
+      mutex            (set by mutex.with_mutex) the mutual exclusion beside it, or None
     """
 
     name: ClassVar[str]
@@ -276,6 +277,7 @@ class Node:
     statuses: ClassVar[type[Status]]
     storage_class: ClassVar[type[SafeStorage]] = SafeStorage
     fixed_members: ClassVar[str | None] = None
+    mutex: ClassVar[type | None] = None  # the mutual exclusion beside it, if any (mutex.with_mutex)
 
     def __init__(self, node_id: int, ids: tuple[int, ...], config: Config, storage: SafeStorage):
         if node_id not in ids:
@@ -298,8 +300,7 @@ class Node:
         kind = type(event)
         if kind is Receive:  # by far the most common: first
             msg, src = event.msg, event.src
-            if msg.epoch > self.storage.epoch:
-                self.storage.epoch = msg.epoch
+            self.adopt_epoch(msg)
             if type(msg) is Join:
                 self._set_members((*self.ids, src))
                 self.on_member_joined(src)
@@ -353,6 +354,11 @@ class Node:
         self.ids = self.storage.members = Ids(sorted(ids))
         self.higher = Ids(i for i in self.ids if i > self.id)
         self.others = Ids(i for i in self.ids if i != self.id)
+
+    def adopt_epoch(self, msg: Message) -> None:
+        """A higher epoch heard is this node's from now on (every message carries one)."""
+        if msg.epoch > self.storage.epoch:
+            self.storage.epoch = msg.epoch
 
     def reconfigure(self, config: Config) -> None:
         """New knobs apply to timers set from now on; running timers keep their time."""

@@ -9,7 +9,10 @@ older can still be on its way, which is why the algorithm needs FIFO links, and 
 are). Leaving, it removes its request and sends Release to all, who remove it too.
 3(N-1) messages per entry; the synchronization delay is one message (the Release). No
 failures are tolerated: a node that crashes never replies, and everyone who asks after
-that waits for ever (the monitor reports it).
+that waits for ever (the monitor reports it); and one that recovers has forgotten the
+queue, with its clock back at 0: its request looks older than the holder's, everyone
+replies, and it enters beside the holder (the monitor reports two inside). Nothing
+here mends that: it is the lecture's model meeting a crash.
 
 Rules (P is this node, C its clock):
   1. Every message P sends carries C after incrementing it; on every message P
@@ -23,6 +26,9 @@ Rules (P is this node, C its clock):
   6. Exit: P is released, removes its request from its queue, and sends Release to
      every other member.
   7. Release from Q: P removes Q's request from its queue (and may now enter, rule 5).
+  8. A member joins: a wanted or holding P sends it its request (as rule 2 would have),
+     so the newcomer's queue has it before P's reply to the newcomer's own request
+     (FIFO); a member leaves: P needs no reply from it, and drops its request.
 """
 
 from __future__ import annotations
@@ -68,6 +74,7 @@ class Lamport(Mutex):
         self.queue: list[tuple[int, int]] = []  # (ts, id), lowest first
         self.mine: tuple[int, int] | None = None  # P's request while wanted or held
         self.awaiting: set[int] = set()  # members whose Reply P still needs
+        self._members = set(node.ids)  # as last heard (rule 8)
 
     @classmethod
     def figures(cls, n: int) -> Figures:
@@ -110,8 +117,12 @@ class Lamport(Mutex):
         self.mine = None
         self.broadcast(LamportRelease, self._tick())
 
-    def on_members(self) -> None:
+    def on_members(self) -> None:  # rule 8
         members = set(self.node.ids)
+        if self.mine is not None:
+            for newcomer in sorted(members - self._members):
+                self.send(newcomer, LamportRequest, self.mine[0])
+        self._members = members
         self.awaiting &= members
         self.queue = [r for r in self.queue if r[1] in members]
         self._maybe_enter()

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
-from .interface import Joining, Message, Node, Receive, Start
+from .interface import Joining, Leaving, Message, Node, Receive, Start
 
 
 class CsState(StrEnum):
@@ -88,7 +88,14 @@ class Mutex:
     # --- handlers -------------------------------------------------------------------
 
     def on_start(self) -> None:
-        """The node has started, recovered or joined."""
+        """The node has started or recovered."""
+
+    def on_join(self) -> None:
+        """The node has joined the cluster (a first start, as a newcomer)."""
+        self.on_start()
+
+    def on_leave(self) -> None:
+        """The node leaves the cluster for good, gracefully: what it must hand on, now."""
 
     def on_want(self) -> None:
         raise NotImplementedError
@@ -138,14 +145,17 @@ def with_mutex(election: type[Node], mutex: type[Mutex]) -> type[Node]:
                 if self.cs.state is HELD:
                     self.cs.on_exit()
             elif kind is Receive and type(event.msg) in own:  # type: ignore[attr-defined]
-                if event.msg.epoch > self.storage.epoch:  # type: ignore[attr-defined]
-                    self.storage.epoch = event.msg.epoch  # type: ignore[attr-defined]
+                self.adopt_epoch(event.msg)  # type: ignore[attr-defined]
                 self.cs.on_message(event.src, event.msg)  # type: ignore[attr-defined]
             else:
                 leader, ids = self.leader, self.ids
+                if kind is Leaving:  # (before the election's last words: the node stops after them)
+                    self.cs.on_leave()
                 out = super().step(event)
-                if kind is Start or kind is Joining:
+                if kind is Start:
                     self.cs.on_start()
+                elif kind is Joining:
+                    self.cs.on_join()
                 if self.ids != ids:
                     self.cs.on_members()
                 if self.leader != leader and self.status is not None:

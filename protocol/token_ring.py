@@ -12,13 +12,16 @@ token is on its way there, loses the token, and nobody enters again (a liveness 
 the monitor reports); nothing here regenerates it.
 
 Rules (P is this node):
-  1. The token is born once, at the lowest node's first start, and passed on (rule 4).
+  1. The token is born once, at the lowest node's first start (not a recovery, not a
+     newcomer's join, whose id may be the lowest), and passed on (rule 4).
   2. Want: P is wanted; if it has the token, it enters at once.
   3. Token arrives: if P is wanted, it holds the CS (keeping the token); otherwise it
      passes the token on.
   4. Passing on: to the next member above P in id order, or the lowest after the highest.
      A ring of one keeps the token.
   5. Exit: P is released and passes the token on.
+  6. Leave (for good, gracefully): P passes the token on if it has it. (A token on its
+     way to a node that leaves meanwhile is lost, as with a crash.)
 
 Message counts: 1 per hop of the token, whether anyone wants the CS or not.
 """
@@ -58,6 +61,14 @@ class TokenRing(Mutex):
             self.token = True
             self._pass()
 
+    def on_join(self) -> None:  # rule 1: a newcomer makes no token
+        pass
+
+    def on_leave(self) -> None:  # rule 6
+        if self.token:
+            self.state = RELEASED
+            self._pass(without_me=True)
+
     def on_want(self) -> None:  # rule 2
         self.state = WANTED
         if self.token:
@@ -75,13 +86,15 @@ class TokenRing(Mutex):
         self.state = RELEASED
         self._pass()
 
-    def _pass(self) -> None:  # rule 4
+    def _pass(self, without_me: bool = False) -> None:  # rule 4
         ids = self.node.ids
         after = [k for k in ids if k > self.node.id]
         nxt = after[0] if after else ids[0]
         if nxt != self.node.id:
             self.token = False
             self.send(nxt, Token)
+        elif without_me:  # the last member leaves: the token goes with it
+            self.token = False
 
     def variables(self) -> dict[str, object]:
         return {"has the token": self.token}

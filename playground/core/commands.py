@@ -214,7 +214,17 @@ def membership_refused(algorithm: str) -> str | None:
 
 def want_refused(algorithm: str) -> str | None:
     """Why `want` means nothing with `algorithm` (one line), or None if it can take it."""
-    return None if split_name(algorithm)[1] else "want asks for the critical section: run a mutex beside the election (--mutex)"
+    return None if machine(algorithm).mutex else "want asks for the critical section: run a mutex beside the election (--mutex)"
+
+
+def delay_refused(algorithm: type | str, high: float) -> str | None:
+    """Why links whose delay is at most `high` cannot carry `algorithm` (one line), or
+    None: a mutex's traffic that never rests (a token) would go round for ever at one
+    instant with no delay. The parser, the reader, the keys and --compare all ask here."""
+    mutex = (machine(algorithm) if isinstance(algorithm, str) else algorithm).mutex
+    if high > 0 or mutex is None or mutex.never_rests is None:
+        return None
+    return f"the {mutex.never_rests} of {mutex.name} would go round for ever at one instant with no link delay"
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,7 @@ from .commands import (
     SetTimeout,
     Settings,
     Want,
+    delay_refused,
 )
 from .commands import Crash as CrashCommand
 from .config import DELAY, TIMEOUT, US, ClusterConfig, Workload, to_seconds, to_us
@@ -107,7 +108,7 @@ class Engine:
         self.workload = workload  # who wants the critical section when, if a mutex runs (host rule 7)
         # A mutex's traffic that never rests (a token) goes round for ever at one instant
         # without a link delay: no key takes the delay to 0 then (the parser refuses it).
-        self._never_rests = getattr(getattr(algorithm, "mutex", None), "never_rests", None) is not None
+        self._never_rests = delay_refused(algorithm, 0) is not None
         self.ids = tuple(sorted(ids))  # every node the cluster has had, those that left too
         self.config = config
         self.seed = seed

@@ -154,7 +154,7 @@ class NodeHost:
         self._now = -1
         self._t = 0.0
         self._window_end = 0
-        self.mutex = getattr(algorithm, "mutex", None) is not None
+        self.mutex = algorithm.mutex is not None
         self.cs: CsState = CsState.RELEASED  # as last reported (rule 7)
         self.workload = workload if self.mutex else None
         self._draws = random.Random(f"{seed}/{node_id}") if self.workload is not None else None

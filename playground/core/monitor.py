@@ -291,7 +291,7 @@ class Episodes:
     """Pairs the monitor's begin and end events into episodes, for whoever lists them
     (the summary, the UI's alert). The one place begins and ends are paired."""
 
-    lasting: ClassVar[tuple[str, ...]] = (SLE1, SPLIT_BRAIN, MUTEX)  # the properties whose episodes have a duration
+    lasting: ClassVar[tuple[str, ...]] = tuple(p for p in PROPERTY_NAMES if p not in ONCE)  # episodes with a duration
     all: list[Episode] = field(default_factory=list)  # in the order they began
     open: dict[str, Episode] = field(default_factory=dict)  # property -> the episode still going on
 
@@ -433,6 +433,12 @@ class CsEntries:
     _wanted: dict[int, float] = field(default_factory=dict)  # node -> when it asked
     _exit: float | None = None  # the last exit while someone waited
     _passed: dict[int, set[int]] = field(default_factory=dict)  # a waiting node -> who entered while it waited
+    _inside: set[int] = field(default_factory=set)  # who holds it now
+
+    @classmethod
+    def of(cls, mutex: type) -> CsEntries:
+        """The measures of a run with `mutex` (its messages are the ones counted)."""
+        return cls(frozenset(m.type for m in mutex.messages))
 
     def observe(self, e: Event) -> None:
         kind = type(e)
@@ -445,6 +451,7 @@ class CsEntries:
                 self._passed[e.node] = set()
             elif e.state is CsState.HELD:
                 self.entries += 1
+                self._inside.add(e.node)
                 self._passed.pop(e.node, None)
                 for node, passed in self._passed.items():  # fairness: nobody enters twice while another waits
                     if e.node in passed:
@@ -457,13 +464,16 @@ class CsEntries:
                 if self._exit is not None:
                     self.sync_delays.append(round(e.t - self._exit, 6))
                 self._exit = None
-            else:  # released: an exit (or a crash's end) hands the CS on, if anyone waits
+            else:  # released: an exit hands the CS on, if anyone waits (a recovery's release is no exit)
                 self._wanted.pop(e.node, None)
                 self._passed.pop(e.node, None)
-                self._exit = e.t if self._wanted else None
+                if e.node in self._inside:
+                    self._inside.discard(e.node)
+                    self._exit = e.t if self._wanted else None
         elif kind is CrashEvent or kind is LeaveEvent:
             self._wanted.pop(e.node, None)
             self._passed.pop(e.node, None)
+            self._inside.discard(e.node)
 
     @property
     def messages_per_entry(self) -> float | None:
@@ -471,4 +481,5 @@ class CsEntries:
 
     def copy(self) -> CsEntries:
         return CsEntries(self.types, self.entries, self.messages, list(self.client_delays), list(self.sync_delays),
-                         self.unfair, dict(self._wanted), self._exit, {k: set(v) for k, v in self._passed.items()})
+                         self.unfair, dict(self._wanted), self._exit, {k: set(v) for k, v in self._passed.items()},
+                         set(self._inside))

@@ -25,8 +25,9 @@ from cattrs.strategies import configure_tagged_union
 from protocol import CsState, Message, StatusRole, machine
 
 from ..core.commands import Join as JoinCommand
+from ..core.commands import SetDelay as SetDelayCommand
 from ..core.commands import Want as WantCommand
-from ..core.commands import check_words
+from ..core.commands import check_words, delay_refused
 from ..core.config import INSTANT, shown_json
 from ..core.events import EVENT_TYPES, CommandEvent, CsEvent, DropEvent, Event, StateEvent, ViolationEvent
 from ..core.host import DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, HostStatus
@@ -208,7 +209,8 @@ class EventDecoder:
         self.checks: dict[type, Callable[[Any], None]] = {
             StateEvent: self._state, DropEvent: self._drop, CommandEvent: self._command, ViolationEvent: self._violation,
             CsEvent: self._cs}
-        self._mutex = getattr(machine(algorithm), "mutex", None) is not None
+        self._algorithm = algorithm
+        self._mutex = machine(algorithm).mutex is not None
 
     def _state(self, e: StateEvent) -> None:
         """The line's status and role, as the members they name."""
@@ -240,6 +242,8 @@ class EventDecoder:
             self._nodes.add(command.node)
         if type(command) is WantCommand and not self._mutex:
             raise ValueError("field 'command': want asks for the critical section, and this run has no mutex")
+        if type(command) is SetDelayCommand and (why := delay_refused(self._algorithm, command.high)):
+            raise ValueError(f"field 'args': {why}")
         if not SOURCE.fullmatch(e.source):
             raise ValueError(f"field 'source': expected a word such as \"user\", got {shown_json(e.source)}")
 

@@ -14,8 +14,9 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from protocol import ALGORITHMS, MUTEXES, known, machine, split_name
+from protocol import ALGORITHMS, MUTEXES, known, machine
 
+from ..core.commands import delay_refused
 from ..core.config import MAX_NODES, MAX_SEED, ClusterConfig, InputError, Workload, shown_json
 from ..core.events import Event, SendEvent
 from .codec import EventDecoder
@@ -239,11 +240,13 @@ def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tup
     seed = raw.get("seed")
     if type(seed) is not int or not 0 <= seed <= MAX_SEED:
         raise fail(f"field 'seed': expected a whole number from 0 to {MAX_SEED}, got {shown_json(seed)}")
-    workload = _workload(raw.get("workload"), fail) if split_name(algorithm)[1] else None
+    config = _config(raw.get("config"), fail)
+    if why := delay_refused(algorithm, config.delay_max):
+        raise fail(f"field 'config.delay_max': {why}")
+    workload = _workload(raw.get("workload"), fail) if machine(algorithm).mutex else None
     if workload is None and "workload" in raw:
         raise fail("field 'workload': only a run with a mutex has one")
-    return Header(algorithm, nodes, seed, _config(raw.get("config"), fail), _parent(raw.get("parent"), fail),
-                  workload=workload), version
+    return Header(algorithm, nodes, seed, config, _parent(raw.get("parent"), fail), workload=workload), version
 
 
 def _workload(value: object, fail: Callable[[str], InputError]) -> Workload:

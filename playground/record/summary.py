@@ -24,11 +24,11 @@ from ..core.monitor import CS_WAIT, MUTEX, CsEntries, Episodes, Rounds, describe
 
 
 class Summary:
-    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...], cs: CsEntries | None = None,
-                 lecture: dict[str, str] | None = None):
-        """`cs`: with a mutex, its entries are counted and measured; `lecture`: the
-        lecture's figures for them, reported beside."""
-        self.cs, self.lecture = cs, lecture
+    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...], mutex: type | None = None):
+        """`mutex`: the run's, whose entries are counted and measured, beside the
+        lecture's figures for as many members as the run ends with."""
+        self.mutex = mutex
+        self.cs = None if mutex is None else CsEntries.of(mutex)
         self.ids = list(ids)  # every node the run has had, in the order they came
         self.members = set(ids)
         self.message_types = message_types
@@ -109,7 +109,11 @@ class Summary:
         return {"entries": cs.entries, "messages": cs.messages, "messages_per_entry": cs.messages_per_entry,
                 "client_delay": _spread(cs.client_delays), "sync_delay": _spread(cs.sync_delays),
                 "unfair_entries": cs.unfair, "violations": sum(v["property"] == MUTEX for v in violations),
-                "stuck": sum(v["property"] == CS_WAIT for v in violations), "lecture": self.lecture}
+                "stuck": sum(v["property"] == CS_WAIT for v in violations), "lecture": self._lecture()}
+
+    def _lecture(self) -> dict[str, str]:
+        figures = self.mutex.figures(len(self.members))
+        return {"messages_per_entry": figures.entry_messages, "sync_delay_messages": figures.sync_delay}
 
 
 def _spread(values: list[float]) -> dict[str, float] | None:

@@ -173,6 +173,7 @@ class LiveRun:
 
     def _set_rate(self, rate: float) -> None:
         self.clock.rate = rate
+        self._pace.clear()  # (what was measured at another speed says nothing of this one)
         self._call(self.cluster.poke)  # a sleeping dispatcher does not see a new rate
 
     def step(self) -> None:

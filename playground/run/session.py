@@ -17,7 +17,6 @@ from ..core.commands import Scheduled
 from ..core.config import ClusterConfig, Workload, WriteError
 from ..core.engine import Engine
 from ..core.ids import node_ids
-from ..core.monitor import CsEntries
 from ..record.recorder import Recorder
 from ..record.summary import Summary
 from ..record.transcript import Header, Recipe
@@ -71,13 +70,8 @@ class Session:
         a bad path fails first."""
         engine = self.recipe.engine(lookahead=lookahead)
         cls = machine(self.algorithm)
-        mutex = getattr(cls, "mutex", None)
-        cs = lecture = None
-        if mutex is not None:
-            figures = mutex.figures(len(self.ids))
-            cs = CsEntries(frozenset(m.type for m in mutex.messages))
-            lecture = {"messages_per_entry": figures.entry_messages, "sync_delay_messages": figures.sync_delay}
-        summary = Summary(self.ids, tuple(m.type for m in cls.messages), cs, lecture)
+        mutex = cls.mutex
+        summary = Summary(self.ids, tuple(m.type for m in cls.messages), mutex)
         engine.subscribe(summary)
         recorder = None
         if self.transcript is not None:

@@ -140,8 +140,8 @@ class Snapshot:
 class ClusterState:
     def __init__(self, ids: tuple[int, ...], config: ClusterConfig, algorithm: str = "classic"):
         """`algorithm`: the run's, whose mutex (if any) has its entries measured (`cs`)."""
-        mutex = getattr(machine(algorithm), "mutex", None)
-        self.cs = None if mutex is None else CsEntries(frozenset(m.type for m in mutex.messages))
+        mutex = machine(algorithm).mutex
+        self.cs = None if mutex is None else CsEntries.of(mutex)
         self.ids = ids  # every node the cluster has had, lowest first (joins add to it)
         self.nodes = {i: NodeState(i) for i in ids}
         self.episodes = Episodes()

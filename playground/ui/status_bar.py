@@ -8,9 +8,10 @@ With a mutex, the critical section's entries so far, their messages each (beside
 lecture's figure) and the last one's wait.
 
 When the line is wider than the screen, its least important parts are shortened or
-left out first, whole words at a time: the lecture's figure, the delay bounds, the
-last wait, then the worst case, then the words beside T, then the speed the run keeps;
-the time, the pace, T and the election count stay to the end."""
+left out first, whole words at a time (GIVE_WAY): the critical section's lecture
+figure and last wait, the delay bounds, its messages each, the worst case, the words
+beside T, its count, the speed the run keeps; the time, the pace, T and the election
+count stay to the end (the count in its shortest form)."""
 
 from __future__ import annotations
 
