@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from protocol import ALGORITHMS, MUTEXES
+from protocol import ALGORITHMS, MUTEXES, machine
 
 from .core.commands import (
     MEMBERSHIP_COMMANDS,
@@ -546,7 +546,9 @@ def run_live(session, speed: float) -> int:
         app = None
         release()
         transcript = session.transcript and free_path(session.transcript, restart.algorithm)
-        session = replace(session, algorithm=restart.algorithm, config=restart.config, transcript=transcript)
+        workload = (session.workload or Workload()) if machine(restart.algorithm).mutex else None  # (a mutex's, kept)
+        session = replace(session, algorithm=restart.algorithm, config=restart.config, transcript=transcript,
+                          workload=workload)
 
 
 def release() -> None:

@@ -318,6 +318,8 @@ async def test_the_palette_switches_the_algorithm_by_restarting(tmp_path):
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert {"Algorithm: garcia-molina", "Algorithm: stoller", "Algorithm: ring"} <= set(titles)
         assert "Algorithm: classic" not in titles
+        assert {"Mutual exclusion: central", "Mutual exclusion: token-ring", "Mutual exclusion: lamport",
+                "Mutual exclusion: ricart-agrawala"} <= set(titles) and "Mutual exclusion: none" not in titles
         await pilot.press("plus", "plus", "right_square_bracket", "3")  # T 5, delays 0.75:1.75, node 3
         await advance(pilot, app, 0.01)
         app.action_switch_algorithm("ring")
@@ -411,3 +413,17 @@ async def test_with_a_mutex_w_asks_and_the_card_and_the_log_show_who_waits_and_w
         await pilot.press("w")  # no mutex: one line says why, nothing is recorded
         await settled(pilot, plain)
         assert not [line for line in plain.model.log if line.kind == "command"]
+
+
+@on_asyncio
+async def test_the_palette_switches_the_mutex_but_not_to_a_token_with_no_link_delay(tmp_path):
+    from playground.core.config import ClusterConfig
+
+    app = make_app(tmp_path, nodes=3, config=ClusterConfig(delay_min=0, delay_max=0))
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.action_switch_algorithm("classic+token-ring")
+        await pilot.pause()
+        assert app.restart_with is None  # refused: the token would go round for ever at one instant
+        app.action_switch_algorithm("classic+lamport")
+        await pilot.pause()
+    assert app.restart_with.algorithm == "classic+lamport"

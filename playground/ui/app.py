@@ -36,7 +36,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 import themes
-from protocol import ALGORITHMS, machine, split_name
+from protocol import ALGORITHMS, MUTEXES, machine, split_name
 
 from ..core.commands import (
     ChangeDelay,
@@ -52,6 +52,7 @@ from ..core.commands import (
     Release,
     Request,
     Want,
+    delay_refused,
     membership_refused,
     want_refused,
 )
@@ -400,7 +401,7 @@ class BullyApp(App[None]):
         mutex = machine(self.session.algorithm).mutex
         members = len(self.state.joined) - len(self.state.left)
         return CsFigures(cs.entries, cs.messages_per_entry, mutex.figures(members).entry_messages,
-                         cs.client_delays[-1] if cs.client_delays else None)
+                         cs.client_delays[-1] if cs.client_delays else None, cs.sync_delays[-1] if cs.sync_delays else None)
 
     def _where(self) -> str:
         """Where in time the screen is, for the status bar ("" at the present)."""
@@ -682,9 +683,12 @@ class BullyApp(App[None]):
         self.call_from_thread(self.notify, f"Exported the diagram to {target}")
 
     def action_switch_algorithm(self, name: str) -> None:
-        """The same run again with another algorithm: same nodes, seed and scenario, and the
-        settings as they are now (T and the delays as the keys left them), the same node
-        selected."""
+        """The same run again with another algorithm (or mutex): same nodes, seed and
+        scenario, and the settings as they are now (T and the delays as the keys left
+        them), the same node selected."""
+        if why := delay_refused(name, self.state.config.delay_max):
+            self.notify(why, severity="warning")
+            return
         self.restart_with = Restart(name, self.state.config, self.selected, paused=self.live is None or self.live.paused,
                                     diagram=self.log_view.diagram)
         self.exit()
@@ -696,6 +700,13 @@ class BullyApp(App[None]):
             if name != election:
                 full = f"{name}+{mutex}" if mutex else name  # (the mutex stays)
                 yield SystemCommand(f"Algorithm: {name}", "restart the cluster with it: same nodes, seed, settings, scenario",
+                                    lambda full=full: self.action_switch_algorithm(full))
+        for name in (*MUTEXES, None):
+            if name != mutex:
+                full = f"{election}+{name}" if name else election
+                yield SystemCommand(f"Mutual exclusion: {name or 'none'}",
+                                    "restart the cluster with it beside the election (its own workload, or the default)"
+                                    if name else "restart the cluster with the election alone",
                                     lambda full=full: self.action_switch_algorithm(full))
         if not membership_refused(self.session.algorithm):
             yield SystemCommand("Join a new node", "it gets the next id and starts as a recovering node", self.action_join)

@@ -48,6 +48,7 @@ class CsFigures:
     per_entry: float | None  # the mutex's messages per entry so far
     lecture: str  # the lecture's figure for it at this N
     waited: float | None  # the last entry's client delay (s)
+    handed: float | None = None  # the last synchronization delay (s): an exit to the next entry
 
 
 class StatusBar(Widget):
@@ -64,7 +65,7 @@ class StatusBar(Widget):
 
 # The order in which parts give way, least important first: each time a part is named,
 # it takes its next shorter form (the last form of a part may be nothing at all).
-GIVE_WAY = ("cs", "cs", "delay", "cs", "count", "sync", "cs", "pace", "pace", "sync", "count", "cs")
+GIVE_WAY = ("cs", "cs", "cs", "delay", "cs", "count", "sync", "cs", "pace", "pace", "sync", "count", "cs")
 
 
 def parts(s: Status) -> dict[str, list[str]]:
@@ -103,7 +104,9 @@ def parts(s: Status) -> dict[str, list[str]]:
         entries = f"CS {s.cs.entries:,} in"
         each = "" if s.cs.per_entry is None else f" · {s.cs.per_entry:.1f} msgs each"
         waited = "" if s.cs.waited is None else f" · last waited {s.cs.waited:.1f}s"
-        forms["cs"] = [f"{entries}{each} (lecture: {s.cs.lecture}){waited}", f"{entries}{each}{waited}",
+        handed = "" if s.cs.handed is None else f", handed on in {s.cs.handed:.1f}s"
+        forms["cs"] = [f"{entries}{each} (lecture: {s.cs.lecture}){waited}{handed}",
+                       f"{entries}{each} (lecture: {s.cs.lecture}){waited}", f"{entries}{each}{waited}",
                        f"{entries}{each}", entries, ""]
     return forms
 
