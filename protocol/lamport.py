@@ -127,6 +127,9 @@ class Lamport(Mutex):
         self.queue = [r for r in self.queue if r[1] in members]
         self._maybe_enter()
 
+    def stamp(self) -> int | None:
+        return None if self.mine is None else self.mine[0]
+
     def variables(self) -> dict[str, object]:
         return {"clock": self.clock, "queue": [f"({ts}, {k})" for ts, k in self.queue],
                 "awaiting replies from": sorted(self.awaiting)}

@@ -116,6 +116,12 @@ class Mutex:
         """Its volatile variables, for display (its state is in the trace)."""
         return {}
 
+    def stamp(self) -> int | None:
+        """The timestamp of the node's request while it wants or holds the CS, for an
+        algorithm that orders requests by (timestamp, id); None for the others. The
+        runtime reports it with the request, so that the order of entries can be checked."""
+        return None
+
     # --- helpers ----------------------------------------------------------------------
 
     def send(self, dst: int, kind: type[Message], *fields: object) -> None:

@@ -111,6 +111,9 @@ class RicartAgrawala(Mutex):
         self.deferred = [k for k in self.deferred if k in members]
         self._maybe_enter()
 
+    def stamp(self) -> int | None:
+        return None if self.mine is None else self.mine[0]
+
     def variables(self) -> dict[str, object]:
         return {"clock": self.clock, "request": None if self.mine is None else f"{self.mine}",
                 "awaiting replies from": sorted(self.awaiting), "deferred replies to": list(self.deferred)}

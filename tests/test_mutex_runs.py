@@ -48,6 +48,9 @@ def test_without_faults_many_enter_and_never_two_at_once(mutex):
     for e in events:
         measured.observe(e)
     assert measured.entries == len(entries) and measured.unfair == 0  # nobody entered twice while another waited
+    assert measured.out_of_order == 0  # (Lamport, RA: in (timestamp, id) order; the others stamp nothing)
+    stamped = [e.stamp for e in events if type(e) is CsEvent and e.state is CsState.WANTED]
+    assert all(s is not None for s in stamped) == (mutex in ("lamport", "ricart-agrawala"))
 
 
 def test_rule7_the_workload_is_the_same_whatever_the_batching():
@@ -201,3 +204,12 @@ def test_a_partition_gives_two_lock_servers_and_two_in_the_cs():
     assert summary["leader"]["1"] == 2 and summary["leader"]["3"] == 5  # two leaders, one each side
     (v,) = [v for v in summary["violations"] if v["property"] == "mutex"]
     assert v["nodes"] == [1, 3]
+
+
+def test_the_measures_of_fairness_catch_an_entry_out_of_order_and_a_second_entry_past_a_waiting_node():
+    cs = CsEntries(frozenset())
+    wanted, held, released = CsState.WANTED, CsState.HELD, CsState.RELEASED
+    for t, node, state, stamp in [(1, 1, wanted, 5), (2, 2, wanted, 7), (3, 2, held, 7),  # 2 passes 1's older (5, 1)
+                                  (4, 2, released, None), (5, 2, wanted, 9), (6, 2, held, 9)]:  # and enters again
+        cs.observe(CsEvent(0, t, node, state, stamp))
+    assert cs.entries == 2 and cs.out_of_order == 2 and cs.unfair == 1

@@ -91,6 +91,7 @@ class CsEvent(Event):
     kind: ClassVar[str] = "cs"
     node: int
     state: CsState
+    stamp: int | None = None  # its request's timestamp, where requests are ordered by (timestamp, id)
 
 
 @dataclass(slots=True)

@@ -227,7 +227,7 @@ class NodeHost:
 
     def _cs_changed(self, state: CsState) -> None:
         self.cs = state
-        self.records.append(CsEvent(UNSET, self._t, self.id, state))
+        self.records.append(CsEvent(UNSET, self._t, self.id, state, self.machine.cs.stamp()))
         if state is CsState.HELD:
             self._workload_timer(HOLD)
         elif state is CsState.RELEASED:

@@ -421,7 +421,9 @@ class CsEntries:
     entry's client delay (from wanting to holding), the synchronization delay (from one
     node's exit to the next entry, when someone was waiting at that exit), the messages
     of the mutex (`types`) per entry, and fairness (the lecture's: no node enters twice
-    while another has been waiting; `unfair` counts the entries that did). The one definition, for the summary and
+    while another has been waiting, `unfair` counts the entries that did; and for the
+    algorithms that stamp their requests, entries in (timestamp, id) order,
+    `out_of_order` counts those that overtook an older waiting request). The one definition, for the summary and
     the status bar."""
 
     types: frozenset[str]  # the mutex's message types
@@ -430,10 +432,12 @@ class CsEntries:
     client_delays: list[float] = field(default_factory=list)
     sync_delays: list[float] = field(default_factory=list)
     unfair: int = 0  # entries by a node that had entered once already while another waited throughout
+    out_of_order: int = 0  # entries ahead of a waiting request with an older (timestamp, id)
     _wanted: dict[int, float] = field(default_factory=dict)  # node -> when it asked
     _exit: float | None = None  # the last exit while someone waited
     _passed: dict[int, set[int]] = field(default_factory=dict)  # a waiting node -> who entered while it waited
     _inside: set[int] = field(default_factory=set)  # who holds it now
+    _stamps: dict[int, tuple[int, int]] = field(default_factory=dict)  # a waiting node -> its request's (ts, id)
 
     @classmethod
     def of(cls, mutex: type) -> CsEntries:
@@ -449,9 +453,14 @@ class CsEntries:
             if e.state is CsState.WANTED:
                 self._wanted[e.node] = e.t
                 self._passed[e.node] = set()
+                if e.stamp is not None:
+                    self._stamps[e.node] = (e.stamp, e.node)
             elif e.state is CsState.HELD:
                 self.entries += 1
                 self._inside.add(e.node)
+                mine = self._stamps.pop(e.node, None)  # timestamp order: no older request left waiting
+                if mine is not None and any(other < mine for other in self._stamps.values()):
+                    self.out_of_order += 1
                 self._passed.pop(e.node, None)
                 for node, passed in self._passed.items():  # fairness: nobody enters twice while another waits
                     if e.node in passed:
@@ -467,6 +476,7 @@ class CsEntries:
             else:  # released: an exit hands the CS on, if anyone waits (a recovery's release is no exit)
                 self._wanted.pop(e.node, None)
                 self._passed.pop(e.node, None)
+                self._stamps.pop(e.node, None)
                 if e.node in self._inside:
                     self._inside.discard(e.node)
                     self._exit = e.t if self._wanted else None
@@ -474,6 +484,7 @@ class CsEntries:
             self._wanted.pop(e.node, None)
             self._passed.pop(e.node, None)
             self._inside.discard(e.node)
+            self._stamps.pop(e.node, None)
 
     @property
     def messages_per_entry(self) -> float | None:
@@ -481,5 +492,5 @@ class CsEntries:
 
     def copy(self) -> CsEntries:
         return CsEntries(self.types, self.entries, self.messages, list(self.client_delays), list(self.sync_delays),
-                         self.unfair, dict(self._wanted), self._exit, {k: set(v) for k, v in self._passed.items()},
-                         set(self._inside))
+                         self.unfair, self.out_of_order, dict(self._wanted), self._exit,
+                         {k: set(v) for k, v in self._passed.items()}, set(self._inside), dict(self._stamps))

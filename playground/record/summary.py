@@ -108,7 +108,8 @@ class Summary:
         cs = self.cs
         return {"entries": cs.entries, "messages": cs.messages, "messages_per_entry": cs.messages_per_entry,
                 "client_delay": _spread(cs.client_delays), "sync_delay": _spread(cs.sync_delays),
-                "unfair_entries": cs.unfair, "violations": sum(v["property"] == MUTEX for v in violations),
+                "unfair_entries": cs.unfair, "out_of_order_entries": cs.out_of_order,
+                "violations": sum(v["property"] == MUTEX for v in violations),
                 "stuck": sum(v["property"] == CS_WAIT for v in violations), "lecture": self._lecture()}
 
     def _lecture(self) -> dict[str, str]:
