@@ -183,3 +183,16 @@ async def test_shift_d_after_f_on_a_node_that_joined_exports_its_lane(tmp_path):
         root = ET.parse(next(tmp_path.glob("*.svg"))).getroot()
         lanes = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("font-weight") == "bold"]
         assert "5" in lanes and len(lanes) > 1
+
+
+def test_a_lane_is_heavy_while_its_node_is_in_the_critical_section():
+    enter = LogLine(1.0, "cs", "cs", None, (2,), "", CsState.HELD)
+    within = diagram.within_after(enter, frozenset())
+    assert within == {2}
+    other = LogLine(2.0, "crash", "crash", None, (3,), "")  # a row about another node
+    drawn = text(diagram.row(other, (1, 2, 3), 10, frozenset(), LABELS, 30, within))
+    assert drawn[15] == "┃" and drawn[5] == "│"
+    leave = LogLine(3.0, "cs", "cs", None, (2,), "", CsState.RELEASED)
+    assert diagram.within_after(leave, within) == set()
+    crash = LogLine(3.0, "crash", "crash", None, (2,), "")
+    assert diagram.within_after(crash, within) == set()

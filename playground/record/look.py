@@ -56,6 +56,11 @@ BAR = 4  # cells in a countdown bar
 CS_WORD = {CsState.RELEASED: "out of CS", CsState.WANTED: "wants CS", CsState.HELD: "in CS"}  # beside a lane
 
 
+def inside(state: object) -> bool:
+    """Whether a node in `state` (a cs line's, or None) is in the critical section."""
+    return state is CsState.HELD
+
+
 def cs_badge(state: CsState | None) -> tuple[str, str] | None:
     """A card's glyph and colour for a node waiting for the critical section or inside
     it; None for one outside (or with no mutex): nothing to show."""

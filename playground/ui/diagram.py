@@ -13,7 +13,9 @@ the drawing differs. A row is one log line:
   - with a mutex, the critical section: ⧖ wants, ▣ in, □ out, on the node's lane;
   - a violation, an agreement or a command: the whole row, in its colour (a violation red).
 
-A lane is │ while its node is up and ┊ while it is down. When the lanes do not fit, the
+A lane is │ while its node is up and ┊ while it is down, and ┃ in the critical
+section's colour while its node is inside (from the log's lines: a stay that began
+before the oldest line kept is not drawn). When the lanes do not fit, the
 diagram keeps the selected node and the nodes it talks with in the lines, and says how
 many it left out.
 """
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..core.events import COMES_UP_KINDS, GOES_DOWN_KINDS, down_after, down_before
-from ..record.look import CS_LOOK, CS_WORD, line_colour, role_look
+from ..record.look import CS_LOOK, CS_WORD, inside, line_colour, role_look
 from .model import LogLine
 
 MIN_LANE = 6  # columns a lane needs: room for an arrow head and a few letters
@@ -31,6 +33,7 @@ MAX_LANE = 16
 MESSAGE_KINDS = ("deliver", "drop", "held")
 WHOLE_ROW = ("violation", "agreement", "command")
 LANE_COLOUR = "$text-muted"
+HELD_STATE = next(state for state in CS_LOOK if inside(state))  # (the look of a stay inside)
 
 
 def choose_lanes(ids: tuple[int, ...], width: int, selected: int, lines: Iterable[LogLine]) -> tuple[tuple[int, ...], int]:
@@ -51,15 +54,20 @@ def choose_lanes(ids: tuple[int, ...], width: int, selected: int, lines: Iterabl
 
 
 def row(line: LogLine, lanes: tuple[int, ...], lane_width: int, down: frozenset[int], label: dict[int, str],
-        width: int) -> list[tuple[str, str]]:
+        width: int, within: frozenset[int] = frozenset()) -> list[tuple[str, str]]:
     """One line of the log as one row of the diagram, `width` columns wide: runs of
-    (text, theme colour variable or "")."""
+    (text, theme colour variable or ""). `within`: the nodes in the critical section."""
     cells = [" "] * width
     styles: list[str | None] = [None] * width
     column = {node: k * lane_width + lane_width // 2 for k, node in enumerate(lanes)}
     for node, x in column.items():
         if x < width:
-            cells[x], styles[x] = ("┊" if node in down else "│"), LANE_COLOUR
+            if node in down:
+                cells[x], styles[x] = "┊", LANE_COLOUR
+            elif node in within:
+                cells[x], styles[x] = "┃", CS_LOOK[HELD_STATE][1]
+            else:
+                cells[x], styles[x] = "│", LANE_COLOUR
     colour = line_colour(line.kind, line.role)
 
     def put(x: int, text: str, style: str) -> None:
@@ -146,6 +154,17 @@ def down_at_start(lines: Iterable[LogLine], down_now: set[int]) -> frozenset[int
         if line.nodes:
             down = down_before(down, line.kind, line.nodes[0])
     return down
+
+
+def within_after(line: LogLine, within: frozenset[int]) -> frozenset[int]:
+    """Who is in the critical section after `line`: its cs lines say, and a node that goes
+    down is out."""
+    if not line.nodes:
+        return within
+    node = line.nodes[0]
+    if line.kind == "cs":
+        return within | {node} if inside(line.state) else within - {node}
+    return within - {node} if line.kind in GOES_DOWN_KINDS else within
 
 
 def after(line: LogLine, down: frozenset[int]) -> frozenset[int]:

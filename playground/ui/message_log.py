@@ -52,6 +52,8 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         self._lines: deque[LogLine] = deque(maxlen=LOG_CAP)  # the model's lines that pass the filters
         self._down: deque[frozenset[int]] = deque(maxlen=LOG_CAP)  # who was down at each of them
         self._down_now: frozenset[int] = frozenset()  # ... after the last line looked at
+        self._within: deque[frozenset[int]] = deque(maxlen=LOG_CAP)  # who was in the critical section at each
+        self._within_now: frozenset[int] = frozenset()
         self.selected: int | None = None  # the app's selected node: the diagram keeps its lane
         self._lanes: tuple[tuple, tuple[tuple[int, ...], int]] | None = None  # (key, lanes): drawn once per change
         self._styles: dict[tuple[str, str], Style] = {}  # (theme, colour variable) -> style, for the diagram
@@ -85,22 +87,25 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     def _refilter(self) -> None:
         log = self.model.log
         down = frozenset(drawing.down_at_start(log, {i for i, n in self.model.nodes.items() if not n.up}))
-        self._lines, self._down = deque(maxlen=LOG_CAP), deque(maxlen=LOG_CAP)
+        self._lines, self._down, self._within = deque(maxlen=LOG_CAP), deque(maxlen=LOG_CAP), deque(maxlen=LOG_CAP)
+        self._within_now = frozenset()  # (from the oldest line on: what began before it is not drawn)
         self._keep(log, down)
         self._taken = self.model.logged
         self._resize(follow=True)
 
     def _keep(self, lines, down: frozenset[int]) -> int:
         """Keep the lines that pass the filters, each with who was down then; how many kept."""
-        kept = 0
-        matches, keep_line, keep_down = self.matches, self._lines.append, self._down.append
+        kept, within = 0, self._within_now
+        matches, keep_line, keep_down, keep_within = self.matches, self._lines.append, self._down.append, self._within.append
         for line in lines:
             down = drawing.after(line, down)
+            within = drawing.within_after(line, within)
             if matches(line):
                 keep_line(line)
                 keep_down(down)
+                keep_within(within)
                 kept += 1
-        self._down_now = down
+        self._down_now, self._within_now = down, within
         return kept
 
     # --- new lines ------------------------------------------------------------------------
@@ -189,7 +194,8 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         line = self._lines[index]
         if self.diagram:
             lanes, lane_width = self._lanes_now()
-            runs = drawing.row(line, lanes, lane_width, self._down[index], self.model.label, max(1, width - TIME_WIDTH))
+            runs = drawing.row(line, lanes, lane_width, self._down[index], self.model.label, max(1, width - TIME_WIDTH),
+                               self._within[index])
             style = self._style
             segments = [Segment(f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", style("$text-muted"))]
             segments += [Segment(text, style(variable)) for text, variable in runs]
