@@ -19,8 +19,10 @@ what each one does).
 
 What each mutex algorithm declares, so nothing outside its module spells its names:
 its `name` and `title`, its messages (each with a `MessageRole`), whether it needs a
-leader, and the lecture's figures (`figures`): messages per entry, and the
-synchronization delay in messages, for N nodes.
+leader, what of its traffic never rests (`never_rests`: the token, which needs a link
+delay above 0), a request's timestamp where requests are ordered by one (`stamp`: the
+runtime reports it, and the order of entries is checked), and the lecture's figures
+(`figures`): messages per entry, and the synchronization delay in messages, for N nodes.
 """
 
 from __future__ import annotations
