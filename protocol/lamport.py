@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .interface import Message, MessageRole
-from .mutex import HELD, RELEASED, WANTED, Figures, Mutex
+from .mutex import HELD, RELEASED, WANTED, Figures, StampedRequests
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,41 +63,32 @@ class LamportRelease(Message):
     ts: int
 
 
-class Lamport(Mutex):
+class Lamport(StampedRequests):
     name = "lamport"
     title = "Lamport's mutual exclusion"
     messages = (LamportRequest, LamportReply, LamportRelease)
+    request = LamportRequest
 
     def __init__(self, node):
         super().__init__(node)
-        self.clock = 0
         self.queue: list[tuple[int, int]] = []  # (ts, id), lowest first
-        self.mine: tuple[int, int] | None = None  # P's request while wanted or held
-        self.awaiting: set[int] = set()  # members whose Reply P still needs
         self._members = set(node.ids)  # as last heard (rule 8)
 
     @classmethod
     def figures(cls, n: int) -> Figures:
         return Figures(f"3(N-1) = {3 * (n - 1)}", "1 (Release)")
 
-    def _tick(self) -> int:  # rule 1
-        self.clock += 1
-        return self.clock
-
-    def on_want(self) -> None:  # rule 2
-        self.state = WANTED
-        self.mine = (self._tick(), self.node.id)
+    def on_want(self) -> None:  # rule 2 (and rule 1: the clock, by tick and heard)
+        self.ask()
         self._enqueue(self.mine)
-        self.awaiting = set(self.node.others)
-        self.broadcast(LamportRequest, self.mine[0])
         self._maybe_enter()
 
     def on_message(self, src: int, msg: Message) -> None:
-        self.clock = max(self.clock, msg.ts) + 1  # type: ignore[attr-defined]  (rule 1)
+        self.heard(msg)  # rule 1
         kind = type(msg)
         if kind is LamportRequest:  # rule 3
             self._enqueue((msg.ts, src))
-            self.send(src, LamportReply, self._tick())
+            self.send(src, LamportReply, self.tick())
         elif kind is LamportReply:  # rule 4
             self.awaiting.discard(src)
         elif kind is LamportRelease:  # rule 7
@@ -115,7 +106,7 @@ class Lamport(Mutex):
         self.state = RELEASED
         self.queue = [r for r in self.queue if r != self.mine]
         self.mine = None
-        self.broadcast(LamportRelease, self._tick())
+        self.broadcast(LamportRelease, self.tick())
 
     def on_members(self) -> None:  # rule 8
         members = set(self.node.ids)
@@ -126,9 +117,6 @@ class Lamport(Mutex):
         self.awaiting &= members
         self.queue = [r for r in self.queue if r[1] in members]
         self._maybe_enter()
-
-    def stamp(self) -> int | None:
-        return None if self.mine is None else self.mine[0]
 
     def variables(self) -> dict[str, object]:
         return {"clock": self.clock, "queue": [f"({ts}, {k})" for ts, k in self.queue],

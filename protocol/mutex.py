@@ -183,3 +183,37 @@ def with_mutex(election: type[Node], mutex: type[Mutex]) -> type[Node]:
     WithMutex.messages = election.messages + mutex.messages
     WithMutex.mutex = mutex
     return WithMutex
+
+
+class StampedRequests(Mutex):
+    """Base of the mutexes that order requests by Lamport timestamps, (ts, id): a total
+    order (lecture 3-6, 3-7). What they share: the clock, advanced on every send and on
+    every message heard (each of their messages carries a stamp, `ts`); P's own request
+    while wanted or held (`mine`); and the members whose reply it still needs."""
+
+    request: ClassVar[type[Message]]  # the message that asks
+
+    def __init__(self, node: Node):
+        super().__init__(node)
+        self.clock = 0
+        self.mine: tuple[int, int] | None = None  # P's request while wanted or held
+        self.awaiting: set[int] = set()  # members whose Reply P still needs
+
+    def tick(self) -> int:
+        """The clock, advanced for a message P sends (its stamp)."""
+        self.clock += 1
+        return self.clock
+
+    def heard(self, msg: Message) -> None:
+        """The clock, past a message P received."""
+        self.clock = max(self.clock, msg.ts) + 1  # type: ignore[attr-defined]
+
+    def ask(self) -> None:
+        """Want: P stamps its request and sends it to every other member, whose replies it now needs."""
+        self.state = WANTED
+        self.mine = (self.tick(), self.node.id)
+        self.awaiting = set(self.node.others)
+        self.broadcast(self.request, self.mine[0])
+
+    def stamp(self) -> int | None:
+        return None if self.mine is None else self.mine[0]

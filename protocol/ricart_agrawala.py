@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .interface import Message, MessageRole
-from .mutex import HELD, RELEASED, WANTED, Figures, Mutex
+from .mutex import HELD, RELEASED, WANTED, Figures, StampedRequests
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,42 +54,33 @@ class RaReply(Message):
     ts: int
 
 
-class RicartAgrawala(Mutex):
+class RicartAgrawala(StampedRequests):
     name = "ricart-agrawala"
     title = "Ricart & Agrawala"
     messages = (RaRequest, RaReply)
+    request = RaRequest
 
     def __init__(self, node):
         super().__init__(node)
-        self.clock = 0
-        self.mine: tuple[int, int] | None = None  # P's request while wanted or held
-        self.awaiting: set[int] = set()  # members whose Reply P still needs
         self.deferred: list[int] = []  # requesters P answers when it leaves
 
     @classmethod
     def figures(cls, n: int) -> Figures:
         return Figures(f"2(N-1) = {2 * (n - 1)}", "1 (Reply)")
 
-    def _tick(self) -> int:  # rule 1
-        self.clock += 1
-        return self.clock
-
-    def on_want(self) -> None:  # rule 2
-        self.state = WANTED
-        self.mine = (self._tick(), self.node.id)
-        self.awaiting = set(self.node.others)
-        self.broadcast(RaRequest, self.mine[0])
+    def on_want(self) -> None:  # rule 2 (and rule 1: the clock, by tick and heard)
+        self.ask()
         self._maybe_enter()
 
     def on_message(self, src: int, msg: Message) -> None:
-        self.clock = max(self.clock, msg.ts) + 1  # type: ignore[attr-defined]  (rule 1)
+        self.heard(msg)  # rule 1
         if type(msg) is RaRequest:  # rule 3
             older_mine = self.state is WANTED and self.mine < (msg.ts, src)  # type: ignore[operator]
             if self.state is HELD or older_mine:
                 if src not in self.deferred:
                     self.deferred.append(src)
             else:
-                self.send(src, RaReply, self._tick())
+                self.send(src, RaReply, self.tick())
         elif type(msg) is RaReply:  # rule 4
             self.awaiting.discard(src)
             self._maybe_enter()
@@ -103,16 +94,13 @@ class RicartAgrawala(Mutex):
         self.mine = None
         deferred, self.deferred = self.deferred, []
         for node in deferred:
-            self.send(node, RaReply, self._tick())
+            self.send(node, RaReply, self.tick())
 
     def on_members(self) -> None:
         members = set(self.node.ids)
         self.awaiting &= members
         self.deferred = [k for k in self.deferred if k in members]
         self._maybe_enter()
-
-    def stamp(self) -> int | None:
-        return None if self.mine is None else self.mine[0]
 
     def variables(self) -> dict[str, object]:
         return {"clock": self.clock, "request": None if self.mine is None else f"{self.mine}",
