@@ -194,6 +194,9 @@ Request = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
 NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect, Leave, Want)
 MEMBERSHIP_COMMANDS = ("join", "leave")
 LINK_COMMANDS = ("hold", "release", "partition", "heal")
+# Commands after which the cluster needs its time, as after a fault (monitor rule 6): a
+# change of the links, an election started on purpose, new T or delays (c changes too).
+UNSETTLING_COMMANDS = (*LINK_COMMANDS, "elect", "timeout", "delay")
 COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
                                                          Hold, Release, Partition, Heal, Join, Leave, Want)}
 USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]",

@@ -19,8 +19,10 @@ Rules:
      everyone: an `agreement` event says when it is reached (and under whom) and when it
      is lost; the comparison and the UI read those.
   6. SLE2: c seconds after the last fault, there is agreement. A fault is a crash or a
-     recovery (start-up counts as one), a join or a leave, or a change of the links
-     (held, released, partitioned, healed): the cluster needs its time after each.
+     recovery (start-up counts as one), a join or a leave, a change of the links
+     (held, released, partitioned, healed), an `elect` (an election started on
+     purpose is under way, not broken) or new T or delays: the cluster needs its time
+     after each (the hunt found `elect` missing: SLE2 was reported mid-election).
      Checked once per quiet period, at that instant's end. The monitor says when that
      is (`deadline`), so a cluster with nothing else to do still checks. Its report
      says when the last fault was (`since`), and its text calls it that.
@@ -46,7 +48,7 @@ from typing import ClassVar
 
 from protocol import CsState, MessageRole, StatusRole
 
-from .commands import LINK_COMMANDS
+from .commands import UNSETTLING_COMMANDS
 from .config import duration_text, to_us
 from .events import (
     UNSET,
@@ -128,7 +130,7 @@ class Monitor:
             self._count(event.node)
             self._fault(event.t)
         elif kind is CommandEvent:
-            if event.command in LINK_COMMANDS:
+            if event.command in UNSETTLING_COMMANDS:
                 self._fault(event.t)
             return
         else:
