@@ -165,6 +165,10 @@ class History:
         later = next((m.seq for m in self.markers if m.seq > end), None)
         return None if later is None else self.instant_of(later)
 
+    def first_marker(self, kind: str) -> int | None:
+        """The instant of the first marker of a kind ("violation": where a hunt's finding opens)."""
+        return next((self.instant_of(m.seq) for m in self.markers if m.kind == kind), None)
+
     def state_at(self, instant: int, state: ClusterState, recent: int = 0) -> list[Event]:
         """Make `state` the cluster's at the end of `instant`; the events that led there,
         at least the last `recent` of them (as many as there are), for a log to show."""

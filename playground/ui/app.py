@@ -162,9 +162,10 @@ class BullyApp(App[None]):
     ]
 
     def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = ".",
-                 loading: Loading | None = None, again: Restart | None = None):
+                 loading: Loading | None = None, again: Restart | None = None, at_violation: bool = False):
         """A live session; or, given the `loading` of its transcript (its first block read,
-        the rest read in the background), a replay of it. `again`: the app before this one
+        the rest read in the background), a replay of it, shown at its latest instant, or
+        once read `at_violation`: at its first violation (a hunt's finding). `again`: the app before this one
         switched the algorithm; this one starts as it was (the node selected, paused or
         not, the log's diagram)."""
         super().__init__()
@@ -180,6 +181,7 @@ class BullyApp(App[None]):
             self.model.reload(self.timeline.seek(self.timeline.history.instants - 1, LOG_CAP))
         self._shown_at = 0.0  # wall time the loading last showed its latest instant
         self._following = True  # a replay being read shows its latest instant as it comes
+        self._at_violation = at_violation
         self.selected = again.selected if again and again.selected in session.ids else session.ids[-1]
         paused = paused or bool(again and again.paused)
         self.saved: Path | None = None
@@ -283,7 +285,8 @@ class BullyApp(App[None]):
             self._fail(2, f"bully-tui: error: {e}")
             return
         if self._following:
-            self._show(timeline.history.instants - 1)
+            violation = timeline.history.first_marker("violation") if self._at_violation else None
+            self._show(timeline.history.instants - 1 if violation is None else violation)
         self._read_all()
 
     def _read_all(self) -> None:

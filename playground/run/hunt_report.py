@@ -1,0 +1,99 @@
+"""What a hunt says: its progress on a terminal, its lines, and the scenario file it
+writes for a finding (the claim in its first lines, like the shipped ones)."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+from protocol import split_name
+
+from ..core.config import Workload, instant_text
+from ..core.monitor import PROPERTY_NAMES
+from .hunt import Finding, Hunt, Result, Searched
+
+REFRESH = 0.2  # seconds between redraws
+
+
+def property_text(prop: str | None) -> str:
+    return "any property" if prop is None else PROPERTY_NAMES[prop]
+
+
+def finding_line(finding: Finding, transcript: str) -> str:
+    """"SLE1 broken: 4 nodes, 3 commands, at t=21.400 (...); replay with: bully-tui replay FILE"."""
+    return (f"{PROPERTY_NAMES[finding.property]} broken: {finding.size}, at t={instant_text(finding.t)} ({finding.text}); "
+            f"replay with: bully-tui replay {transcript}")
+
+
+def searched_text(searched: Searched) -> str:
+    return (f"{searched.schedules:,} schedules, {searched.events:,} events, {searched.seconds:,.0f} virtual seconds, "
+            f"{len(searched.shapes)} shapes (nodes × commands)")
+
+
+def nothing_line(hunt: Hunt, result: Result, elapsed: float) -> str:
+    return (f"no counterexample: {property_text(hunt.property)} held in {searched_text(result.searched)} "
+            f"({elapsed:.1f} s, seed {hunt.seed})")
+
+
+def scenario_text(hunt: Hunt, finding: Finding, command_line: str) -> str:
+    """The finding as a scenario file: `bully-tui --scenario FILE` runs it again."""
+    s = finding.schedule
+    election, mutex = split_name(hunt.space.algorithm)
+    c = s.config
+    delay = f"{c.delay_min:g}" if c.delay_min == c.delay_max else f"{c.delay_min:g}:{c.delay_max:g}"
+    lines = [
+        f"# Found by: {command_line}",
+        f"# Claim: {PROPERTY_NAMES[finding.property]} is broken at t = {instant_text(finding.t)}: {finding.text}.",
+        f"# The smallest found ({finding.size}): no single simplification the shrinker knows",
+        "# (fewer nodes or commands, earlier times, simpler numbers) still breaks it.",
+        f"set algorithm {election}",
+    ]
+    if mutex is not None:
+        w = Workload()
+        lines += [f"set mutex {mutex}", f"set cs-think {_span(w.think)}", f"set cs-hold {_span(w.hold)}"]
+    lines += [f"set nodes {s.nodes}", f"set seed {s.seed}", f"set timeout {c.timeout:g}", f"set delay {delay}",
+              f"set probe-interval {c.probe_interval:g}", f"set until {s.until(hunt.space.algorithm):g}", ""]
+    lines += [f"{at:g} {text}" for at, text in s.lines]
+    return "\n".join(lines) + "\n"
+
+
+def _span(span: tuple[float, float]) -> str:
+    return f"{span[0]:g}:{span[1]:g}"
+
+
+class HuntProgress:
+    """Schedules tried, the best finding so far and the time left, on stderr (a
+    terminal only: pipes and CI stay clean)."""
+
+    def __init__(self, hunt: Hunt, console: Console | None = None):
+        self.hunt = hunt
+        self._console = console or Console(stderr=True)
+        self._start = time.monotonic()
+        self._drawn = 0.0
+        self._display = Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
+                                 console=self._console, transient=True, auto_refresh=False)
+        total = hunt.schedules if hunt.schedules is not None else hunt.seconds
+        self._task = self._display.add_task("hunting", total=total)
+
+    def __enter__(self) -> HuntProgress:
+        self._display.start()
+        self._display.refresh()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._display.stop()
+
+    def __call__(self, result: Result, _found: int | None) -> None:
+        now = time.monotonic()
+        elapsed = now - self._start
+        searched = result.searched
+        best = "none yet" if result.finding is None else f"{result.finding.size} at t={result.finding.t:g}"
+        done = searched.schedules if self.hunt.schedules is not None else elapsed
+        self._display.update(self._task, completed=done,
+                             description=f"{searched.schedules:,} schedules · {searched.runs / max(elapsed, 1e-9):,.0f} "
+                                         f"runs/s · best: {best} · Ctrl-C stops")
+        if now - self._drawn >= REFRESH:
+            self._drawn = now
+            self._display.refresh()

@@ -1,0 +1,229 @@
+"""`bully-tui hunt` (run/hunt.py): what it must find, shrunk; what it must not find within
+the model; that a search is reproducible; and the command's files and lines.
+
+Every search here has a budget in schedules and a seed, so it is the same on every run
+(hunt rule 4): no test passes "usually"."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from playground.cli import replay_app
+from playground.core.config import InputError
+from playground.core.engine import run_sync
+from playground.core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
+from playground.run.hunt import BATCH, Hunt, Schedule, Space, run, search
+from playground.run.hunt_report import scenario_text
+from playground.run.session import run_headless
+from protocol import ALGORITHMS
+from tests.test_app import on_asyncio, wait_for
+
+BUDGET = 300  # schedules: enough for what must be found, and a look at what must not
+
+
+def hunt(algorithm: str, prop: str | None, *, schedules: int = BUDGET, synchrony: bool = True, commands=(),
+         nodes=(2, 8), workers: int = 1):
+    return search(Hunt(Space(algorithm, nodes, synchrony, tuple(commands)), prop, 1, schedules), workers)
+
+
+def breaks(algorithm: str, schedule: Schedule, prop: str) -> bool:
+    try:
+        return run(algorithm, schedule, prop).violation is not None
+    except InputError:  # a simplification that left a command meaning nothing (recover of an up node)
+        return False
+
+
+def simplifications(s: Schedule, fewest: int):
+    """Each single step smaller: a node fewer, a command fewer, a command as early as the one before it."""
+    if s.nodes > fewest:
+        yield dataclasses.replace(s, nodes=s.nodes - 1)
+    for i, (at, text) in enumerate(s.lines):
+        yield dataclasses.replace(s, lines=s.lines[:i] + s.lines[i + 1:])
+        before = s.lines[i - 1][0] if i else 0.0
+        if at > before:
+            yield dataclasses.replace(s, lines=s.lines[:i] + ((before, text),) + s.lines[i + 1:])
+
+
+def test_classic_recovery_flaw_is_found_from_nothing_and_shrunk():
+    """The known flaw (PROTOCOLS.md section 1): a node that comes back announces itself
+    without asking, and its Coordinator crosses another's. Only crashes and recoveries
+    to work with, so that it is found the way the lecture tells it."""
+    result = hunt("classic", SLE1, commands=("crash", "recover"))
+    f = result.finding
+    assert f is not None and f.property == SLE1
+    assert f.schedule.nodes <= 4 and len(f.schedule.lines) <= 3
+    assert any(text.startswith("recover") for _, text in f.schedule.lines)
+    assert breaks("classic", f.schedule, SLE1)
+    assert [s for s in simplifications(f.schedule, 2) if breaks("classic", s, SLE1)] == []
+
+
+def test_with_every_command_classic_breaks_sle1_by_a_newcomer_too():
+    """A node that joins is a recovering node (commands.py): the same flaw, one command."""
+    f = hunt("classic", SLE1).finding
+    assert f is not None and f.schedule.nodes <= 4 and len(f.schedule.lines) <= 3
+
+
+@pytest.mark.parametrize("algorithm", list(ALGORITHMS))
+def test_split_brain_for_every_algorithm_once_synchrony_is_broken(algorithm):
+    """Elections alone, no command: only T below 2 x max delay can do it. (Classic and
+    the epoch Bully also split within the model, by a node that comes back.)"""
+    f = hunt(algorithm, SPLIT_BRAIN, synchrony=False, commands=("elect",)).finding
+    assert f is not None and f.property == SPLIT_BRAIN
+    assert not f.schedule.config.synchronous
+    assert [s for s in simplifications(f.schedule, 2) if breaks(algorithm, s, SPLIT_BRAIN)] == []
+
+
+def test_central_lock_is_broken_by_a_leader_crash_while_a_node_holds_it():
+    f = hunt("classic+central", MUTEX, commands=("crash", "recover")).finding
+    assert f is not None and f.property == MUTEX
+    crashes = [text for _, text in f.schedule.lines if text.startswith("crash")]
+    assert crashes == [f"crash {f.schedule.nodes}"]  # the leader (the highest), once
+    # ... with the lock given: one of the two inside had it from the leader that crashed,
+    # and the new lock server, knowing no holder, gives it again.
+    engine = f.schedule.session("classic+central").recipe.engine()
+    events = []
+    engine.subscribe(events.extend)
+    run_sync(engine, f.t)
+    crash_at, leader = f.schedule.lines[0][0], f.schedule.nodes
+    granted = {e.dst for e in events if e.kind == "send" and e.t <= crash_at and e.src == leader and e.msg.type == "cs_grant"}
+    [violation] = [e for e in events if e.kind == "violation" and e.property == MUTEX]
+    assert granted & set(violation.nodes)
+
+
+@pytest.mark.parametrize("algorithm", ["garcia-molina", "stoller", "ring"])
+def test_no_sle1_counterexample_within_the_model(algorithm):
+    """Their claim (test_random_schedules.py). The README gives the figure for 10,000
+    schedules (bench/hunt.py); CI searches fewer."""
+    result = hunt(algorithm, SLE1)
+    assert result.finding is None
+    assert result.searched.schedules == BUDGET
+    assert len(result.searched.shapes) > 20  # it tried many sizes and command counts, not one
+
+
+def test_epoch_bully_keeps_sle2_and_says_it_does_not_keep_sle1():
+    """Its header: SLE2 within c, not SLE1 (Coordinators can cross for a moment)."""
+    assert hunt("epoch-bully", SLE2).finding is None
+    assert hunt("epoch-bully", SLE1).finding is not None
+
+
+def test_token_ring_lost_token_is_a_liveness_finding():
+    f = hunt("garcia-molina+token-ring", CS_WAIT).finding
+    assert f is not None and f.property == CS_WAIT
+    assert any(text.startswith("crash") for _, text in f.schedule.lines)
+
+
+def test_a_search_is_the_same_however_many_processes_share_it():
+    """Hunt rule 4: batches are seeded by (seed, batch), the lowest batch's finding wins.
+    The budget spans several batches, and the finding comes from a later one."""
+    args = dict(algorithm="classic", prop=SLE2, schedules=3 * BATCH, commands=("crash", "recover", "elect"), nodes=(5, 8))
+    one, two = hunt(**args, workers=1), hunt(**args, workers=2)
+    assert one.finding == two.finding and one.finding is not None
+    assert one.searched == two.searched
+
+
+def test_a_budget_with_nothing_to_find_is_spent_exactly():
+    result = hunt("garcia-molina", SLE1, schedules=BATCH + 7)
+    assert (result.finding, result.searched.schedules, result.batches) == (None, BATCH + 7, 2)
+
+
+# --- the command ------------------------------------------------------------------------
+
+
+def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "playground", "hunt", *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_path):
+    done = cli(tmp_path, "--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1")
+    assert done.returncode == 1, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first.startswith("SLE1 broken: ") and first.endswith("replay with: bully-tui replay hunt-classic-sle1.jsonl")
+    assert "hunt-classic-sle1.scenario" in second
+    scenario = (tmp_path / "hunt-classic-sle1.scenario").read_text()
+    assert scenario.splitlines()[1].startswith("# Claim: SLE1 is broken at t = ")
+    # The scenario runs the very run the transcript holds, event for event.
+    again = subprocess.run([sys.executable, "-m", "playground", "--headless", "--scenario", "hunt-classic-sle1.scenario",
+                            "--transcript", "again.jsonl"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "hunt-classic-sle1.jsonl").read_bytes()
+    violations = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()[1:]]
+    assert any(v.get("kind") == "violation" and v["property"] == "sle1" for v in violations)
+    # A second hunt does not overwrite the first: it takes the next free name.
+    done = cli(tmp_path, "--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1")
+    assert "hunt-classic-sle1-2.jsonl" in done.stdout
+
+
+def test_the_same_seed_and_budget_write_the_same_files(tmp_path):
+    for name in ("a", "b"):
+        cli(tmp_path, "--algorithm", "classic", "--property", "split-brain", "--break-synchrony", "--budget", "200",
+            "--seed", "7", "-o", name, "--workers", "2" if name == "b" else "1")
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    a, b = ((tmp_path / f"{name}.scenario").read_text().split("\n", 1)[1] for name in ("a", "b"))
+    assert a == b  # (its first line says how it was found: -o a, -o b)
+
+
+def test_nothing_found_says_how_much_was_searched_and_exits_0(tmp_path):
+    done = cli(tmp_path, "--algorithm", "ring", "--property", "sle1", "--budget", "100", "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("no counterexample: SLE1 held in 100 schedules, ")
+    assert "virtual seconds" in done.stdout and "shapes (nodes × commands)" in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--property", "mutex-safety"], "--property mutex-safety needs a mutex"),
+    (["--property", "nope"], "unknown --property 'nope'"),
+    (["--nodes", "5:3"], "--nodes: 5 is above 3"),
+    (["--nodes", "0:3"], "--nodes must be from 1 to 64"),
+    (["--budget", "soon"], "--budget must be seconds (60s, 5m) or a number of schedules"),
+    (["--budget", "0s"], "--budget must be from 0.1 s to a week"),
+    (["--commands", "crash,partition"], "unknown --commands 'partition'"),
+    (["--algorithm", "stoller", "--commands", "join"], "unknown --commands 'join'"),
+    (["--workers", "0"], "--workers must be from 1 to 64"),
+    (["--open"], "--open shows the finding in the terminal app"),
+])
+def test_bad_arguments_are_one_line_and_status_2(tmp_path, args, said):
+    done = cli(tmp_path, *args)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_output_is_refused_before_the_search(tmp_path):
+    (tmp_path / "mine.jsonl").write_text("keep me")
+    done = cli(tmp_path, "-o", "mine", "--budget", "100")
+    assert done.returncode == 2 and "mine.jsonl already exists" in done.stderr
+    assert (tmp_path / "mine.jsonl").read_text() == "keep me"
+
+
+def test_the_scenario_says_its_claim_first(tmp_path):
+    result = hunt("classic+central", MUTEX, commands=("crash", "recover"))
+    text = scenario_text(Hunt(Space("classic+central"), MUTEX), result.finding, "bully-tui hunt ...")
+    lines = text.splitlines()
+    assert lines[0] == "# Found by: bully-tui hunt ..."
+    assert lines[1].startswith("# Claim: mutual exclusion is broken at t = ") and "2 in the critical section" in lines[1]
+    assert "set mutex central" in lines and "set algorithm classic" in lines
+
+
+@on_asyncio
+async def test_open_shows_the_finding_paused_at_its_first_violation(tmp_path):
+    """`hunt --open`: the app on the finding's transcript, at the instant the monitor
+    first reported it (not at the end, where the replay of a file opens)."""
+    f = hunt("classic", SLE1, commands=("crash", "recover")).finding
+    path = str(tmp_path / "finding.jsonl")
+    run_headless(f.schedule.session("classic", path), f.schedule.until("classic"))
+    app = replay_app(path, save_dir=str(tmp_path), at_violation=True)
+    async with app.run_test(size=(100, 32)) as pilot:
+        history = app.timeline.history
+        await wait_for(pilot, lambda: app.timeline.position == history.first_marker("violation"), "the violation shown")
+        assert history.times[app.timeline.position] == f.t
+        assert 0 < app.timeline.position < history.instants - 1
+        assert app.live is None
