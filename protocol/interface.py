@@ -288,6 +288,7 @@ class Node:
         # Not yet started: the caller's first input is always Start, which sets a status.
         self.status: Status = None  # type: ignore[assignment]
         self.leader: int | None = None
+        self.joined = False  # it came in by joining, not with the cluster's start
         self._set_members(ids)
         # Names of the timers this node has asked for and not yet seen fire or cancelled,
         # so that cancels are emitted only for running timers and a stray firing is ignored.
@@ -318,6 +319,7 @@ class Node:
         elif kind is Suspect:
             self.on_suspect()
         elif kind is Joining:
+            self.joined = True
             self.broadcast(self.others, Join)
             self.on_start()
         elif kind is Leaving:

@@ -40,10 +40,13 @@ normal under the highest up node within `settle_time` (SLE2). The property tests
 both; bench/healing.py measures how long it takes, beside Garcia-Molina.
 
 Rules (P is this node; an election is named by its candidate, initiator and round):
-  1. First start: P initiates (nobody can have presumed it down). Recovery: P sends Back
-     to every other member and is quiet for T: it takes no Election or Elected (it
-     leaves them unacked, as a down node would, rules 7 and 10) and ignores the elect
-     command; then it initiates. P also initiates when the failure detector fires: the
+  1. First start with the cluster: P initiates (nobody can have presumed it down).
+     Recovery, or joining: P sends Back to every other member and is quiet for T: it
+     takes no Election or Elected (it leaves them unacked, as a down node would, rules
+     7 and 10) and ignores the elect command; then it initiates. (A node that joins at
+     the same moment is known to it by then: its Join arrives within max delay <= T/2.
+     Initiating at once, two nodes that joined together each led a ring the other was
+     not in yet, for a moment: `bully-tui hunt` found it.) P also initiates when the failure detector fires: the
      leader did not answer a probe within T, answered that it no longer leads, or did
      not ack a ring message within T (rule 7). Initiating: P sends Election(P) to its
      successor, takes part and backs its own election.
@@ -239,7 +242,7 @@ class Ring(ProbingNode):
 
     def on_start(self) -> None:  # rule 1
         self.storage.incarnation += 1
-        if self.storage.incarnation == 1:  # its first start: nobody can have presumed it down
+        if self.storage.incarnation == 1 and not self.joined:  # its first start: nobody can have presumed it down
             self._initiate()
             return
         self.status, self.leader = ELECTION, None

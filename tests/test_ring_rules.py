@@ -1,7 +1,20 @@
 """The crash-tolerant Chang & Roberts ring (protocol/ring.py), rule by rule, calling the
 pure state machine. Ids 1..5: each node's successor is the next higher id, 5's is 1."""
 
-from protocol import CancelTimer, Config, ElectionStarted, Leave, Receive, Ring, SetTimer, Start, Suspect, TimerFired
+from protocol import (
+    CancelTimer,
+    Config,
+    ElectionStarted,
+    Join,
+    Joining,
+    Leave,
+    Receive,
+    Ring,
+    SetTimer,
+    Start,
+    Suspect,
+    TimerFired,
+)
 from protocol.probing import Probe, ProbeReply
 from protocol.ring import ELECTED_WAIT_LAPS, Back, Elected, Election, RingAck
 
@@ -89,6 +102,17 @@ def test_rule1_a_recovered_node_says_it_is_back_and_is_quiet_for_T_then_initiate
     assert (again.status, again.leader, again.participant) == ("election", None, False)
     out = again.step(TimerFired("quiet"))
     assert ElectionStarted() in out and sent(out) == [(4, Election)] and again.backing[0] == 3
+
+
+def test_rule1_a_node_that_joins_is_quiet_for_T_like_a_recovered_one():
+    """So that a node joining at the same moment is known to it before its election goes
+    round (the hunt's finding: two joiners each led a ring without the other)."""
+    n = node(6, (*IDS, 6))
+    out = n.step(Joining())
+    assert sent(out) == [(1, Join), (2, Join), (3, Join), (4, Join), (5, Join), (1, Back), (2, Back), (3, Back),
+                         (4, Back), (5, Back)]
+    assert SetTimer("quiet", 4) in out and ElectionStarted() not in out
+    assert ElectionStarted() in n.step(TimerFired("quiet"))
 
 
 def test_rule1_a_quiet_node_takes_no_ring_message_and_ignores_the_detector():
