@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from protocol import ALGORITHMS, MUTEXES, machine, split_name
+from protocol import ALGORITHMS, MUTEXES, machine
 
 from .core.commands import (
     MEMBERSHIP_COMMANDS,
@@ -405,7 +405,9 @@ USAGE = {
     "export": "usage: bully-tui export FILE --format svg|mermaid|shiviz [-o OUT [--overwrite]] [--from T] [--to T] "
               "[--nodes K,...] [--types NAME,...] [--hide-detector] [--axis scaled|instants]",
     "hunt": "usage: bully-tui hunt [--algorithm A] [--mutex M] [--property P] [--nodes A:B] [--budget 60s|5000] [--seed S] "
-            "[--break-synchrony] [--commands NAME,...] [--workers W] [-o BASE [--overwrite]] [--open]",
+            "[--break-synchrony] [--commands NAME,...] [--workers W] [-o BASE [--overwrite]] [--open] | "
+            "--exhaustive [--async] [--nodes N] [--timeout T] [--delay MIN:MAX] [--faults F] [--depth D] "
+            "[--max-states S] [--midpoint]",
 }
 
 
@@ -479,112 +481,9 @@ def run_replay(argv: list[str]) -> int:
 
 
 def run_hunt(argv: list[str]) -> int:
-    import time
+    from .hunt_command import run_hunt as run
 
-    from .record.files import write_whole
-    from .run.hunt import MAX_NODES as HUNT_MAX_NODES
-    from .run.hunt import NEEDS_A_MUTEX, PROPERTIES, Hunt, Space, search
-    from .run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text
-    from .run.session import run_headless
-
-    name = "hunt"
-    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
-    p.add_argument("--algorithm", default="classic", metavar="A", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
-    p.add_argument("--mutex", metavar="M", help=f"mutual exclusion beside the election: {', '.join(MUTEXES)}")
-    p.add_argument("--property", default="any", metavar="P", help=f"what to break: {', '.join(PROPERTIES)} (default any)")
-    p.add_argument("--nodes", default="2:8", metavar="A:B", help=f"nodes a run starts with, from A to B (at most "
-                   f"{HUNT_MAX_NODES}; default 2:8)")
-    p.add_argument("--budget", default="60s", metavar="B", help="how long to search: seconds (60s, 5m) or a number of "
-                   "schedules (5000: the same --seed then gives the same finding, byte for byte); default 60s")
-    p.add_argument("--seed", default="1", metavar="S", help="the search's seed (default 1)")
-    p.add_argument("--break-synchrony", action="store_true", help="let T fall below 2 x max delay (by default the "
-                   "search keeps the synchrony every algorithm assumes)")
-    p.add_argument("--commands", metavar="NAME,...", help="the commands a schedule may use (default: every one the "
-                   "algorithm takes: crash, recover, elect, and join, leave, want where they apply)")
-    p.add_argument("--workers", metavar="W", help=f"processes sharing the search (default: the machine's cores, "
-                   f"{os.cpu_count() or 1}); the finding does not depend on it")
-    p.add_argument("-o", "--output", metavar="BASE", help="write BASE.scenario and BASE.jsonl (default "
-                   "hunt-ALGORITHM-PROPERTY, numbered if taken)")
-    p.add_argument("--overwrite", action="store_true", help="let -o replace existing files")
-    p.add_argument("--open", action="store_true", help="open the finding in the app, paused at its first violation")
-    args = p.parse_args(argv)
-    algorithm = _choice(args.algorithm, "--algorithm", tuple(ALGORITHMS))
-    if args.mutex is not None:
-        algorithm = f"{algorithm}+{_choice(args.mutex, '--mutex', tuple(MUTEXES))}"
-    prop = _choice(args.property, "--property", tuple(PROPERTIES))
-    if prop in NEEDS_A_MUTEX and args.mutex is None:
-        raise InputError(f"--property {prop} needs a mutex (--mutex {'|'.join(MUTEXES)})")
-    low, high = parse_node_range(args.nodes, HUNT_MAX_NODES)
-    schedules, seconds = parse_budget(args.budget)
-    seed = parse_whole(args.seed, "--seed", 0, MAX_SEED)
-    workers = parse_whole(args.workers, "--workers", 1, 64) if args.workers is not None else os.cpu_count() or 1
-    space = Space(algorithm, (low, high), synchrony=not args.break_synchrony)
-    if args.commands is not None:
-        space = Space(algorithm, (low, high), not args.break_synchrony,
-                      tuple(_choice(c, "--commands", space.commands) for c in parse_list(args.commands, "--commands")))
-    base = args.output.removesuffix(".scenario").removesuffix(".jsonl") if args.output is not None \
-        else free_base(f"hunt-{split_name(algorithm)[0]}{'-' + split_name(algorithm)[1] if args.mutex else ''}-{prop}")
-    scenario_path, transcript = f"{base}.scenario", f"{base}.jsonl"
-    for path, what in ((scenario_path, "scenario"), (transcript, "transcript")):
-        check_new(path, what, args.overwrite)  # before the search, not after it
-    if args.open:
-        _need_a_terminal("--open shows the finding in the terminal app", "without --open, replay it later")
-    hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)
-    started = time.monotonic()
-    if sys.stderr.isatty():
-        with HuntProgress(hunt) as progress:
-            result = search(hunt, workers, progress)
-    else:
-        result = search(hunt, workers)
-    finding = result.finding
-    if finding is None:
-        _emit(nothing_line(hunt, result, time.monotonic() - started) + "\n")
-        return 0
-    command_line = " ".join(["bully-tui", "hunt", *argv])
-    write_whole(scenario_path, "scenario", scenario_text(hunt, finding, command_line).encode(), args.overwrite)
-    session = finding.schedule.session(algorithm, transcript)
-    run_headless(session, finding.schedule.until(algorithm))
-    _emit(finding_line(finding, transcript) + "\n")
-    _emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
-          f"{result.searched.schedules:,} schedules in {time.monotonic() - started:.1f} s\n")
-    if args.open:
-        app = replay_app(transcript, at_violation=True)
-        app.run()
-        finished(app)
-    return 1
-
-
-def parse_node_range(text: str, most: int) -> tuple[int, int]:
-    """"A:B" or "N": how many nodes a hunt's runs start with."""
-    parts = text.split(":")
-    if len(parts) > 2:
-        raise InputError(f"--nodes must be A:B or N, not {shown(text)}")
-    low, high = (parse_whole(part, "--nodes", 1, most) for part in (parts[0], parts[-1]))
-    if low > high:
-        raise InputError(f"--nodes: {low} is above {high}")
-    return low, high
-
-
-def parse_budget(text: str) -> tuple[int | None, float | None]:
-    """"60s" or "5m": seconds of searching; "5000": schedules. (schedules, seconds)."""
-    word = text.strip().lower()
-    if word.endswith(("s", "m")):
-        seconds = parse_number(word[:-1], "--budget") * (60 if word.endswith("m") else 1)
-        if not 0.1 <= seconds <= 7 * 86400:
-            raise InputError(f"--budget must be from 0.1 s to a week, not {shown(text)}")
-        return None, seconds
-    if not word.isdigit():
-        raise InputError(f"--budget must be seconds (60s, 5m) or a number of schedules (5000), not {shown(text)}")
-    return parse_whole(word, "--budget", 1, 100_000_000), None
-
-
-def free_base(base: str) -> str:
-    """`base`, or `base-2`, ...: a name whose scenario and transcript are both free."""
-    for n in range(1, 1000):
-        candidate = base if n == 1 else f"{base}-{n}"
-        if not any(Path(f"{candidate}{suffix}").exists() for suffix in (".scenario", ".jsonl")):
-            return candidate
-    raise InputError(f"no free file name beside {base}")
+    return run(argv)
 
 
 SUBCOMMAND_RUNNERS = {"verify": run_verify, "replay": run_replay, "export": run_export, "hunt": run_hunt}

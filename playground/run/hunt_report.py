@@ -10,8 +10,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from protocol import split_name
 
-from ..core.config import Workload, instant_text
+from ..core.config import Workload, instant_text, to_seconds
 from ..core.monitor import PROPERTY_NAMES
+from .explore import steps_taken
 from .hunt import Finding, Hunt, Result, Searched
 
 REFRESH = 0.2  # seconds between redraws
@@ -35,6 +36,30 @@ def searched_text(searched: Searched) -> str:
 def nothing_line(hunt: Hunt, result: Result, elapsed: float) -> str:
     return (f"no counterexample: {property_text(hunt.property)} held in {searched_text(result.searched)} "
             f"({elapsed:.1f} s, seed {hunt.seed})")
+
+
+def steps_line(model, found, path: str) -> str:
+    """An exhaustive finding: "SLE1 broken: 3 nodes, 15 steps (a shortest run), at t=7; the steps: FILE"."""
+    steps = steps_taken(found.steps)
+    return (f"{PROPERTY_NAMES[found.property]} broken: {model.nodes} nodes, {steps} step{'' if steps == 1 else 's'} after "
+            f"the start, none shorter ({found.text}); the steps, and what each did: {path}")
+
+
+def explored_line(model, prop: str, explored, bounds, elapsed: float, found: bool) -> str:
+    """How much an exhaustive search explored, and up to where."""
+    c = model.config
+    if model.timed:
+        delays = " or ".join(f"{to_seconds(d):g}" for d in model.delays_us)
+        how = f"timed: each delay {delays} s, T = {c.timeout:g} s"
+    else:
+        how = "asynchronous: any arrival or timer next"
+    faults = f"at most {bounds.faults} fault{'' if bounds.faults == 1 else 's'}"
+    if found:
+        return f"searched {explored.states:,} states ({how}; {faults}; {elapsed:.1f} s)"
+    cut = {None: "every run to its end", "depth": f"runs cut at {bounds.depth} steps",
+           "horizon": f"runs cut at t = {bounds.horizon:g} s", "states": f"stopped at {bounds.most:,} states"}[explored.bound]
+    return (f"no counterexample in {explored.states:,} states: {property_text(prop)} held in every run of "
+            f"{model.algorithm} with {model.nodes} nodes ({how}; {faults}; {cut}; {elapsed:.1f} s)")
 
 
 def scenario_text(hunt: Hunt, finding: Finding, command_line: str) -> str:

@@ -1,0 +1,215 @@
+"""`bully-tui hunt`: its arguments, checked before anything runs, and what it says and
+writes. A random search (run/hunt.py) ends with a scenario and a transcript; an
+exhaustive one (run/explore.py) with an interaction file. Either way: 1 for a finding,
+0 for none, 2 for bad input (one line), as cli.py says of every command."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from protocol import ALGORITHMS, MUTEXES, split_name
+
+from .cli import SUBCOMMANDS, USAGE, _choice, _emit, _need_a_terminal, _Parser, _say, finished, replay_app
+from .core.commands import parse_delay, parse_list
+from .core.config import MAX_SEED, PROBE_INTERVAL, TIMEOUT, ClusterConfig, InputError, parse_number, parse_whole, shown
+from .record.files import check_new, write_whole
+from .run.hunt import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Hunt, Space, search
+
+EXHAUSTIVE_MOST_NODES = 4
+EXHAUSTIVE_ONLY = ("async_", "timeout", "delay", "probe_interval", "faults", "depth", "max_states", "midpoint")
+RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "workers", "open")
+
+
+def _parser() -> _Parser:
+    name = "hunt"
+    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p.add_argument("--algorithm", default="classic", metavar="A", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
+    p.add_argument("--mutex", metavar="M", help=f"mutual exclusion beside the election: {', '.join(MUTEXES)}")
+    p.add_argument("--property", default="any", metavar="P", help=f"what to break: {', '.join(PROPERTIES)} (default any)")
+    p.add_argument("--nodes", metavar="A:B", help=f"nodes a run starts with, from A to B (at most {MAX_NODES}; default "
+                   f"2:8; --exhaustive: at most {EXHAUSTIVE_MOST_NODES}, default 3)")
+    p.add_argument("-o", "--output", metavar="BASE", help="write BASE.scenario and BASE.jsonl (--exhaustive: BASE.txt); "
+                   "default hunt-ALGORITHM-PROPERTY, numbered if taken")
+    p.add_argument("--overwrite", action="store_true", help="let -o replace existing files")
+    random = p.add_argument_group("a random search (the default)")
+    random.add_argument("--budget", metavar="B", help="how long to search: seconds (60s, 5m) or a number of schedules "
+                        "(5000: the same --seed then gives the same finding, byte for byte); default 60s")
+    random.add_argument("--seed", metavar="S", help="the search's seed (default 1)")
+    random.add_argument("--break-synchrony", action="store_true", help="let T fall below 2 x max delay (by default "
+                        "the search keeps the synchrony every algorithm assumes)")
+    random.add_argument("--commands", metavar="NAME,...", help="the commands a schedule may use (default: every one "
+                        "the algorithm takes: crash, recover, elect, and join, leave, want where they apply)")
+    random.add_argument("--workers", metavar="W", help=f"processes sharing the search (default: the machine's cores, "
+                        f"{os.cpu_count() or 1}); the finding does not depend on it")
+    random.add_argument("--open", action="store_true", help="open the finding in the app, paused at its first violation")
+    every = p.add_argument_group("an exhaustive search: every run of a tiny cluster, up to the bounds")
+    every.add_argument("--exhaustive", action="store_true", help="search every run, breadth first: the finding is a "
+                       "shortest one (safety only: sle1, split-brain or any)")
+    every.add_argument("--async", dest="async_", action="store_true", help="the asynchronous model: any message may "
+                       "arrive and any timer fire next (default: timed, each delay one of the bounds)")
+    every.add_argument("--timeout", metavar="T", help="T (default 4)")
+    every.add_argument("--delay", metavar="MIN:MAX", help="the delay bounds (default 1:2, so T = 2 x max delay)")
+    every.add_argument("--probe-interval", metavar="P", help="probing of the leader; 0 is off (default 0)")
+    every.add_argument("--faults", metavar="F", help="crashes and recoveries in a run, at most (default 2)")
+    every.add_argument("--depth", metavar="D", help="steps in a run, at most (default 40)")
+    every.add_argument("--max-states", metavar="S", help="states to explore, at most (default 200000)")
+    every.add_argument("--midpoint", action="store_true", help="timed: a delay may also be the bounds' midpoint "
+                       "(many times the states)")
+    return p
+
+
+def run_hunt(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    algorithm = _choice(args.algorithm, "--algorithm", tuple(ALGORITHMS))
+    if args.mutex is not None:
+        algorithm = f"{algorithm}+{_choice(args.mutex, '--mutex', tuple(MUTEXES))}"
+    prop = _choice(args.property, "--property", tuple(PROPERTIES))
+    if prop in NEEDS_A_MUTEX and args.mutex is None:
+        raise InputError(f"--property {prop} needs a mutex (--mutex {'|'.join(MUTEXES)})")
+    named = split_name(algorithm)
+    default = f"hunt-{named[0]}{'-' + named[1] if named[1] else ''}-{prop}"
+    if args.exhaustive:
+        _only(args, RANDOM_ONLY, "a random search")
+        return _exhaustive(args, algorithm, prop, default, argv)
+    _only(args, EXHAUSTIVE_ONLY, "--exhaustive")
+    return _random(args, algorithm, prop, default, argv)
+
+
+def _only(args, names: tuple[str, ...], where: str) -> None:
+    given = [f"--{name.rstrip('_').replace('_', '-')}" for name in names if getattr(args, name) not in (None, False)]
+    if given:
+        raise InputError(f"{', '.join(given)} only applies to {where}")
+
+
+WHAT = {".scenario": "scenario", ".jsonl": "transcript", ".txt": "interaction"}
+
+
+def _outputs(args, default: str, suffixes: tuple[str, ...]) -> list[str]:
+    """The files a finding goes to (-o BASE, or a free name), checked now: before the
+    search, not after it."""
+    if args.output is None:
+        base = free_base(default, suffixes)
+    else:
+        base = args.output
+        for suffix in suffixes:
+            base = base.removesuffix(suffix)
+    paths = [f"{base}{suffix}" for suffix in suffixes]
+    for path, suffix in zip(paths, suffixes, strict=True):
+        check_new(path, WHAT[suffix], args.overwrite)
+    return paths
+
+
+def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
+    from .run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text
+    from .run.session import run_headless
+
+    low, high = parse_node_range(args.nodes or "2:8", MAX_NODES)
+    schedules, seconds = parse_budget(args.budget or "60s")
+    seed = parse_whole(args.seed or "1", "--seed", 0, MAX_SEED)
+    workers = parse_whole(args.workers, "--workers", 1, 64) if args.workers is not None else os.cpu_count() or 1
+    space = Space(algorithm, (low, high), synchrony=not args.break_synchrony)
+    if args.commands is not None:
+        space = Space(algorithm, (low, high), not args.break_synchrony,
+                      tuple(_choice(c, "--commands", space.commands) for c in parse_list(args.commands, "--commands")))
+    scenario_path, transcript = _outputs(args, default, (".scenario", ".jsonl"))
+    if args.open:
+        _need_a_terminal("--open shows the finding in the terminal app", "without --open, replay it later")
+    hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)
+    started = time.monotonic()
+    if sys.stderr.isatty():
+        with HuntProgress(hunt) as progress:
+            result = search(hunt, workers, progress)
+    else:
+        result = search(hunt, workers)
+    finding = result.finding
+    if finding is None:
+        _emit(nothing_line(hunt, result, time.monotonic() - started) + "\n")
+        return 0
+    command_line = " ".join(["bully-tui", "hunt", *argv])
+    write_whole(scenario_path, "scenario", scenario_text(hunt, finding, command_line).encode(), args.overwrite)
+    run_headless(finding.schedule.session(algorithm, transcript), finding.schedule.until(algorithm))
+    _emit(finding_line(finding, transcript) + "\n")
+    _emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
+          f"{result.searched.schedules:,} schedules in {time.monotonic() - started:.1f} s\n")
+    if args.open:
+        app = replay_app(transcript, at_violation=True)
+        app.run()
+        finished(app)
+    return 1
+
+
+def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
+    from .run.explore import SAFETY, Bounds, Model, explore, interaction_text
+    from .run.hunt_report import explored_line, steps_line
+
+    if split_name(algorithm)[1] is not None:
+        raise InputError("--exhaustive checks an election's safety: without --mutex")
+    wanted = PROPERTIES[prop]
+    if prop != "any" and wanted not in SAFETY:
+        raise InputError(f"--exhaustive checks safety (sle1, split-brain or any), not {prop}: what must happen "
+                         "eventually needs time, which a bounded search does not have")
+    low, high = parse_node_range(args.nodes or "3", EXHAUSTIVE_MOST_NODES)
+    delay = parse_delay(args.delay or "1:2", "--delay")
+    config = ClusterConfig(timeout=TIMEOUT.check(parse_number(args.timeout or "4", "--timeout"), "--timeout"),
+                           probe_interval=PROBE_INTERVAL.check(parse_number(args.probe_interval or "0", "--probe-interval"),
+                                                               "--probe-interval"),
+                           delay_min=delay[0], delay_max=delay[1])
+    bounds = Bounds(faults=parse_whole(args.faults or "2", "--faults", 0, 10),
+                    depth=parse_whole(args.depth or "40", "--depth", 1, 10_000),
+                    most=parse_whole(args.max_states or "200000", "--max-states", 1, 100_000_000))
+    [path] = _outputs(args, default, (".txt",))
+    for warning in config.warnings():
+        _say(f"bully-tui: warning: {warning}")
+    started = time.monotonic()
+    total = 0
+    for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
+        model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint)
+        found, explored = explore(model, wanted, bounds)
+        total += explored.states
+        if found is not None:
+            claim = steps_line(model, found, path).split("; the steps")[0]  # (the line, without the file)
+            text = interaction_text(model, found, [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}",
+                                                  f"Claim: {claim}.", "A shortest run that breaks it (breadth first): "
+                                                  "each step below, then what it did."])
+            write_whole(path, "interaction", text.encode(), args.overwrite)
+            _emit(steps_line(model, found, path) + "\n")
+            _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=True) + "\n")
+            return 1
+        _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=False) + "\n")
+    return 0
+
+
+def parse_node_range(text: str, most: int) -> tuple[int, int]:
+    """"A:B" or "N": how many nodes a hunt's runs start with."""
+    parts = text.split(":")
+    if len(parts) > 2:
+        raise InputError(f"--nodes must be A:B or N, not {shown(text)}")
+    low, high = (parse_whole(part, "--nodes", 1, most) for part in (parts[0], parts[-1]))
+    if low > high:
+        raise InputError(f"--nodes: {low} is above {high}")
+    return low, high
+
+
+def parse_budget(text: str) -> tuple[int | None, float | None]:
+    """"60s" or "5m": seconds of searching; "5000": schedules. (schedules, seconds)."""
+    word = text.strip().lower()
+    if word.endswith(("s", "m")):
+        seconds = parse_number(word[:-1], "--budget") * (60 if word.endswith("m") else 1)
+        if not 0.1 <= seconds <= 7 * 86400:
+            raise InputError(f"--budget must be from 0.1 s to a week, not {shown(text)}")
+        return None, seconds
+    if not word.isdigit():
+        raise InputError(f"--budget must be seconds (60s, 5m) or a number of schedules (5000), not {shown(text)}")
+    return parse_whole(word, "--budget", 1, 100_000_000), None
+
+
+def free_base(base: str, suffixes: tuple[str, ...]) -> str:
+    """`base`, or `base-2`, ...: a name free with each suffix."""
+    for n in range(1, 1000):
+        candidate = base if n == 1 else f"{base}-{n}"
+        if not any(Path(f"{candidate}{suffix}").exists() for suffix in suffixes):
+            return candidate
+    raise InputError(f"no free file name beside {base}")

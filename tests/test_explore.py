@@ -1,0 +1,86 @@
+"""The exhaustive hunt (run/explore.py): every run of a tiny cluster up to the bounds,
+breadth first. Lecture 3-1's point made mechanical: classic Bully is unsafe once a
+timeout says nothing (the asynchronous model), Garcia-Molina's is safe in the
+synchronous one (up to the bound), and the finding is a shortest run, written as an
+interaction file that runs as one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from playground.core.config import ClusterConfig
+from playground.core.monitor import SLE1, SPLIT_BRAIN
+from playground.run.explore import Bounds, Model, explore, interaction_text, steps_taken
+from playground.run.interaction import Interaction, read_blocks
+
+EDGE = ClusterConfig(timeout=4, delay_min=1, delay_max=2, probe_interval=0)  # T = 2 x max delay: the model's edge
+
+
+def model(algorithm: str, nodes: int = 3, *, timed: bool = True, config: ClusterConfig = EDGE) -> Model:
+    return Model(algorithm, nodes, config, timed)
+
+
+def test_classic_is_unsafe_in_the_asynchronous_model_in_one_step():
+    """A timer that fires before the answer comes: node 1 leads beside node 3."""
+    found, _ = explore(model("classic", timed=False), SLE1, Bounds(faults=0))
+    assert found is not None and found.property == SLE1
+    assert [s for s in found.steps if not s.startswith("at ")] == ["fire 1 answer_wait"] and steps_taken(found.steps) == 1
+
+
+@pytest.mark.parametrize("algorithm", ["garcia-molina", "ring", "stoller"])
+def test_every_algorithm_is_unsafe_in_the_asynchronous_model(algorithm):
+    found, _ = explore(model(algorithm, timed=False), None, Bounds(faults=0, most=20_000))
+    assert found is not None and found.property in (SLE1, SPLIT_BRAIN)
+
+
+def test_garcia_molina_is_safe_in_the_synchronous_model_up_to_the_bound():
+    """Every run of 3 nodes with delays of 1 or 2 s and a crash or a recovery anywhere:
+    explored to its end (no bound cut it short), and nothing broken."""
+    found, explored = explore(model("garcia-molina"), None, Bounds(faults=1))
+    assert found is None
+    assert explored.bound is None and explored.states > 10_000
+
+
+def test_classic_breaks_sle1_in_the_synchronous_model_with_one_crash():
+    """A follower of the leader that crashed and the node that takes over disagree for a
+    moment: the shortest such run, breadth first."""
+    found, _ = explore(model("classic"), SLE1, Bounds(faults=1))
+    assert found is not None and "crash 3" in found.steps
+    shorter, _ = explore(model("classic"), SLE1, Bounds(faults=1, depth=steps_taken(found.steps) - 1))
+    assert shorter is None  # none with fewer steps
+
+
+def test_without_faults_classic_start_up_is_safe_when_timed():
+    found, explored = explore(model("classic"), None, Bounds(faults=0))
+    assert found is None and explored.bound is None
+
+
+def test_a_finding_is_an_interaction_file_that_runs_as_one():
+    m = model("classic", timed=False)
+    found, _ = explore(m, SLE1, Bounds(faults=0))
+    text = interaction_text(m, found, ["Claim: classic is unsafe asynchronously."])
+    assert text.startswith("# Claim: classic is unsafe asynchronously.\n\ncluster classic 3 ")
+    blocks, _ = read_blocks(text)
+    interaction = Interaction()
+    assert [interaction.run(b.command) for b in blocks] == [b.expected for b in blocks]
+    assert any(line.startswith("@0.001 SLE1: ") for b in blocks for line in b.expected)
+
+
+def test_the_states_bound_is_said():
+    found, explored = explore(model("garcia-molina"), None, Bounds(faults=1, most=500))
+    assert found is None and explored.bound == "states" and explored.states == 500
+
+
+def test_the_command_writes_the_steps_and_says_the_bounds(tmp_path):
+    run = [sys.executable, "-m", "playground", "hunt", "--exhaustive"]
+    done = subprocess.run([*run, "--async", "--faults", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("SLE1 broken: 3 nodes, 1 step after the start, none shorter")
+    assert (tmp_path / "hunt-classic-any.txt").read_text().startswith("# Found by: bully-tui hunt --exhaustive --async")
+    done = subprocess.run([*run, "--algorithm", "ring", "--nodes", "2", "--faults", "0"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("no counterexample in ") and "every run to its end" in done.stdout
