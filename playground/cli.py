@@ -76,13 +76,12 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, **kwargs: Any):
         super().__init__(allow_abbrev=False, **kwargs)
-        self._takes_value: set[str] = set()
 
-    def add_argument(self, *names: str, **kwargs: Any) -> argparse.Action:
-        action = super().add_argument(*names, **kwargs)
-        if action.option_strings and action.nargs is None and kwargs.get("action") in (None, "store", "append"):
-            self._takes_value.update(action.option_strings)
-        return action
+    @property
+    def _takes_value(self) -> set[str]:
+        """The options that take one value (those of argument groups too)."""
+        return {name for action in self._actions if action.option_strings and action.nargs is None
+                for name in action.option_strings}
 
     def error(self, message: str) -> None:
         usage = f" (usage: {self.usage})" if self.usage else ""  # a subcommand's: short
@@ -404,10 +403,8 @@ USAGE = {
     "replay": "usage: bully-tui replay FILE",
     "export": "usage: bully-tui export FILE --format svg|mermaid|shiviz [-o OUT [--overwrite]] [--from T] [--to T] "
               "[--nodes K,...] [--types NAME,...] [--hide-detector] [--axis scaled|instants]",
-    "hunt": "usage: bully-tui hunt [--algorithm A] [--mutex M] [--property P] [--nodes A:B] [--budget 60s|5000] [--seed S] "
-            "[--break-synchrony] [--commands NAME,...] [--workers W] [-o BASE [--overwrite]] [--open] | "
-            "--exhaustive [--async] [--nodes N] [--timeout T] [--delay MIN:MAX] [--faults F] [--depth D] "
-            "[--max-states S] [--midpoint]",
+    "hunt": "usage: bully-tui hunt [--algorithm A] [--property P] [--budget B] [--exhaustive] ... "
+            "(bully-tui hunt --help lists them)",
 }
 
 

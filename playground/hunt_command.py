@@ -106,9 +106,9 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
     from .run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text
     from .run.session import run_headless
 
-    low, high = parse_node_range(args.nodes or "2:8", MAX_NODES)
-    schedules, seconds = parse_budget(args.budget or "60s")
-    seed = parse_whole(args.seed or "1", "--seed", 0, MAX_SEED)
+    low, high = parse_node_range(_given(args.nodes, "2:8"), MAX_NODES)
+    schedules, seconds = parse_budget(_given(args.budget, "60s"))
+    seed = parse_whole(_given(args.seed, "1"), "--seed", 0, MAX_SEED)
     workers = parse_whole(args.workers, "--workers", 1, 64) if args.workers is not None else os.cpu_count() or 1
     space = Space(algorithm, (low, high), synchrony=not args.break_synchrony)
     if args.commands is not None:
@@ -151,15 +151,15 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     if prop != "any" and wanted not in SAFETY:
         raise InputError(f"--exhaustive checks safety (sle1, split-brain or any), not {prop}: what must happen "
                          "eventually needs time, which a bounded search does not have")
-    low, high = parse_node_range(args.nodes or "3", EXHAUSTIVE_MOST_NODES)
-    delay = parse_delay(args.delay or "1:2", "--delay")
-    config = ClusterConfig(timeout=TIMEOUT.check(parse_number(args.timeout or "4", "--timeout"), "--timeout"),
-                           probe_interval=PROBE_INTERVAL.check(parse_number(args.probe_interval or "0", "--probe-interval"),
+    low, high = parse_node_range(_given(args.nodes, "3"), EXHAUSTIVE_MOST_NODES)
+    delay = parse_delay(_given(args.delay, "1:2"), "--delay")
+    config = ClusterConfig(timeout=TIMEOUT.check(parse_number(_given(args.timeout, "4"), "--timeout"), "--timeout"),
+                           probe_interval=PROBE_INTERVAL.check(parse_number(_given(args.probe_interval, "0"), "--probe-interval"),
                                                                "--probe-interval"),
                            delay_min=delay[0], delay_max=delay[1])
-    bounds = Bounds(faults=parse_whole(args.faults or "2", "--faults", 0, 10),
-                    depth=parse_whole(args.depth or "40", "--depth", 1, 10_000),
-                    most=parse_whole(args.max_states or "200000", "--max-states", 1, 100_000_000))
+    bounds = Bounds(faults=parse_whole(_given(args.faults, "2"), "--faults", 0, 10),
+                    depth=parse_whole(_given(args.depth, "40"), "--depth", 1, 10_000),
+                    most=parse_whole(_given(args.max_states, "200000"), "--max-states", 1, 100_000_000))
     [path] = _outputs(args, default, (".txt",))
     for warning in config.warnings():
         _say(f"bully-tui: warning: {warning}")
@@ -180,6 +180,11 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
             return 1
         _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=False) + "\n")
     return 0
+
+
+def _given(value: str | None, default: str) -> str:
+    """An option's value as given (an empty one is bad, not absent), or its default."""
+    return default if value is None else value
 
 
 def parse_node_range(text: str, most: int) -> tuple[int, int]:

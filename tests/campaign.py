@@ -25,7 +25,10 @@ from pools with one `random.Random(seed)`, so a seed gives the same list every t
     names, a cut, an empty file, garbage...), or a well-formed alteration (verify:
     different); export's own options are mutated too;
   - --compare, an unwritable stdout (/dev/full), file-size limits (RLIMIT_FSIZE), signals
-    at seeded random moments, and help.
+    at seeded random moments, and help;
+  - `hunt`: small valid searches (random and exhaustive, on drawn algorithms and
+    properties), each of its options set to hostile values, options that do not go
+    together, outputs that exist or cannot be written, and signals during a search.
 
 How a case runs. A real subprocess, `[sys.executable, "-m", "playground", *argv]` as the
 `bully-tui` command runs (`-m playground.cli` for a checkout that has no entry module),
@@ -42,6 +45,8 @@ or write-error, 128+n a signal) is held against the case's expectation, the cont
   accept       exit 0, stderr empty or warnings; files written whole
   either       refuse or accept
   different    exit 1, one line "bully-tui: different: ..." (verify)
+  searched     a hunt: exit 0 (nothing found) or 1 with nothing on stderr (found: its
+               lines on stdout, its files whole)
   write-error  exit 1, one line "bully-tui: error: ..."; what is left is whole
   signal       128+signum (-9 for SIGKILL; 0 if it had finished; 2 with one line if
                still starting up); at most one line; files whole; TMPDIR empty; a sample
@@ -96,10 +101,10 @@ MEMORY_GUARD = 4 << 30  # address space per case: a runaway run fails instead of
 REPLAY_FIRST_BLOCK = 513  # replay reads this many lines before anything else: a bad line there is named
 
 # What a case expects.
-REFUSE, ACCEPT, EITHER, DIFFERENT, WRITE_ERROR, SIGNAL, HELP = (
-    "refuse", "accept", "either", "different", "write-error", "signal", "help")
+REFUSE, ACCEPT, EITHER, DIFFERENT, WRITE_ERROR, SIGNAL, HELP, SEARCHED, FOUND = (
+    "refuse", "accept", "either", "different", "write-error", "signal", "help", "searched", "found")
 FAILURES = ("traceback", "hang", "silent", "misleading", "misrefused", "partial", "setup")
-GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help")
+GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help", "hunt")
 ERROR, WARNING, DIFF = "bully-tui: error: ", "bully-tui: warning: ", "bully-tui: different: "
 SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGKILL: -9}
 TERMINAL = ("terminal", "--headless")  # what a refusal to start the app without one names
@@ -1221,9 +1226,99 @@ def gen_signals(b: Builder) -> None:
               names="interrupted", signal=SignalPlan(signal.SIGINT, delay), limit=BIG_LIMIT)
 
 
+# --- 9. hunt ------------------------------------------------------------------------------------
+
+HUNT_PROPERTIES = ("sle1", "split-brain", "sle2", "any")
+HUNT_OPTIONS = {  # flag -> (verdict of a value, valid values)
+    "--budget": (lambda v: "ok" if re.fullmatch(r"[1-9][0-9]{0,7}", v) else "either" if re.fullmatch(r"[0-9.]+[sm]", v)
+                 else "bad", ("50", "120")),
+    "--seed": (lambda v: whole_verdict(v, 0, 2**63 - 1), ("0", "7")),
+    "--nodes": (lambda v: "ok" if re.fullmatch(r"[2-5](:[5-8])?", v) else "either" if re.fullmatch(r"[0-9:]+", v)
+                else "bad", ("2:4", "3")),
+    "--workers": (lambda v: whole_verdict(v, 1, 64), ("1", "2")),
+}
+EXHAUSTIVE_OPTIONS = {
+    "--faults": (lambda v: whole_verdict(v, 0, 10), ("0", "1")),
+    "--depth": (lambda v: whole_verdict(v, 1, 10_000), ("5", "12")),
+    "--max-states": (lambda v: whole_verdict(v, 1, 100_000_000), ("300", "2000")),
+    "--timeout": (lambda v: seconds_verdict(v, 0.001, 1e6, False), ("4", "3")),
+    "--delay": (delay_verdict, ("1:2", "1")),
+}
+
+
+def _hunt_run(r: random.Random) -> list[str]:
+    """A small random hunt that ends in a second or two, found or not."""
+    algorithm = r.choice(ALGORITHMS)
+    return ["hunt", "--algorithm", algorithm, "--property", r.choice(HUNT_PROPERTIES), "--nodes",
+            r.choice(["2:3", "2:4", "3"]), "--budget", str(r.choice([20, 50, 100])), "--seed", str(r.randrange(100)),
+            "--workers", r.choice(["1", "2"])]
+
+
+def _exhaustive_run(r: random.Random) -> list[str]:
+    return ["hunt", "--exhaustive", "--algorithm", r.choice(ALGORITHMS), "--nodes", r.choice(["2", "3"]),
+            *r.choice([["--async"], []]), "--faults", r.choice(["0", "1"]), "--max-states", "1500"]
+
+
+def gen_hunt(b: Builder) -> None:
+    r = b.rng
+    found = {"f.scenario": "text", "f.jsonl": "transcript"}
+    for _ in range(6):
+        b.add("hunt-valid:random", "hunt", [*_hunt_run(r), "-o", "f"], SEARCHED, outputs=dict(found))
+    for _ in range(4):
+        b.add("hunt-valid:exhaustive", "hunt", [*_exhaustive_run(r), "-o", "f"], SEARCHED, outputs={"f.txt": "text"})
+    b.add("hunt-valid:mutex", "hunt", ["hunt", "--mutex", r.choice(["central", "token-ring", "lamport",
+                                                                    "ricart-agrawala"]),
+                                       "--property", r.choice(["mutex-safety", "mutex-liveness"]), "--budget", "30",
+                                       "-o", "f"], SEARCHED, outputs=dict(found))
+    for flag, (verdict, valid) in [*HUNT_OPTIONS.items(), *EXHAUSTIVE_OPTIONS.items()]:
+        exhaustive = flag in EXHAUSTIVE_OPTIONS
+        base = _exhaustive_run(r) if exhaustive else _hunt_run(r)
+        base = [w for i, w in enumerate(base) if w != flag and (i == 0 or base[i - 1] != flag)]
+        for label, value in [("valid", r.choice(valid)), *r.sample(HOSTILE, 2)]:
+            expect = {"ok": SEARCHED, "bad": REFUSE, "either": EITHER}[verdict(value)]
+            if expect == EITHER:
+                b.add(f"hunt-option:{flag}={_short(value, 16)}", "hunt", [*base, *b.spelled(flag, value), "-o", "f"],
+                      EITHER, names=flag, also=(FOUND,), outputs=dict(found) if not exhaustive else {"f.txt": "text"},
+                      forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
+                continue
+            b.add(f"hunt-option:{flag}={_short(value, 16)}", "hunt", [*base, *b.spelled(flag, value), "-o", "f"], expect,
+                  names=flag, outputs=dict(found) if not exhaustive else {"f.txt": "text"},
+                  forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
+    for flag, value in [("--algorithm", r.choice(["bogus", "", LONG_GARBAGE])), ("--property", "safety"),
+                        ("--mutex", "semaphore"), ("--commands", r.choice(["crash,explode", "partition", ""]))]:
+        b.add(f"hunt-name:{flag}={_short(value, 16)}", "hunt", ["hunt", *b.spelled(flag, value), "--budget", "20"],
+              REFUSE, names=flag)
+    together = [(["--exhaustive", "--budget", "50"], "--budget"), (["--timeout", "3"], "--timeout"),
+                (["--exhaustive", "--property", "sle2"], "sle2"), (["--exhaustive", "--mutex", "central"], "--mutex"),
+                (["--exhaustive", "--nodes", "5"], "--nodes"), (["--property", "mutex-safety"], "--mutex"),
+                (["--open", "--budget", "20"], TERMINAL), (["--exhaustive", "--open"], "--open"),
+                (["--async"], "--async"), (["stray"], "stray")]
+    for extra, names in r.sample(together, 6):
+        b.add(f"hunt-together:{' '.join(extra)}", "hunt", ["hunt", *extra], REFUSE, names=names)
+    precious = b"my own notes\n"
+    b.add("hunt-output:exists", "hunt", [*_hunt_run(r), "-o", "f"], REFUSE, names="f.scenario",
+          files={"f.scenario": precious})
+    b.add("hunt-output:overwrite", "hunt", [*_hunt_run(r), "-o", "f", "--overwrite"], SEARCHED,
+          files={"f.scenario": precious}, may_change=("f.scenario",), outputs=dict(found))
+    b.add("hunt-output:directory", "hunt", [*_hunt_run(r), "-o", "d"], REFUSE, names="d.scenario",
+          files={"d.scenario": DIRECTORY})
+    b.add("hunt-output:no-folder", "hunt", [*_hunt_run(r), "-o", "missing/f"], REFUSE, names="missing/f")
+    split_brain = ["hunt", "--algorithm", "classic", "--property", "split-brain", "--break-synchrony", "--budget", "50",
+                   "--workers", "1", "-o", "f"]  # (found at once: the files are written)
+    b.add("hunt-dev-full:finding", "hunt", split_brain, WRITE_ERROR, stdout_full=True, outputs=dict(found))
+    limit = r.randint(2048, 8192)
+    b.add(f"fsize:hunt-finding-{limit}", "hunt", split_brain, WRITE_ERROR, fsize=limit, outputs=dict(found))
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # during a search that finds nothing
+        delay = round(r.uniform(0.3, 2.0), 3)
+        b.add(f"signal:{signal.Signals(signum).name}@{delay}s-hunt", "hunt",
+              ["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "30s", "-o", "f"], SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+              outputs=dict(found), limit=BIG_LIMIT)
+
+
 def gen_help(b: Builder) -> None:
-    short = b.rng.sample([["verify", "-h"], ["replay", "-h"], ["export", "-h"], ["-h"]], 2)
-    for argv in (["verify", "--help"], ["replay", "--help"], ["export", "--help"], ["--help"], *short):
+    short = b.rng.sample([["verify", "-h"], ["replay", "-h"], ["export", "-h"], ["hunt", "-h"], ["-h"]], 2)
+    for argv in (["verify", "--help"], ["replay", "--help"], ["export", "--help"], ["hunt", "--help"], ["--help"], *short):
         b.add(f"help:{' '.join(argv)}", "help", argv, HELP)
 
 
@@ -1231,7 +1326,7 @@ def build_cases(seed: int = DEFAULT_SEED) -> list[Case]:
     """The campaign for `seed`: the same list every time."""
     b = Builder(seed)
     for family in (gen_options, gen_live, gen_at, gen_scenarios, gen_transcripts, gen_export_options, gen_compare,
-                   gen_write_errors, gen_signals, gen_help):
+                   gen_write_errors, gen_signals, gen_hunt, gen_help):
         family(b)
     seen: Counter[str] = Counter()
     for index, case in enumerate(b.cases):
@@ -1409,6 +1504,8 @@ def _outcome(rc: int | None, lines: list[str]) -> str:
     if rc == 2:
         return REFUSE
     if rc == 1:
+        if not lines:
+            return FOUND  # (a hunt's finding: its lines are on stdout)
         return DIFFERENT if any(line.startswith(DIFF) for line in lines) else WRITE_ERROR
     if rc in SIGNAL_STATUS.values():
         return SIGNAL
@@ -1416,7 +1513,8 @@ def _outcome(rc: int | None, lines: list[str]) -> str:
 
 
 ALLOWED = {REFUSE: {REFUSE}, ACCEPT: {ACCEPT}, EITHER: {REFUSE, ACCEPT}, DIFFERENT: {DIFFERENT},
-           WRITE_ERROR: {WRITE_ERROR}, SIGNAL: {SIGNAL, ACCEPT, REFUSE}, HELP: {ACCEPT}}
+           WRITE_ERROR: {WRITE_ERROR}, SIGNAL: {SIGNAL, ACCEPT, REFUSE, FOUND}, HELP: {ACCEPT},
+           SEARCHED: {ACCEPT, FOUND}}
 
 
 def _wrong_outcome(case: Case, outcome: str, rc: int | None) -> tuple[str, str]:
@@ -1490,6 +1588,10 @@ def _said_right(case: Case, outcome: str, said: list[str], proc: Process, names:
             extra = [line for line in said if not any(line.startswith(n) for n in notes)]
             if extra:
                 out.append(("misleading", f"stderr on success: {extra[0][:120]!r}"))
+    elif outcome == FOUND:
+        first = proc.stdout.decode("utf-8", "replace").split("\n", 1)[0]
+        if " broken: " not in first:
+            out.append(("misleading", f"exit 1 and no finding on stdout: {first[:120]!r}"))
     elif outcome == SIGNAL:
         if len(said) > 1 or any(not line.startswith("bully-tui: ") for line in said):
             out.append(("misleading", f"{len(said)} stderr lines after the signal"))
@@ -1523,8 +1625,11 @@ def _files_right(case: Case, outcome: str, cwd: Path, tmp: Path, before: dict[st
                 out.append(("partial", f"{name} is empty"))
             if case.max_bytes and len(data) > case.max_bytes:
                 out.append(("partial", f"{name} is {len(data):,} bytes (limit {case.max_bytes:,})"))
-        elif outcome == ACCEPT and case.expect in (ACCEPT, EITHER) and name not in case.may_change:
+        elif outcome == ACCEPT and case.expect in (ACCEPT, EITHER) and name not in case.may_change \
+                and case.group != "hunt":  # (a hunt writes only what it finds)
             out.append(("partial", f"did not write {name}"))
+        elif outcome == FOUND and case.expect == SEARCHED:
+            out.append(("partial", f"found, and did not write {name}"))
     return out
 
 
