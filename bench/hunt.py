@@ -12,6 +12,11 @@
    --schedules schedules (seed 1), twice: with crash, recover and elect only, and with
    every command it takes (join and leave too). Prints the finding, if any, as the
    command would.
+3. Exhaustive (`--exhaustive`): every algorithm, 3 nodes, T = 4 s, delays 1 or 2 s,
+   asynchronous without faults and timed with one fault, and Garcia-Molina with two
+   faults and with 4 nodes: what is found (its steps) or how many states were explored.
+
+    python bench/hunt.py --exhaustive-only
 """
 
 from __future__ import annotations
@@ -63,14 +68,39 @@ def claims(schedules: int) -> None:
                   f"{searched_text(result.searched)} | {seconds:.0f} s |", flush=True)
 
 
+def exhaustive() -> None:
+    from playground.core.config import ClusterConfig
+    from playground.run.explore import Bounds, Model, explore, steps_taken
+
+    edge = ClusterConfig(timeout=4, delay_min=1, delay_max=2, probe_interval=0)
+    print("\nexhaustive: T = 4 s, delays 1 or 2 s (timed), no probing; SLE1 or split brain")
+    print("| algorithm | N | model | faults | result | states | time |")
+    print("|---|---:|---|---:|---|---:|---:|")
+    runs = [(a, 3, False, 0) for a in ("classic", "garcia-molina", "stoller", "ring", "epoch-bully")]
+    runs += [(a, 3, True, 1) for a in ("classic", "garcia-molina", "stoller", "ring", "epoch-bully")]
+    runs += [("garcia-molina", 3, True, 2), ("garcia-molina", 4, True, 0), ("ring", 4, True, 0)]
+    for algorithm, nodes, timed, faults in runs:
+        started = time.perf_counter()
+        found, explored = explore(Model(algorithm, nodes, edge, timed), None, Bounds(faults=faults))
+        result = (f"{found.property} in {steps_taken(found.steps)} steps" if found is not None
+                  else f"none ({'complete' if explored.bound is None else 'cut by ' + explored.bound})")
+        print(f"| {algorithm} | {nodes} | {'timed' if timed else 'async'} | {faults} | {result} | {explored.states:,} | "
+              f"{time.perf_counter() - started:.1f} s |", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--schedules", type=int, default=10_000)
     p.add_argument("--speed-only", action="store_true")
+    p.add_argument("--exhaustive-only", action="store_true")
     args = p.parse_args()
+    if args.exhaustive_only:
+        exhaustive()
+        return
     speed(1000)
     if not args.speed_only:
         claims(args.schedules)
+        exhaustive()
 
 
 if __name__ == "__main__":

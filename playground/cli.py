@@ -400,7 +400,7 @@ def _run(argv: list[str]) -> int:
 
 USAGE = {
     "verify": "usage: bully-tui verify FILE",
-    "replay": "usage: bully-tui replay FILE",
+    "replay": "usage: bully-tui replay FILE [--at T|violation]",
     "export": "usage: bully-tui export FILE --format svg|mermaid|shiviz [-o OUT [--overwrite]] [--from T] [--to T] "
               "[--nodes K,...] [--types NAME,...] [--hide-detector] [--axis scaled|instants]",
     "hunt": "usage: bully-tui hunt [--algorithm A] [--property P] [--budget B] [--exhaustive] ... "
@@ -466,8 +466,15 @@ def run_export(argv: list[str]) -> int:
 
 
 def run_replay(argv: list[str]) -> int:
-    path = _file_parser("replay").parse_args(argv).file
-    app = replay_app(path)  # the file's first block is read and checked before anything else
+    p = _file_parser("replay")
+    p.add_argument("--at", metavar="T|violation", help="open at the instant at or before T seconds, or at the first "
+                   "violation (default: the end)")
+    args = p.parse_args(argv)
+    open_at = None
+    if args.at is not None:
+        open_at = "violation" if args.at.strip().lower() == "violation" else \
+            INSTANT.check(parse_number(args.at, "--at"), "--at")
+    app = replay_app(args.file, open_at=open_at)  # the file's first block is read and checked before anything else
     try:
         _need_a_terminal("replay shows a transcript in the terminal app", "to check one, use verify; to draw one, export")
     except InputError:
@@ -506,9 +513,9 @@ def finished(app) -> int:
     return app.return_code or 0
 
 
-def replay_app(path: str, save_dir: str = ".", at_violation: bool = False):  # -> BullyApp (Textual loads only when wanted)
-    """The app on a saved transcript, at its end (or `at_violation`: at the instant of its
-    first violation, once read). The file's first block is read first
+def replay_app(path: str, save_dir: str = ".", open_at: float | str | None = None):  # -> BullyApp (Textual loads only when wanted)
+    """The app on a saved transcript, at its end (or `open_at`: a time, or "violation",
+    once read). The file's first block is read first
     (an empty or bad file is one line, before any screen); the app reads the rest, showing
     its latest instant as it goes, and ends with one line if a later line is bad."""
     from .record.reader import Reader
@@ -526,7 +533,7 @@ def replay_app(path: str, save_dir: str = ".", at_violation: bool = False):  # -
     except BaseException:
         loading.close()
         raise
-    return BullyApp(session, paused=True, save_dir=save_dir, loading=loading, at_violation=at_violation)
+    return BullyApp(session, paused=True, save_dir=save_dir, loading=loading, open_at=open_at)
 
 
 def _warn(session) -> None:

@@ -135,7 +135,7 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
     _emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
           f"{result.searched.schedules:,} schedules in {time.monotonic() - started:.1f} s\n")
     if args.open:
-        app = replay_app(transcript, at_violation=True)
+        app = replay_app(transcript, open_at="violation")
         app.run()
         finished(app)
     return 1
@@ -143,7 +143,7 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
 
 def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
     from .run.explore import SAFETY, Bounds, Model, explore, interaction_text
-    from .run.hunt_report import explored_line, steps_line
+    from .run.hunt_report import ExploreProgress, explored_line, steps_line
 
     if split_name(algorithm)[1] is not None:
         raise InputError("--exhaustive checks an election's safety: without --mutex")
@@ -167,7 +167,11 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     total = 0
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
         model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint)
-        found, explored = explore(model, wanted, bounds)
+        if sys.stderr.isatty():
+            with ExploreProgress() as progress:
+                found, explored = explore(model, wanted, bounds, progress)
+        else:
+            found, explored = explore(model, wanted, bounds)
         total += explored.states
         if found is not None:
             claim = steps_line(model, found, path).split("; the steps")[0]  # (the line, without the file)

@@ -152,7 +152,8 @@ def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_
     done = cli(tmp_path, "--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1")
     assert done.returncode == 1, done.stderr
     first, second = done.stdout.splitlines()
-    assert first.startswith("SLE1 broken: ") and first.endswith("replay with: bully-tui replay hunt-classic-sle1.jsonl")
+    assert first.startswith("SLE1 broken: ")
+    assert first.endswith("replay with: bully-tui replay hunt-classic-sle1.jsonl --at violation")
     assert "hunt-classic-sle1.scenario" in second
     scenario = (tmp_path / "hunt-classic-sle1.scenario").read_text()
     assert scenario.splitlines()[1].startswith("# Claim: SLE1 is broken at t = ")
@@ -222,15 +223,36 @@ def test_the_scenario_says_its_claim_first(tmp_path):
 
 @on_asyncio
 async def test_open_shows_the_finding_paused_at_its_first_violation(tmp_path):
-    """`hunt --open`: the app on the finding's transcript, at the instant the monitor
-    first reported it (not at the end, where the replay of a file opens)."""
+    """`hunt --open`, and the replay command it prints (`--at violation`): the app on the
+    finding's transcript, at the instant the monitor first reported it (not at the end,
+    where the replay of a file opens)."""
     f = hunt("classic", SLE1, commands=("crash", "recover")).finding
     path = str(tmp_path / "finding.jsonl")
     run_headless(f.schedule.session("classic", path), f.schedule.until("classic"))
-    app = replay_app(path, save_dir=str(tmp_path), at_violation=True)
+    app = replay_app(path, save_dir=str(tmp_path), open_at="violation")
     async with app.run_test(size=(100, 32)) as pilot:
         history = app.timeline.history
         await wait_for(pilot, lambda: app.timeline.position == history.first_marker("violation"), "the violation shown")
         assert history.times[app.timeline.position] == f.t
         assert 0 < app.timeline.position < history.instants - 1
         assert app.live is None
+
+
+@on_asyncio
+async def test_a_replay_opens_at_a_time_asked_for(tmp_path):
+    f = hunt("classic", SLE1, commands=("crash", "recover")).finding
+    path = str(tmp_path / "finding.jsonl")
+    run_headless(f.schedule.session("classic", path), f.schedule.until("classic"))
+    app = replay_app(path, save_dir=str(tmp_path), open_at=5.0)
+    async with app.run_test(size=(100, 32)) as pilot:
+        history = app.timeline.history
+        await wait_for(pilot, lambda: app.timeline.position is not None and history.times[app.timeline.position] <= 5.0
+                       and app.timeline.position < history.instants - 1, "the instant at 5 s shown")
+        assert history.times[app.timeline.position + 1] > 5.0
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "soon", ""])
+def test_a_bad_replay_at_is_one_line(tmp_path, value):
+    done = subprocess.run([sys.executable, "-m", "playground", "replay", "x.jsonl", "--at", value], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--at" in done.stderr, done.stderr

@@ -124,6 +124,9 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
     seen: set[bytes] = set()
     frontier: deque[_Node] = deque()
     for child, faults, steps, choices in _start(model):
+        violation = _broken(child, prop)  # (asynchronous: the start-up's instant is over)
+        if violation is not None:
+            return Counterexample(violation.property, describe(violation), steps), explored
         for arrivals in choices:
             frontier.append(_Node(_pack(child), child.now_us, arrivals, faults, steps))
     while frontier:

@@ -23,9 +23,9 @@ def property_text(prop: str | None) -> str:
 
 
 def finding_line(finding: Finding, transcript: str) -> str:
-    """"SLE1 broken: 4 nodes, 3 commands, at t=21.400 (...); replay with: bully-tui replay FILE"."""
+    """"SLE1 broken: 4 nodes, 3 commands, at t=21.400 (...); replay with: bully-tui replay FILE --at violation"."""
     return (f"{PROPERTY_NAMES[finding.property]} broken: {finding.size}, at t={instant_text(finding.t)} ({finding.text}); "
-            f"replay with: bully-tui replay {transcript}")
+            f"replay with: bully-tui replay {transcript} --at violation")
 
 
 def searched_text(searched: Searched) -> str:
@@ -122,3 +122,27 @@ class HuntProgress:
         if now - self._drawn >= REFRESH:
             self._drawn = now
             self._display.refresh()
+
+
+class ExploreProgress:
+    """An exhaustive search's states, steps and depth so far, on stderr (a terminal only)."""
+
+    def __init__(self, console: Console | None = None):
+        self._start = time.monotonic()
+        self._display = Progress(TextColumn("{task.description}"), console=console or Console(stderr=True),
+                                 transient=True, auto_refresh=False)
+        self._task = self._display.add_task("exploring")
+
+    def __enter__(self) -> ExploreProgress:
+        self._display.start()
+        self._display.refresh()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._display.stop()
+
+    def __call__(self, explored) -> None:
+        rate = explored.states / max(time.monotonic() - self._start, 1e-9)
+        self._display.update(self._task, description=f"{explored.states:,} states ({rate:,.0f}/s) · runs "
+                                                     f"{explored.deepest} steps deep so far · Ctrl-C stops")
+        self._display.refresh()

@@ -19,6 +19,7 @@ transcript's end, and runs live only once it branches.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import gc
 import math
 import time
@@ -162,12 +163,13 @@ class BullyApp(App[None]):
     ]
 
     def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = ".",
-                 loading: Loading | None = None, again: Restart | None = None, at_violation: bool = False):
+                 loading: Loading | None = None, again: Restart | None = None, open_at: float | str | None = None):
         """A live session; or, given the `loading` of its transcript (its first block read,
         the rest read in the background), a replay of it, shown at its latest instant, or
-        once read `at_violation`: at its first violation (a hunt's finding). `again`: the app before this one
-        switched the algorithm; this one starts as it was (the node selected, paused or
-        not, the log's diagram)."""
+        once read at `open_at`: a time (the instant at or before it) or "violation" (the
+        first one: a hunt's finding). `again`: the app before this one switched the
+        algorithm; this one starts as it was (the node selected, paused or not, the log's
+        diagram)."""
         super().__init__()
         self.session = session
         self.save_dir = Path(save_dir)
@@ -181,7 +183,7 @@ class BullyApp(App[None]):
             self.model.reload(self.timeline.seek(self.timeline.history.instants - 1, LOG_CAP))
         self._shown_at = 0.0  # wall time the loading last showed its latest instant
         self._following = True  # a replay being read shows its latest instant as it comes
-        self._at_violation = at_violation
+        self._open_at = open_at
         self.selected = again.selected if again and again.selected in session.ids else session.ids[-1]
         paused = paused or bool(again and again.paused)
         self.saved: Path | None = None
@@ -285,9 +287,20 @@ class BullyApp(App[None]):
             self._fail(2, f"bully-tui: error: {e}")
             return
         if self._following:
-            violation = timeline.history.first_marker("violation") if self._at_violation else None
-            self._show(timeline.history.instants - 1 if violation is None else violation)
+            self._show(self._opening(timeline.history))
         self._read_all()
+
+    def _opening(self, history) -> int:
+        """The instant a replay opens at, once read: its last, or the one asked for."""
+        last = history.instants - 1
+        if self._open_at is None:
+            return last
+        if self._open_at == "violation":
+            found = history.first_marker("violation")
+            if found is None:
+                self.notify("This transcript has no violation: here is its end.")
+            return last if found is None else found
+        return max(0, bisect.bisect_right(history.times, self._open_at) - 1)
 
     def _read_all(self) -> None:
         """The whole file is read: re-create its engines in the background (for the
