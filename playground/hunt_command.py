@@ -164,7 +164,6 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     for warning in config.warnings():
         _say(f"bully-tui: warning: {warning}")
     started = time.monotonic()
-    total = 0
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
         model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint)
         if sys.stderr.isatty():
@@ -172,7 +171,6 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
                 found, explored = explore(model, wanted, bounds, progress)
         else:
             found, explored = explore(model, wanted, bounds)
-        total += explored.states
         if found is not None:
             claim = steps_line(model, found, path).split("; the steps")[0]  # (the line, without the file)
             text = interaction_text(model, found, [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}",

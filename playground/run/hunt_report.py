@@ -88,21 +88,18 @@ def _span(span: tuple[float, float]) -> str:
     return f"{span[0]:g}:{span[1]:g}"
 
 
-class HuntProgress:
-    """Schedules tried, the best finding so far and the time left, on stderr (a
-    terminal only: pipes and CI stay clean)."""
+class _ProgressLine:
+    """One line of progress on stderr, redrawn at most every REFRESH seconds, gone when
+    done. Only on a terminal (the caller asks): pipes and CI stay clean."""
 
-    def __init__(self, hunt: Hunt, console: Console | None = None):
-        self.hunt = hunt
-        self._console = console or Console(stderr=True)
+    def __init__(self, *columns, total: float | None = None):
         self._start = time.monotonic()
         self._drawn = 0.0
-        self._display = Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
-                                 console=self._console, transient=True, auto_refresh=False)
-        total = hunt.schedules if hunt.schedules is not None else hunt.seconds
-        self._task = self._display.add_task("hunting", total=total)
+        self._display = Progress(TextColumn("{task.description}"), *columns, console=Console(stderr=True),
+                                 transient=True, auto_refresh=False)
+        self._task = self._display.add_task("", total=total)
 
-    def __enter__(self) -> HuntProgress:
+    def __enter__(self):
         self._display.start()
         self._display.refresh()
         return self
@@ -110,39 +107,35 @@ class HuntProgress:
     def __exit__(self, *_: object) -> None:
         self._display.stop()
 
-    def __call__(self, result: Result, _found: int | None) -> None:
-        now = time.monotonic()
-        elapsed = now - self._start
-        searched = result.searched
-        best = "none yet" if result.finding is None else f"{result.finding.size} at t={result.finding.t:g}"
-        done = searched.schedules if self.hunt.schedules is not None else elapsed
-        self._display.update(self._task, completed=done,
-                             description=f"{searched.schedules:,} schedules · {searched.runs / max(elapsed, 1e-9):,.0f} "
-                                         f"runs/s · best: {best} · Ctrl-C stops")
-        if now - self._drawn >= REFRESH:
-            self._drawn = now
+    @property
+    def elapsed(self) -> float:
+        return max(time.monotonic() - self._start, 1e-9)
+
+    def show(self, description: str, completed: float | None = None) -> None:
+        self._display.update(self._task, description=description, completed=completed)
+        if time.monotonic() - self._drawn >= REFRESH:
+            self._drawn = time.monotonic()
             self._display.refresh()
 
 
-class ExploreProgress:
-    """An exhaustive search's states, steps and depth so far, on stderr (a terminal only)."""
+class HuntProgress(_ProgressLine):
+    """Schedules tried, the best finding so far and the time left."""
 
-    def __init__(self, console: Console | None = None):
-        self._start = time.monotonic()
-        self._display = Progress(TextColumn("{task.description}"), console=console or Console(stderr=True),
-                                 transient=True, auto_refresh=False)
-        self._task = self._display.add_task("exploring")
+    def __init__(self, hunt: Hunt):
+        super().__init__(BarColumn(), TimeRemainingColumn(),
+                         total=hunt.schedules if hunt.schedules is not None else hunt.seconds)
+        self.hunt = hunt
 
-    def __enter__(self) -> ExploreProgress:
-        self._display.start()
-        self._display.refresh()
-        return self
+    def __call__(self, result: Result, _found: int | None) -> None:
+        searched = result.searched
+        best = "none yet" if result.finding is None else f"{result.finding.size} at t={result.finding.t:g}"
+        self.show(f"{searched.schedules:,} schedules · {searched.runs / self.elapsed:,.0f} runs/s · best: {best} · "
+                  "Ctrl-C stops", searched.schedules if self.hunt.schedules is not None else self.elapsed)
 
-    def __exit__(self, *_: object) -> None:
-        self._display.stop()
+
+class ExploreProgress(_ProgressLine):
+    """An exhaustive search's states so far, and how deep its runs have gone."""
 
     def __call__(self, explored) -> None:
-        rate = explored.states / max(time.monotonic() - self._start, 1e-9)
-        self._display.update(self._task, description=f"{explored.states:,} states ({rate:,.0f}/s) · runs "
-                                                     f"{explored.deepest} steps deep so far · Ctrl-C stops")
-        self._display.refresh()
+        self.show(f"{explored.states:,} states ({explored.states / self.elapsed:,.0f}/s) · runs {explored.deepest} "
+                  "steps deep so far · Ctrl-C stops")
