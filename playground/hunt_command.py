@@ -20,7 +20,7 @@ from .run.hunt import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Hunt, Space, search
 
 EXHAUSTIVE_MOST_NODES = 4
 EXHAUSTIVE_ONLY = ("async_", "timeout", "delay", "probe_interval", "faults", "depth", "max_states", "midpoint")
-RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "workers", "open")
+RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "workers")
 
 
 def _parser() -> _Parser:
@@ -31,9 +31,10 @@ def _parser() -> _Parser:
     p.add_argument("--property", default="any", metavar="P", help=f"what to break: {', '.join(PROPERTIES)} (default any)")
     p.add_argument("--nodes", metavar="A:B", help=f"nodes a run starts with, from A to B (at most {MAX_NODES}; default "
                    f"2:8; --exhaustive: at most {EXHAUSTIVE_MOST_NODES}, default 3)")
-    p.add_argument("-o", "--output", metavar="BASE", help="write BASE.scenario and BASE.jsonl (--exhaustive: BASE.txt); "
-                   "default hunt-ALGORITHM-PROPERTY, numbered if taken")
+    p.add_argument("-o", "--output", metavar="BASE", help="write BASE.scenario (--exhaustive: BASE.txt, its steps) and "
+                   "BASE.jsonl; default hunt-ALGORITHM-PROPERTY, numbered if taken")
     p.add_argument("--overwrite", action="store_true", help="let -o replace existing files")
+    p.add_argument("--open", action="store_true", help="open the finding in the app, paused at its first violation")
     random = p.add_argument_group("a random search (the default)")
     random.add_argument("--budget", metavar="B", help="how long to search: seconds (60s, 5m) or a number of schedules "
                         "(5000: the same --seed then gives the same finding, byte for byte); default 60s")
@@ -44,7 +45,6 @@ def _parser() -> _Parser:
                         "the algorithm takes: crash, recover, elect, and join, leave, want where they apply)")
     random.add_argument("--workers", metavar="W", help=f"processes sharing the search (default: the machine's cores, "
                         f"{os.cpu_count() or 1}); the finding does not depend on it")
-    random.add_argument("--open", action="store_true", help="open the finding in the app, paused at its first violation")
     every = p.add_argument_group("an exhaustive search: every run of a tiny cluster, up to the bounds")
     every.add_argument("--exhaustive", action="store_true", help="search every run, breadth first: the finding is a "
                        "shortest one (safety only: sle1, split-brain or any)")
@@ -115,8 +115,7 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
         space = Space(algorithm, (low, high), not args.break_synchrony,
                       tuple(_choice(c, "--commands", space.commands) for c in parse_list(args.commands, "--commands")))
     scenario_path, transcript = _outputs(args, default, (".scenario", ".jsonl"))
-    if args.open:
-        _need_a_terminal("--open shows the finding in the terminal app", "without --open, replay it later")
+    _terminal_to_open(args)
     hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)
     started = time.monotonic()
     if sys.stderr.isatty():
@@ -134,15 +133,25 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
     _emit(finding_line(finding, transcript) + "\n")
     _emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
           f"{result.searched.schedules:,} schedules in {time.monotonic() - started:.1f} s\n")
+    _open(args, transcript)
+    return 1
+
+
+def _terminal_to_open(args) -> None:
+    if args.open:
+        _need_a_terminal("--open shows the finding in the terminal app", "without --open, replay it later")
+
+
+def _open(args, transcript: str) -> None:
+    """--open: the finding in the app, at its first violation."""
     if args.open:
         app = replay_app(transcript, open_at="violation")
         app.run()
         finished(app)
-    return 1
 
 
 def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from .run.explore import SAFETY, Bounds, Model, explore, interaction_text
+    from .run.explore import SAFETY, Bounds, Model, explore, interaction_text, record
     from .run.hunt_report import ExploreProgress, explored_line, steps_line
 
     if split_name(algorithm)[1] is not None:
@@ -160,7 +169,8 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     bounds = Bounds(faults=parse_whole(_given(args.faults, "2"), "--faults", 0, 10),
                     depth=parse_whole(_given(args.depth, "40"), "--depth", 1, 10_000),
                     most=parse_whole(_given(args.max_states, "200000"), "--max-states", 1, 100_000_000))
-    [path] = _outputs(args, default, (".txt",))
+    path, transcript = _outputs(args, default, (".txt", ".jsonl"))
+    _terminal_to_open(args)
     for warning in config.warnings():
         _say(f"bully-tui: warning: {warning}")
     started = time.monotonic()
@@ -172,13 +182,15 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
         else:
             found, explored = explore(model, wanted, bounds)
         if found is not None:
-            claim = steps_line(model, found, path).split("; the steps")[0]  # (the line, without the file)
+            claim = steps_line(model, found, path, transcript).split("; the steps")[0]  # (the line, without the files)
             text = interaction_text(model, found, [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}",
                                                   f"Claim: {claim}.", "A shortest run that breaks it (breadth first): "
                                                   "each step below, then what it did."])
             write_whole(path, "interaction", text.encode(), args.overwrite)
-            _emit(steps_line(model, found, path) + "\n")
+            record(model, found, transcript, args.overwrite)
+            _emit(steps_line(model, found, path, transcript) + "\n")
             _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=True) + "\n")
+            _open(args, transcript)
             return 1
         _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=False) + "\n")
     return 0

@@ -1262,10 +1262,11 @@ def _exhaustive_run(r: random.Random) -> list[str]:
 def gen_hunt(b: Builder) -> None:
     r = b.rng
     found = {"f.scenario": "text", "f.jsonl": "transcript"}
+    steps = {"f.txt": "text", "f.jsonl": "transcript"}  # an exhaustive finding's
     for _ in range(6):
         b.add("hunt-valid:random", "hunt", [*_hunt_run(r), "-o", "f"], SEARCHED, outputs=dict(found))
     for _ in range(4):
-        b.add("hunt-valid:exhaustive", "hunt", [*_exhaustive_run(r), "-o", "f"], SEARCHED, outputs={"f.txt": "text"})
+        b.add("hunt-valid:exhaustive", "hunt", [*_exhaustive_run(r), "-o", "f"], SEARCHED, outputs=dict(steps))
     b.add("hunt-valid:mutex", "hunt", ["hunt", "--mutex", r.choice(["central", "token-ring", "lamport",
                                                                     "ricart-agrawala"]),
                                        "--property", r.choice(["mutex-safety", "mutex-liveness"]), "--budget", "30",
@@ -1278,11 +1279,11 @@ def gen_hunt(b: Builder) -> None:
             expect = {"ok": SEARCHED, "bad": REFUSE, "either": EITHER}[verdict(value)]
             if expect == EITHER:
                 b.add(f"hunt-option:{flag}={_short(value, 16)}", "hunt", [*base, *b.spelled(flag, value), "-o", "f"],
-                      EITHER, names=flag, also=(FOUND,), outputs=dict(found) if not exhaustive else {"f.txt": "text"},
+                      EITHER, names=flag, also=(FOUND,), outputs=dict(steps if exhaustive else found),
                       forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
                 continue
             b.add(f"hunt-option:{flag}={_short(value, 16)}", "hunt", [*base, *b.spelled(flag, value), "-o", "f"], expect,
-                  names=flag, outputs=dict(found) if not exhaustive else {"f.txt": "text"},
+                  names=flag, outputs=dict(steps if exhaustive else found),
                   forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
     for flag, value in [("--algorithm", r.choice(["bogus", "", LONG_GARBAGE])), ("--property", "safety"),
                         ("--mutex", "semaphore"), ("--commands", r.choice(["crash,explode", "partition", ""]))]:
@@ -1291,7 +1292,7 @@ def gen_hunt(b: Builder) -> None:
     together = [(["--exhaustive", "--budget", "50"], "--budget"), (["--timeout", "3"], "--timeout"),
                 (["--exhaustive", "--property", "sle2"], "sle2"), (["--exhaustive", "--mutex", "central"], "--mutex"),
                 (["--exhaustive", "--nodes", "5"], "--nodes"), (["--property", "mutex-safety"], "--mutex"),
-                (["--open", "--budget", "20"], TERMINAL), (["--exhaustive", "--open"], "--open"),
+                (["--open", "--budget", "20"], TERMINAL), (["--exhaustive", "--open"], TERMINAL),
                 (["--async"], "--async"), (["stray"], "stray")]
     for extra, names in r.sample(together, 6):
         b.add(f"hunt-together:{' '.join(extra)}", "hunt", ["hunt", *extra], REFUSE, names=names)

@@ -84,3 +84,26 @@ def test_the_command_writes_the_steps_and_says_the_bounds(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("no counterexample in ") and "every run to its end" in done.stdout
+
+
+def test_a_finding_is_also_a_transcript_stepped_by_hand(tmp_path):
+    """It replays and exports as any transcript; nothing re-creates it, and verify and
+    branching say so instead of trying."""
+    from playground.cli import main
+    from playground.record.reader import Reader
+    from playground.run.explore import record
+    from playground.run.history import History
+
+    m = model("classic")
+    found, _ = explore(m, SLE1, Bounds(faults=1))
+    path = str(tmp_path / "steps.jsonl")
+    record(m, found, path)
+    with Reader.open(path) as reader:
+        assert reader.header.by_hand
+        kinds = {e.kind for e in reader.events()}
+    assert {"send", "deliver", "crash", "violation"} <= kinds
+    assert History(path, reader.header).why_not_re_created.startswith("this run was stepped by hand")
+    assert main(["verify", path]) == 2
+    assert main(["export", path, "--format", "mermaid", "-o", str(tmp_path / "d.mmd")]) == 0
+    text = (tmp_path / "steps.jsonl").read_text()
+    assert '"by_hand":true' in text.splitlines()[0] and '"kind":"violation"' in text

@@ -256,3 +256,21 @@ def test_a_bad_replay_at_is_one_line(tmp_path, value):
     done = subprocess.run([sys.executable, "-m", "playground", "replay", "x.jsonl", "--at", value], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--at" in done.stderr, done.stderr
+
+
+@on_asyncio
+async def test_a_transcript_stepped_by_hand_opens_at_its_violation_and_says_it_cannot_branch(tmp_path):
+    from playground.run.explore import Bounds, Model, explore, record
+
+    m = Model("classic", 3, ClusterConfig(timeout=4, delay_min=1, delay_max=2, probe_interval=0))
+    found, _ = explore(m, SLE1, Bounds(faults=1))
+    path = str(tmp_path / "steps.jsonl")
+    record(m, found, path)
+    app = replay_app(path, save_dir=str(tmp_path), open_at="violation")
+    async with app.run_test(size=(120, 32)) as pilot:
+        history = app.timeline.history
+        await wait_for(pilot, lambda: app.timeline.position == history.first_marker("violation"), "the violation shown")
+        assert app.timeline.branch_refusal().startswith("This run was stepped by hand")
+        app.redraw(text=True)
+        await pilot.pause()
+        assert "not known: this run was stepped by hand" in " ".join(app.panel.shown_text().split())

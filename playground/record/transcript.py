@@ -2,7 +2,8 @@
 
 Line 1: {"format": "bully-transcript", "version": 3, "algorithm", "nodes", "seed", "config"}
 (and a branch's "parent"; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
-the "workload": {"think": [A, B] or null, "hold": [A, B]}). Later lines: {"seq", "t", "kind", ...fields}, the fields of
+the "workload": {"think": [A, B] or null, "hold": [A, B]}; and "by_hand": true for a run
+stepped by hand, an exhaustive hunt's finding, which no recipe re-creates). Later lines: {"seq", "t", "kind", ...fields}, the fields of
 the event's class in core/events.py, in its order; `msg` is {"type": <message name>,
 "epoch", ...the message's own fields}. Each event's class is its wire format, written
 once: codec.py generates both its line and the check that reads it back from the class.
@@ -55,6 +56,10 @@ class Header:
     format: str = FORMAT
     version: int = VERSION
     workload: Workload | None = None  # with a mutex: who wants the critical section when
+    # Stepped by hand (an exhaustive hunt's steps, explore.py): the test was the network
+    # and the clock, so no settings and commands re-create the run (verify and
+    # branching say so); it replays and exports as any other.
+    by_hand: bool = False
 
 
 @dataclass(slots=True)
@@ -96,4 +101,6 @@ def header_line(header: Header) -> bytes:
         line["parent"] = {"file": header.parent.file, "seq": header.parent.seq}
     if header.workload is not None:
         line["workload"] = {"think": header.workload.think, "hold": header.workload.hold}
+    if header.by_hand:
+        line["by_hand"] = True
     return (json.dumps(line, separators=(",", ":")) + "\n").encode()

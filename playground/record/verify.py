@@ -37,6 +37,9 @@ def verify(path: str) -> int:
     """Compare; return the number of events (raise Different or InputError)."""
     with Reader.open(path) as reader:
         commands, last_t = _recipe(reader)  # every line checked first, as replay and export check them
+        if reader.header.by_hand:
+            raise InputError(f"{path} was stepped by hand (an exhaustive hunt's steps): no settings and commands "
+                             "re-create it, so there is nothing to verify")
         if reader.version != VERSION:
             raise InputError(f"{path} is a version {reader.version} transcript: verify re-creates runs of this program "
                              f"(version {VERSION}); older ones were made by other rules")

@@ -31,7 +31,8 @@ Rules:
      must happen eventually needs time, which the asynchronous model does not have.
   5. A finding is written as an interaction file (interaction.py): the cluster, then
      each step (`at T`, `deliver A B`, `fire N NAME`, `crash N`, `recover N`) with what
-     it did, so a person can read it and a test can run it.
+     it did, so a person can read it and a test can run it; and as a transcript marked
+     as stepped by hand, to replay and export (no settings and commands re-create it).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ from enum import Enum
 from ..core.config import ClusterConfig, to_seconds, to_us
 from ..core.events import ViolationEvent
 from ..core.monitor import SLE1, SPLIT_BRAIN, describe
+from ..record.recorder import Recorder
+from ..record.transcript import Header
 from .harness import Harness
 from .interaction import Block, Interaction, write_blocks
 
@@ -344,6 +347,19 @@ def _frozen(value: object) -> object:
     if hasattr(value, "__dict__"):
         return (type(value).__name__, _frozen({k: v for k, v in vars(value).items() if k not in SKIP}))
     return repr(value)
+
+
+def record(model: Model, found: Counterexample, path: str, overwrite: bool = False) -> None:
+    """The finding as a transcript too, marked as stepped by hand (no recipe re-creates
+    it): to replay it in the app, go back and forth in it, and export its diagram."""
+    interaction = Interaction()
+    interaction.run(model.cluster_line)
+    engine = interaction.h.engine
+    header = Header(model.algorithm, list(engine.ids), engine.seed, model.config, by_hand=True)
+    with Recorder.create(path, header, overwrite) as recorder:
+        engine.subscribe(recorder)
+        for step in ("boot", *found.steps):
+            interaction.run(step)
 
 
 def interaction_text(model: Model, found: Counterexample, claim: list[str]) -> str:

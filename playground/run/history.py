@@ -199,8 +199,18 @@ class History:
     @property
     def re_creates(self) -> bool:
         """Whether an engine re-created from the recipe runs as this transcript did: this
-        program's own format (an older one was made by other rules)."""
-        return self.version == VERSION
+        program's own format (an older one was made by other rules), and not stepped by
+        hand (its network and clock were a test's)."""
+        return self.version == VERSION and not self.header.by_hand
+
+    @property
+    def why_not_re_created(self) -> str | None:
+        """Why the recipe does not re-create this run (a sentence), or None if it does."""
+        if self.header.by_hand:
+            return "this run was stepped by hand (an exhaustive hunt's steps), so no settings and commands re-create it"
+        if self.version != VERSION:
+            return "this transcript was written by an older version of bully-tui, so its run cannot be re-created here"
+        return None
 
     def recipe(self) -> Engine:
         """A fresh engine that runs this session again: its header and every command."""

@@ -38,11 +38,12 @@ def nothing_line(hunt: Hunt, result: Result, elapsed: float) -> str:
             f"({elapsed:.1f} s, seed {hunt.seed})")
 
 
-def steps_line(model, found, path: str) -> str:
-    """An exhaustive finding: "SLE1 broken: 3 nodes, 15 steps (a shortest run), at t=7; the steps: FILE"."""
+def steps_line(model, found, path: str, transcript: str) -> str:
+    """An exhaustive finding: "SLE1 broken: 3 nodes, 10 steps after the start, none shorter (...); the steps ...: FILE"."""
     steps = steps_taken(found.steps)
     return (f"{PROPERTY_NAMES[found.property]} broken: {model.nodes} nodes, {steps} step{'' if steps == 1 else 's'} after "
-            f"the start, none shorter ({found.text}); the steps, and what each did: {path}")
+            f"the start, none shorter ({found.text}); the steps, and what each did: {path}; replay with: bully-tui replay "
+            f"{transcript} --at violation")
 
 
 def explored_line(model, prop: str, explored, bounds, elapsed: float, found: bool) -> str:

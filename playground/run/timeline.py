@@ -241,9 +241,8 @@ class Timeline:
     def branch_refusal(self) -> str | None:
         """Why the session cannot branch at the instant shown yet (one line), or None."""
         h = self.history
-        if not h.re_creates:
-            return ("This transcript was written by an older version of bully-tui: its run cannot be "
-                    "re-created here, so it cannot branch.")
+        if (why := h.why_not_re_created) is not None:
+            return f"{why[0].upper()}{why[1:]}: it cannot branch."
         if not h.reached(self.shown):
             return f"Not yet: the replay is being re-run (at t={h.reach:.1f}s). Try again in a moment."
         return None

@@ -403,7 +403,8 @@ class BullyApp(App[None]):
             self._text_drawn = wall
             self.log_view.selected = self.selected
             self.log_view.show()
-            self.panel.show(self.model.nodes[self.selected], timeline.internals(self.selected), now, self.model.label)
+            self.panel.show(self.model.nodes[self.selected], timeline.internals(self.selected), now, self.model.label,
+                            timeline.history.why_not_re_created)
         state, live, rounds = self.state, self.live, self.state.rounds
         self.status_bar.show(Status(
             now, self.speed, live is None or live.paused, live.running_at() if live and timeline.at_present else None,

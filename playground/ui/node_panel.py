@@ -41,11 +41,13 @@ class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows 
     def compose(self):
         yield self.text
 
-    def show(self, node: NodeView, internals: Internals | None, now: float, labels: dict[int, str]) -> None:
-        """`internals` None: not known at this moment (a replay's re-run has not got there)."""
+    def show(self, node: NodeView, internals: Internals | None, now: float, labels: dict[int, str],
+             unknown: str | None = None) -> None:
+        """`internals` None: not known at this moment (a replay's re-run has not got
+        there; or, `unknown` says why, never will be)."""
         self.border_title = f"node {labels[node.id]}"
         self.text.labels = labels
-        self.text.rows = rows(node, internals, now, labels)
+        self.text.rows = rows(node, internals, now, labels, unknown)
         self.node = node.id
 
     def watch_node(self) -> None:
@@ -92,7 +94,8 @@ class PanelText(Widget):
         return Content("\n").join(self.lines(self.content_size.width))
 
 
-def rows(node: NodeView, internals: Internals | None, now: float, labels: Mapping[int, str]) -> tuple[Row, ...]:
+def rows(node: NodeView, internals: Internals | None, now: float, labels: Mapping[int, str],
+         unknown: str | None = None) -> tuple[Row, ...]:
     glyph, colour = role_look(node.role)
     if node.leads:
         leader = f" [b $secondary]{LEADER_MARK} leader[/]"
@@ -123,7 +126,8 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
         out.append(("  [$text-muted]none yet[/]", None))
     out.append(("[b]variables[/]", None))
     if internals is None:
-        out.append(("  [$text-muted]being worked out (the replay is re-run in the background)[/]", None))
+        why = escape(f"not known: {unknown}") if unknown else "being worked out (the replay is re-run in the background)"
+        out.append((f"  [$text-muted]{why}[/]", None))
         return tuple(out)
     out += [_variable(name, value, labels) for name, value in internals.variables.items()]
     if not internals.up:
