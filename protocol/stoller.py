@@ -30,6 +30,30 @@ A Halt can be lost: its target crashes and recovers so quickly that the detector
 suspects it, and the halter would wait for its Ack for ever. So a Halt still unacked
 after more than T, while heartbeats show its target was not halted, is sent again.
 
+A halter can also give up: halted in its turn by a higher node, it drops its election,
+and a node it halted would wait in Wait for ever for a Ldr that never comes (its halter
+is alive, so the detector never frees it). So a node in Wait whose halter's heartbeat
+shows that it gave up (it was halted itself, or follows another leader) starts again
+(Elec1). A halter that leads may still be taking this node in (Halt, Ack, then Ldr),
+so that is no sign.
+
+Members that join and leave (seed 001, note 7; the rules M1-M3 below). With them, two
+nodes can be in Elec2 at once: one that joined does not know another that joined at
+the same moment, and takes itself for the highest. That is what left a node in Wait
+for ever (random schedules found it) before the rescue above.
+  M1. A node that joins starts as a recovering node, and is trusted by everyone from
+      its Join on, as a new incarnation trusts everyone: its heartbeats (right behind
+      its Join on each link) then keep it so. The others learn of it only when its
+      Join arrives, and heartbeat it from their next tick: their first heartbeats reach
+      it up to max delay + T/2 + max delay <= 1.5T after it joined. So it suspects a
+      peer only after two more ticks (T) of silence than usual; else it would take the
+      members for down at its third tick (T), and lead over them (random schedules
+      found that: SLE1 after a single join).
+  M2. A node that leaves is gone for good: whatever waited on it goes on at once, as
+      if the detector had found it down (its Halt's Ack, its Ldr, its claim as a
+      higher node in Elec1), and it is nobody's to halt or to tell any more.
+  M3. The leader takes a newcomer in as it takes in a node that came back (above).
+
 Statuses: elec1, elec2, wait, norm (only norm counts as normal).
 """
 
@@ -52,6 +76,7 @@ ELEC1, ELEC2, WAIT, NORM = StollerStatus
 
 TICK = "heartbeat"  # the failure detector's period, T/2
 SILENT_TICKS = 3  # ticks without a word before a peer is suspected
+JOIN_GRACE_TICKS = 2  # rule M1: a newcomer waits this much longer to hear from each peer
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +109,6 @@ class Stoller(Node):
     title = "Stoller's Bully"
     messages = (Halt, Ack, Ldr, Heartbeat)
     statuses = StollerStatus
-    # Random schedules (test_membership.py) found two nodes joining at once leaving a
-    # node in Wait for ever; until its rules are worked out for a changing group, it
-    # says no.
-    fixed_members = "its halting rounds assume the nodes it started with (two joins at once can strand a node)"
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -115,6 +136,8 @@ class Stoller(Node):
 
     def on_start(self) -> None:
         self.storage.incarnation += 1
+        if self.joined:  # rule M1
+            self.silent = dict.fromkeys(self.others, -JOIN_GRACE_TICKS)
         self._tick()
         self._elec1()
 
@@ -142,6 +165,9 @@ class Stoller(Node):
                     self.send(src, Ldr)
             case Ldr() if self.status is WAIT and self.halted_by == src:
                 self.status, self.leader = NORM, src
+            case Heartbeat(leader=leader, halted_by=halted_by) if (
+                    self.status is WAIT and src == self.halted_by and (halted_by is not None or leader not in (None, src))):
+                self._elec1()  # its election is over, and no Ldr came for us: it gave up (see above)
             case Heartbeat(leader=leader, halted_by=halted_by) if self.id not in (leader, halted_by):
                 if src in self.halts:
                     if self.ticks - self.halts[src] >= SILENT_TICKS:
@@ -149,6 +175,19 @@ class Stoller(Node):
                 elif self.status is NORM and self.leader == self.id and src < self.id:
                     self._halt(src)  # a lower node outside the group: take it in
             # Anything else is stale: an Ack or Ldr from an election that is over.
+
+    def on_member_joined(self, node: int) -> None:  # rule M1
+        self.silent[node] = 0
+
+    def on_member_left(self, node: int) -> None:  # rule M2
+        self.silent.pop(node, None)
+        self.suspected.discard(node)
+        self.halts.pop(node, None)
+        if node in self.to_halt:
+            self.to_halt.remove(node)
+        if node in self.acked:
+            self.acked.remove(node)
+        self._detected_down(node)
 
     # --- the failure detector ---------------------------------------------------------
 

@@ -555,8 +555,8 @@ def gen_at(b: Builder) -> None:
     _at_case(b, "at-partition:everyone", ["10 partition 1,2,3,4,5"], REFUSE)
     _at_case(b, "at-partition:no-one", ["10 partition ,"], REFUSE)
     _at_case(b, "at-partition:other-side-left", ["5 leave 5", "6 leave 4", "10 partition 1,2,3"], REFUSE)
-    _at_case(b, "at-membership:stoller-join", ["10 join"], REFUSE, algorithm="stoller", names=("--at", "stoller"))
-    _at_case(b, "at-membership:stoller-leave", ["10 leave 2"], REFUSE, algorithm="stoller", names=("--at", "stoller"))
+    _at_case(b, "at-valid:stoller-join", ["10 join"], ACCEPT, algorithm="stoller")
+    _at_case(b, "at-valid:stoller-leave", ["10 leave 2"], ACCEPT, algorithm="stoller")
     # valid lines run
     _at_case(b, "at-valid:partition-after-join", ["5 join", "10 partition 1,2,3,4,5", "20 heal"], ACCEPT)
     _at_case(b, "at-valid:join-then-crash-newcomer", ["5 join", "10 crash 6"], ACCEPT)

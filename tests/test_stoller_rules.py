@@ -1,6 +1,18 @@
 """Stoller's Bully with a heartbeat failure detector (seed 004), rule by rule."""
 
-from protocol import Config, ElectionStarted, Receive, SetTimer, Start, Stoller, Suspect, TimerFired
+from protocol import (
+    Config,
+    ElectionStarted,
+    Join,
+    Joining,
+    Leave,
+    Receive,
+    SetTimer,
+    Start,
+    Stoller,
+    Suspect,
+    TimerFired,
+)
 from protocol.stoller import Ack, Halt, Heartbeat, Ldr
 
 from .support import sent
@@ -143,3 +155,78 @@ def test_a_halt_unacked_for_more_than_T_is_sent_again():
     assert sent(n.step(Receive(2, Heartbeat(None, None)))) == []  # T has not passed
     tick(n, 1, heard_from=quiet)
     assert sent(n.step(Receive(2, Heartbeat(None, None)))) == [(2, Halt)]
+
+
+# --- a halter that gives up, and members that join and leave (rules M1-M3) --------------------
+
+
+def test_in_wait_a_halter_halted_in_its_turn_means_elec1_again():
+    """It dropped its election: no Ldr will come (with FIFO links, one would have come first)."""
+    n = started(2)
+    n.step(Receive(4, Halt()))
+    out = n.step(Receive(4, Heartbeat(None, 5)))
+    assert ElectionStarted() in out and (n.status, n.halted_by) == ("elec1", None)
+    n = started(2)
+    n.step(Receive(4, Halt()))
+    assert ElectionStarted() in n.step(Receive(4, Heartbeat(5, None)))  # it follows another
+
+
+def test_in_wait_a_halter_that_leads_is_no_sign_it_gave_up():
+    """It may be taking this node in (Halt, Ack, then Ldr), its heartbeats saying it leads."""
+    n = started(2)
+    n.step(Receive(5, Halt()))
+    assert n.step(Receive(5, Heartbeat(5, None))) == [] and n.status == "wait"
+    n.step(Receive(5, Ldr()))
+    assert (n.status, n.leader) == ("norm", 5)
+
+
+def test_ruleM1_a_newcomer_waits_two_ticks_longer_before_suspecting_a_peer():
+    n = Stoller(6, (*IDS, 6), CONFIG, Stoller.storage_class())
+    n.step(Joining())
+    tick(n, 3)  # four ticks in all (1.5T): a member's first heartbeat may take that long
+    assert n.suspected == set()
+    tick(n, 1, heard_from=(1, 2, 3, 4))  # the fifth (2T): 5 never said a word
+    assert n.suspected == {5}
+
+
+def test_ruleM1_a_member_trusts_a_newcomer_from_its_join_and_heartbeats_it():
+    n = started(3)
+    n.step(Receive(6, Join()))
+    assert n.silent[6] == 0 and 6 not in n.suspected and 6 in n.higher
+    assert (6, Heartbeat) in sent(tick(n))
+
+
+def test_ruleM2_a_leaver_being_halted_is_skipped_at_once():
+    n = started(5)
+    assert n.halting == 4
+    out = n.step(Receive(4, Leave()))
+    assert sent(out, Halt) == [(3, Halt)] and n.halting == 3 and 4 not in n.silent
+
+
+def test_ruleM2_a_node_whose_halter_leaves_starts_again():
+    n = started(2)
+    n.step(Receive(5, Halt()))
+    out = n.step(Receive(5, Leave()))
+    assert ElectionStarted() in out and n.status == "elec1"
+
+
+def test_ruleM2_elec1_goes_on_when_the_higher_node_it_waited_for_leaves():
+    n = started(3)
+    tick(n, 3, heard_from=(1, 2, 4))  # 5 suspected; 4 trusted: 3 waits
+    assert n.status == "elec1"
+    out = n.step(Receive(4, Leave()))
+    assert n.status == "elec2" and sent(out, Halt) == [(2, Halt)]
+
+
+def test_ruleM2_a_leader_that_leaves_is_gone():
+    n = started(2)
+    n.step(Receive(5, Halt()))
+    n.step(Receive(5, Ldr()))
+    assert ElectionStarted() in n.step(Receive(5, Leave())) and n.leader is None
+
+
+def test_ruleM3_the_leader_takes_a_newcomer_in():
+    n = leader_of_all()
+    n.step(Receive(3, Join()))  # (3 is a member already; any lower node outside the group will do)
+    assert sent(n.step(Receive(3, Heartbeat(None, None)))) == [(3, Halt)]
+    assert sent(n.step(Receive(3, Ack()))) == [(3, Ldr)]
