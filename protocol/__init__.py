@@ -5,6 +5,7 @@ garcia-molina  Garcia-Molina's original, with Halt and Reorganization (seed 000)
 stoller        Stoller's, with a heartbeat failure detector (seed 004)
 ring           Chang & Roberts on a logical ring (lecture 3-9)
 epoch-bully    the classic Bully with seed 001's epochs, heartbeats and safe storage
+raft           Raft's leader election, without the log (Ongaro & Ousterhout 2014)
 
 Mutual exclusion (mutex.py), beside an election, as "ELECTION+MUTEX" (classic+central):
 
@@ -47,11 +48,12 @@ from .interface import (
 from .lamport import Lamport
 from .mutex import CsState, Exit, Figures, Mutex, Want, with_mutex
 from .ricart_agrawala import RicartAgrawala
+from .raft import Raft
 from .ring import Ring
 from .stoller import Stoller
 from .token_ring import TokenRing
 
-ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, EpochBully)}
+ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, EpochBully, Raft)}
 MUTEXES: dict[str, type[Mutex]] = {cls.name: cls for cls in (CentralLock, TokenRing, Lamport, RicartAgrawala)}
 
 

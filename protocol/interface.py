@@ -195,8 +195,13 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class SetTimer:
+    """Fire `name` after `delay` seconds; or, with `longest`, after a delay the runtime
+    draws uniformly from [delay, longest] (Raft's randomized election timeout: the
+    machine stays pure, and the run's seed decides, as it decides the links' delays)."""
+
     name: str
     delay: float
+    longest: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +273,9 @@ class Node:
       statuses         its Status enum: every status an up node can be in, in display order
       storage_class    its SafeStorage subclass
       fixed_members    why it cannot take joins and leaves, or None if it can
+      highest_wins     whether the highest up node is the one to lead (default True)
+      leaders_per_epoch  whether a split brain is two leaders of one epoch only (default False)
+      needs_majority   whether it elects only while a majority of the members is up (default False)
       mutex            (set by mutex.with_mutex) the mutual exclusion beside it, or None
     """
 
@@ -277,6 +285,13 @@ class Node:
     statuses: ClassVar[type[Status]]
     storage_class: ClassVar[type[SafeStorage]] = SafeStorage
     fixed_members: ClassVar[str | None] = None
+    # What it guarantees, for the monitor to judge (monitor rules 3 and 5): whether the
+    # highest up node is the one to lead (Raft's leader is whoever wins a term first),
+    # and whether two leaders are a split brain only within one epoch (Raft: at most
+    # one leader per term; an old one may not have heard of the next term yet).
+    highest_wins: ClassVar[bool] = True
+    leaders_per_epoch: ClassVar[bool] = False
+    needs_majority: ClassVar[bool] = False  # a leader only while a majority of the members is up
     mutex: ClassVar[type | None] = None  # the mutual exclusion beside it, if any (mutex.with_mutex)
 
     def __init__(self, node_id: int, ids: tuple[int, ...], config: Config, storage: SafeStorage):
@@ -416,9 +431,10 @@ class Node:
         msg = kind(*fields, epoch=self.storage.epoch)
         self._outbox.extend(Send(dst, msg) for dst in dsts)
 
-    def set_timer(self, name: str, delay: float) -> None:
+    def set_timer(self, name: str, delay: float, longest: float | None = None) -> None:
+        """`longest`: the runtime draws the delay from [delay, longest] (see SetTimer)."""
         self.timers.add(name)
-        self._outbox.append(SetTimer(name, delay))
+        self._outbox.append(SetTimer(name, delay, longest))
 
     def cancel_timer(self, *names: str) -> None:
         for name in names:

@@ -6,6 +6,7 @@ interaction file that runs as one."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ import pytest
 
 from playground.core.config import ClusterConfig
 from playground.core.monitor import SLE1, SPLIT_BRAIN
-from playground.run.explore import Bounds, Model, explore, interaction_text, steps_taken
+from playground.run.explore import Bounds, Counterexample, Model, explore, interaction_text, steps_taken
 from playground.run.interaction import Interaction, read_blocks
 
 EDGE = ClusterConfig(timeout=4, delay_min=1, delay_max=2, probe_interval=0)  # T = 2 x max delay: the model's edge
@@ -44,13 +45,26 @@ def test_garcia_molina_is_safe_in_the_synchronous_model_up_to_the_bound():
     assert explored.bound is None and explored.states > 10_000
 
 
+@functools.cache
+def classic_with_a_crash() -> tuple[Model, Counterexample]:
+    """Classic's shortest SLE1 with one fault, timed (a few seconds: found once, for the tests that use it)."""
+    m = model("classic")
+    found, _ = explore(m, SLE1, Bounds(faults=1))
+    return m, found
+
+
 def test_classic_breaks_sle1_in_the_synchronous_model_with_one_crash():
     """A follower of the leader that crashed and the node that takes over disagree for a
-    moment: the shortest such run, breadth first."""
-    found, _ = explore(model("classic"), SLE1, Bounds(faults=1))
+    moment."""
+    _, found = classic_with_a_crash()
     assert found is not None and "crash 3" in found.steps
-    shorter, _ = explore(model("classic"), SLE1, Bounds(faults=1, depth=steps_taken(found.steps) - 1))
-    assert shorter is None  # none with fewer steps
+
+
+def test_breadth_first_the_finding_is_a_shortest_run():
+    found, _ = explore(model("garcia-molina", timed=False), SLE1, Bounds(faults=0))
+    assert steps_taken(found.steps) == 2
+    shorter, explored = explore(model("garcia-molina", timed=False), SLE1, Bounds(faults=0, depth=1))
+    assert shorter is None and explored.bound == "depth"  # none with fewer steps
 
 
 def test_without_faults_classic_start_up_is_safe_when_timed():
@@ -94,8 +108,7 @@ def test_a_finding_is_also_a_transcript_stepped_by_hand(tmp_path):
     from playground.run.explore import record
     from playground.run.history import History
 
-    m = model("classic")
-    found, _ = explore(m, SLE1, Bounds(faults=1))
+    m, found = classic_with_a_crash()
     path = str(tmp_path / "steps.jsonl")
     record(m, found, path)
     with Reader.open(path) as reader:

@@ -29,6 +29,11 @@ Rules of the model, for one node (links.py has those of the links):
      run's seed and the node's id, so the draws do not depend on the order nodes run
      in). These are timers of the host's ("cs_think", "cs_hold"): traced like the
      protocol's, lost in a crash like them.
+  8. A timer the machine sets with a range (SetTimer's `longest`: Raft's randomized
+     election timeout) fires after a delay drawn uniformly in it, from a generator of
+     the node's own for timers (seeded by the run's seed and the node's id, like rule
+     7's), so the machine stays pure and the draws do not depend on the order nodes
+     run in. The trace's timer_set records when it will fire.
 
 The host records trace events in the order things happened at this node, unstamped:
 the engine numbers events and messages when it merges every node's records, so nothing
@@ -158,6 +163,8 @@ class NodeHost:
         self.cs: CsState = CsState.RELEASED  # as last reported (rule 7)
         self.workload = workload if self.mutex else None
         self._draws = random.Random(f"{seed}/{node_id}") if self.workload is not None else None
+        self._seed = seed
+        self._timer_draws: random.Random | None = None  # rule 8: made when first needed
 
     @property
     def left(self) -> bool:
@@ -314,7 +321,8 @@ class NodeHost:
                     raise ValueError(f"{self.algorithm.name} node {self.id} sent to unknown node {out.dst}")
                 record(SendEvent(UNSET, self._t, self.id, out.dst, UNSET, out.msg, UNSET))
             elif kind is SetTimer:
-                self._set_timer(out.name, self._now + to_us(out.delay))
+                delay = out.delay if out.longest is None else self._timer_draw(out.delay, out.longest)  # rule 8
+                self._set_timer(out.name, self._now + to_us(delay))
             elif kind is CancelTimer:
                 if self.timers.pop(out.name, None) is not None:
                     record(TimerCancelEvent(UNSET, self._t, self.id, out.name))
@@ -322,6 +330,11 @@ class NodeHost:
                 record(ElectionStartEvent(UNSET, self._t, self.id))
             else:
                 raise TypeError(f"{self.algorithm.name} node {self.id} returned {out!r}")
+
+    def _timer_draw(self, low: float, high: float) -> float:
+        if self._timer_draws is None:
+            self._timer_draws = random.Random(f"{self._seed}/{self.id}/timers")
+        return self._timer_draws.uniform(low, high)
 
     def _set_timer(self, name: str, fires: int) -> None:
         self._generation += 1

@@ -12,13 +12,19 @@ Rules:
      that lasts no time at all is never reported. The engine says when an instant ends
      (`close`), and the reports come after that instant's events.
   2. SLE1: two up nodes in a normal status follow different leaders.
-  3. Split brain: two up nodes each believe they lead (leader == itself).
+  3. Split brain: two up nodes each believe they lead (leader == itself); for an
+     algorithm that declares one leader per epoch (Raft: per term), two that lead in
+     the same epoch (an old leader that has not heard of a later term yet is allowed).
   4. SLE1 and split brain are episodes: one event when they begin, one when they end,
      with the duration.
-  5. Agreement: every up node is normal under the highest up node. One definition, for
-     everyone: an `agreement` event says when it is reached (and under whom) and when it
-     is lost; the comparison and the UI read those.
-  6. SLE2: c seconds after the last fault, there is agreement. A fault is a crash or a
+  5. Agreement: every up node is normal under the highest up node; or, for an
+     algorithm that declares the highest need not win (Raft: whoever wins a term's
+     majority), under one up node. One definition, for everyone: an `agreement` event
+     says when it is reached (and under whom) and when it is lost; the comparison and
+     the UI read those.
+  6. SLE2: c seconds after the last fault, there is agreement (for an algorithm that
+     declares it needs a majority of the members up to elect, Raft's, only while a
+     majority is up). A fault is a crash or a
      recovery (start-up counts as one), a join or a leave, a change of the links
      (held, released, partitioned, healed), an `elect` (an election started on
      purpose is under way, not broken) or new T or delays: the cluster needs its time
@@ -76,9 +82,16 @@ ONCE = (SLE2, CS_WAIT)  # the properties checked at one moment: reported when th
 
 
 class Monitor:
-    def __init__(self, ids: tuple[int, ...], settle: Callable[[], float | None]):
+    def __init__(self, ids: tuple[int, ...], settle: Callable[[], float | None], *, highest_wins: bool = True,
+                 leaders_per_epoch: bool = False, needs_majority: bool = False):
         """`settle()` is c, in seconds, as the settings have it when a fault happens
-        (None: SLE2 is not checked)."""
+        (None: SLE2 is not checked). `highest_wins`, `leaders_per_epoch` and
+        `needs_majority`: what the algorithm declares it guarantees (rules 3, 5, 6)."""
+        self._highest_wins = highest_wins
+        self._per_epoch = leaders_per_epoch
+        self._needs_majority = needs_majority
+        self._members = len(ids)  # (an algorithm that needs a majority has fixed members)
+        self.epoch: dict[int, int] = dict.fromkeys(ids, 0)  # each node's epoch at its last state event
         self.up: set[int] = set()
         self.leader: dict[int, int | None] = dict.fromkeys(ids)
         self.normal: dict[int, bool] = dict.fromkeys(ids, False)
@@ -105,6 +118,7 @@ class Monitor:
             node = event.node
             self._forget(node)
             self.leader[node], self.normal[node] = event.leader, event.role is StatusRole.NORMAL
+            self.epoch[node] = event.epoch
             self._count(node)
         elif kind is CsEvent:  # rules 8 and 9
             if event.state is CsState.HELD and event.node in self.up:
@@ -177,15 +191,23 @@ class Monitor:
     # --- the one definition of agreement (rule 5) ---------------------------------------------
 
     def agreed_on(self) -> int | None:
-        """The highest up node, if every up node is normal under it; else None."""
-        top = self._top
+        """The expected leader, if every up node is normal under it; else None."""
+        top = self._expected()
         if top is not None and self._normal_leaders.get(top, 0) == len(self.up):
             return top
         return None
 
+    def _expected(self) -> int | None:
+        """Whom every up node should follow: the highest up node; or, where the highest
+        need not win, the up node most normal nodes follow (None: none does)."""
+        if self._highest_wins:
+            return self._top
+        followed = [(count, leader) for leader, count in self._normal_leaders.items() if leader in self.up]
+        return max(followed)[1] if followed else None
+
     def unsettled(self) -> list[int]:
-        """The up nodes not (yet) normal under the highest up node: none means agreement."""
-        top = self._top
+        """The up nodes not (yet) normal under the expected leader: none means agreement."""
+        top = self._expected()
         return sorted(i for i in self.up if not (self.normal[i] and self.leader[i] == top))
 
     # --- bookkeeping ----------------------------------------------------------------------
@@ -213,7 +235,7 @@ class Monitor:
                 self._leading.add(node)
 
     def _episodes(self, t: float, out: list[Event]) -> None:
-        for prop, broken in ((SLE1, len(self._normal_leaders) > 1), (SPLIT_BRAIN, len(self._leading) > 1),
+        for prop, broken in ((SLE1, len(self._normal_leaders) > 1), (SPLIT_BRAIN, len(self._split()) > 1),
                              (MUTEX, len(self._holding) > 1)):
             if broken and prop not in self._open:
                 nodes = self._involved(prop)
@@ -225,18 +247,27 @@ class Monitor:
                 lasted = round(t - began.t, 6)  # whole microseconds, as virtual time is
                 out.append(ViolationEvent(UNSET, t, prop, "end", began.nodes, began.leaders, duration=lasted))
 
+    def _split(self) -> set[int]:
+        """The up nodes that lead beside another (rule 3): any two, or two of one epoch."""
+        if not self._per_epoch or len(self._leading) < 2:
+            return self._leading
+        epochs = Counter(self.epoch[i] for i in self._leading)
+        return {i for i in self._leading if epochs[self.epoch[i]] > 1}
+
     def _involved(self, prop: str) -> tuple[int, ...]:
         if prop == SPLIT_BRAIN:
-            return tuple(sorted(self._leading))
+            return tuple(sorted(self._split()))
         if prop == MUTEX:
             return tuple(sorted(self._holding))
         return tuple(sorted(i for i in self.up if self.normal[i]))
 
     def _check_settled(self, t: float, out: list[Event]) -> None:  # rule 6
+        if self._needs_majority and 2 * len(self.up) <= self._members:
+            return  # no majority up: no leader is promised
         behind = self.unsettled()
         if behind:
             leaders = tuple(self.leader[i] if self.normal[i] else None for i in behind)
-            out.append(ViolationEvent(UNSET, t, SLE2, "begin", tuple(behind), leaders, self._top, self._last_fault))
+            out.append(ViolationEvent(UNSET, t, SLE2, "begin", tuple(behind), leaders, self._expected(), self._last_fault))
 
 
 # --- what people read ------------------------------------------------------------------------
@@ -263,8 +294,9 @@ def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
         return f"normal nodes disagree: {sides}"
     waited = round(v.t - v.since, 6) if v.since is not None else 0
     when = f" (at {duration_text(v.since)})" if v.since is not None else ""
+    under = "one up leader" if v.expected is None else _name(v.expected, name)
     return (f"{duration_text(waited)} after the last fault{when}, "
-            f"node{'s' if len(v.nodes) > 1 else ''} {_names(v.nodes, name)} not normal under {_name(v.expected, name)}")
+            f"node{'s' if len(v.nodes) > 1 else ''} {_names(v.nodes, name)} not normal under {under}")
 
 
 def _name(node: int | None, name: Callable[[int], str]) -> str:
