@@ -14,7 +14,8 @@ first over what can happen next:
                         nothing about a peer (lecture 3-1's asynchronous model).
 
 In both, a node may crash, or a crashed one recover, between steps, up to `faults` in
-all. A node crashes right after a step of its own: any later moment before its next
+all. (A timer drawn from a range, Raft's election timeout, takes the run's own draw:
+the search enumerates delays and orders, not draws.) A node crashes right after a step of its own: any later moment before its next
 step is the same to every node (messages to it are lost either way, it sends nothing
 in between), and it being up longer can only add to what the monitor sees.
 
