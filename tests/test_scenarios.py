@@ -187,7 +187,25 @@ def check_mutex_figures():
     assert m["sync_delay"]["median"] == 1.0 and m["lecture"]["messages_per_entry"] == "2(N-1) = 8"
 
 
+def check_raft_split_votes():
+    _, engine, report, events = play("raft-split-votes.scenario", 150)
+    assert [e for e in events if e.kind == "agreement"] == []  # nobody ever leads
+    assert {str(s) for s in report["status"].values()} == {"candidate"} and min(report["epoch"].values()) >= 20
+    [sle2] = violations(events, "sle2")
+    assert (sle2.t, sle2.since) == (engine.settle_time(), 0) == (60, 0)
+    # With a spread, the same cluster elects a leader at once.
+    _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / "raft-split-votes.scenario"),
+                             "--coordinator-timeout", "8"])
+    with ExitStack() as files:
+        engine, summary, _ = session.start(files, lookahead=True)
+        trio.run(Cluster(engine).run, 60.0, clock=trio.testing.MockClock(autojump_threshold=0))
+    report = summary.report()
+    assert len(set(report["leader"].values())) == 1 and report["violations"] == []
+    assert report["rounds"][0]["agreed"] < 20
+
+
 CLAIMS = {
+    "raft-split-votes.scenario": check_raft_split_votes,
     "classic-worst-case.scenario": check_classic_worst_case,
     "classic-best-case.scenario": check_classic_best_case,
     "recovery-bully.scenario": check_recovery_bully,

@@ -50,6 +50,8 @@ class Summary:
                 cs.observe(e)
             if kind is SendEvent:
                 self.sent[e.msg.type] += 1
+                if e.msg.epoch > self.epoch[e.src]:  # (bumped without a change of status: state.py says why)
+                    self.epoch[e.src] = e.msg.epoch
                 self.rounds.observe(e)
             elif kind is StateEvent:
                 self.status[e.node] = e.status

@@ -163,7 +163,10 @@ class ClusterState:
                 label, role = e.msg.label, e.msg.role
                 self.messages.add(e.id, label, role)
                 self.sent = e.id + 1
-                nodes[e.src].sent[label] += 1
+                sender = nodes[e.src]
+                sender.sent[label] += 1
+                if e.msg.epoch > sender.epoch:  # an epoch bumped without a change of status (Raft's candidate standing again)
+                    sender.epoch = e.msg.epoch
                 self.rounds.observe(e)
                 if label not in self.topics:
                     self.topics[label] = role
