@@ -285,10 +285,11 @@ class Node:
     statuses: ClassVar[type[Status]]
     storage_class: ClassVar[type[SafeStorage]] = SafeStorage
     fixed_members: ClassVar[str | None] = None
-    # What it guarantees, for the monitor to judge (monitor rules 3 and 5): whether the
-    # highest up node is the one to lead (Raft's leader is whoever wins a term first),
-    # and whether two leaders are a split brain only within one epoch (Raft: at most
-    # one leader per term; an old one may not have heard of the next term yet).
+    # What it guarantees, for the monitor to judge (monitor rules 3, 5 and 6): whether
+    # the highest up node is the one to lead (Raft's leader is whoever wins a term
+    # first), whether two leaders are a split brain only within one epoch (Raft: at most
+    # one leader per term; an old one may not have heard of the next term yet), and
+    # whether a leader is promised only while a majority of the members is up.
     highest_wins: ClassVar[bool] = True
     leaders_per_epoch: ClassVar[bool] = False
     needs_majority: ClassVar[bool] = False  # a leader only while a majority of the members is up

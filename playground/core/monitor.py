@@ -24,11 +24,11 @@ Rules:
      the UI read those.
   6. SLE2: c seconds after the last fault, there is agreement (for an algorithm that
      declares it needs a majority of the members up to elect, Raft's, only while a
-     majority is up). A fault is a crash or a
-     recovery (start-up counts as one), a join or a leave, a change of the links
-     (held, released, partitioned, healed), an `elect` (an election started on
-     purpose is under way, not broken) or new T or delays: the cluster needs its time
-     after each (the hunt found `elect` missing: SLE2 was reported mid-election).
+     majority is up). A fault is a crash or a recovery (start-up counts as one), a
+     join or a leave, a change of the links (held, released, partitioned, healed), an
+     `elect` (an election started on purpose is under way, not broken) or new T or
+     delays: the cluster needs its time after each (the hunt found `elect` missing:
+     SLE2 was reported mid-election).
      Checked once per quiet period, at that instant's end. The monitor says when that
      is (`deadline`), so a cluster with nothing else to do still checks. Its report
      says when the last fault was (`since`), and its text calls it that.
