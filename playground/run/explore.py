@@ -123,7 +123,8 @@ class _Node:
 
 def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
             on_progress: Callable[[Explored], None] | None = None) -> tuple[Counterexample | None, Explored]:
-    """Search breadth first for a run that breaks `prop` (None: any safety property)."""
+    """Search breadth first for a run that breaks `prop` (None: any safety property):
+    rule 2, with rule 3's bounds."""
     explored = Explored()
     seen: set[bytes] = set()
     frontier: deque[_Node] = deque()
@@ -135,7 +136,7 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
             frontier.append(_Node(_pack(child), child.now_us, arrivals, faults, steps))
     while frontier:
         node = frontier.popleft()
-        if steps_taken(node.steps) >= bounds.depth:
+        if steps_taken(node.steps) >= bounds.depth:  # rule 3
             explored.bound = "depth"
             continue
         for child, faults, steps, choices in _successors(model, node, bounds, explored):
@@ -146,7 +147,7 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
             for arrivals in choices:
                 explored.steps += 1
                 key = _key(child, arrivals if model.timed else None, faults)
-                if key in seen:
+                if key in seen:  # rule 1
                     continue
                 seen.add(key)
                 explored.states += 1
@@ -288,7 +289,7 @@ def _delays(model: Model, h: Harness, arrivals: dict[int, int]) -> list[dict[int
 
 
 def _broken(h: Harness, prop: str | None) -> ViolationEvent | None:
-    """The first report of `prop` (or of any safety property) in what the last step did."""
+    """The first report of `prop` (or of any safety property) in what the last step did (rule 4)."""
     events, h.events[:] = list(h.events), []
     for e in events:
         if type(e) is ViolationEvent and e.phase == "begin" and e.property in SAFETY and prop in (None, e.property):
@@ -351,7 +352,7 @@ def _frozen(value: object) -> object:
 
 
 def record(model: Model, found: Counterexample, path: str, overwrite: bool = False) -> None:
-    """The finding as a transcript too, marked as stepped by hand (no recipe re-creates
+    """Rule 5: the finding as a transcript too, marked as stepped by hand (no recipe re-creates
     it): to replay it in the app, go back and forth in it, and export its diagram."""
     interaction = Interaction()
     interaction.run(model.cluster_line)
