@@ -92,9 +92,9 @@ def _outputs(args, default: str, suffixes: tuple[str, ...]) -> list[str]:
     search, not after it."""
     if args.output is None:
         base = free_base(default, suffixes)
-    else:
+    else:  # (-o f.scenario, f.jsonl or f.txt: f, whichever the user named)
         base = args.output
-        for suffix in suffixes:
+        for suffix in WHAT:
             base = base.removesuffix(suffix)
     paths = [f"{base}{suffix}" for suffix in suffixes]
     for path, suffix in zip(paths, suffixes, strict=True):

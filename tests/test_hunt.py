@@ -178,6 +178,12 @@ def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_
     assert "hunt-classic-sle1-2.jsonl" in done.stdout
 
 
+def test_output_named_with_any_of_its_suffixes_means_the_base(tmp_path):
+    done = cli(tmp_path, "--exhaustive", "--async", "--faults", "0", "-o", "mine.scenario")
+    assert done.returncode == 1, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.jsonl", "mine.txt"]
+
+
 def test_the_same_seed_and_budget_write_the_same_files(tmp_path):
     for name in ("a", "b"):
         cli(tmp_path, "--algorithm", "classic", "--property", "split-brain", "--break-synchrony", "--budget", "200",
