@@ -16,6 +16,7 @@ from .cli import SUBCOMMANDS, USAGE, _choice, _emit, _need_a_terminal, _Parser, 
 from .core.commands import parse_delay, parse_list
 from .core.config import MAX_SEED, PROBE_INTERVAL, TIMEOUT, ClusterConfig, InputError, parse_number, parse_whole, shown
 from .record.files import check_new, write_whole
+from .run import interrupt
 from .run.hunt import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Hunt, Space, search
 
 EXHAUSTIVE_MOST_NODES = 4
@@ -103,7 +104,8 @@ def _outputs(args, default: str, suffixes: tuple[str, ...]) -> list[str]:
 
 
 def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from .run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text
+    from .run.hunt import Result
+    from .run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text, searched_so_far
     from .run.session import run_headless
 
     low, high = parse_node_range(_given(args.nodes, "2:8"), MAX_NODES)
@@ -118,11 +120,23 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
     _terminal_to_open(args)
     hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)
     started = time.monotonic()
-    if sys.stderr.isatty():
-        with HuntProgress(hunt) as progress:
-            result = search(hunt, workers, progress)
-    else:
-        result = search(hunt, workers)
+    latest: list[Result] = []  # the search so far, for a signal's line
+
+    def seen(result: Result, found: int | None, show=None) -> None:
+        latest[:] = [result]
+        if show is not None:
+            show(result, found)
+
+    try:
+        if sys.stderr.isatty():
+            with HuntProgress(hunt) as progress:
+                result = search(hunt, workers, lambda r, f: seen(r, f, progress))
+        else:
+            result = search(hunt, workers, seen)
+    except interrupt.Stopped as stop:
+        if latest:
+            stop.done = searched_so_far(latest[0])
+        raise
     finding = result.finding
     if finding is None:
         _emit(nothing_line(hunt, result, time.monotonic() - started) + "\n")

@@ -289,3 +289,27 @@ async def test_a_transcript_stepped_by_hand_opens_at_its_violation_and_says_it_c
         app.redraw(text=True)
         await pilot.pause()
         assert "not known: this run was stepped by hand" in " ".join(app.panel.shown_text().split())
+
+
+def test_a_signal_mid_search_says_how_far_it_got(tmp_path, monkeypatch, capsys):
+    """Ctrl-C during the third batch (made deterministic: that batch raises what the
+    signal handler raises): status 130, one line saying what was searched, no files."""
+    import signal as signals
+
+    from playground.cli import main
+    from playground.run import hunt as hunt_module
+    from playground.run import interrupt
+
+    real = hunt_module.run_batch
+
+    def third_is_interrupted(hunt, index):
+        if index == 2:
+            raise interrupt.Stopped(signals.SIGINT)
+        return real(hunt, index)
+
+    monkeypatch.setattr(hunt_module, "run_batch", third_is_interrupted)
+    monkeypatch.chdir(tmp_path)
+    assert main(["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "1000", "--workers", "1"]) == 130
+    err = capsys.readouterr().err
+    assert err == f"bully-tui: interrupted; searched {2 * BATCH} schedules, nothing found yet\n"
+    assert list(tmp_path.iterdir()) == []

@@ -33,6 +33,12 @@ def searched_text(searched: Searched) -> str:
             f"{len(searched.shapes)} shapes (nodes × commands)")
 
 
+def searched_so_far(result: Result) -> str:
+    """What a hunt stopped by a signal had done: "searched 3,200 schedules, nothing found yet"."""
+    found = "nothing found yet" if result.finding is None else f"a finding not yet written ({result.finding.size})"
+    return f"searched {result.searched.schedules:,} schedules, {found}"
+
+
 def nothing_line(hunt: Hunt, result: Result, elapsed: float) -> str:
     return (f"no counterexample: {property_text(hunt.property)} held in {searched_text(result.searched)} "
             f"({elapsed:.1f} s, seed {hunt.seed})")

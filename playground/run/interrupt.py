@@ -43,6 +43,7 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
         self.t: float | None = None
         self.transcript: str | None = None
+        self.done: str | None = None  # how far the command got, where that helps (a hunt: what it searched)
 
     @property
     def status(self) -> int:
@@ -52,7 +53,8 @@ class Stopped(KeyboardInterrupt):
         what = "interrupted" if self.signum == signal.SIGINT else f"stopped by {signal.Signals(self.signum).name}"
         at = f" at t={self.t:g} s" if self.t is not None else ""
         kept = f"; the transcript so far is in {self.transcript}" if self.transcript else ""
-        return f"bully-tui: {what}{at}{kept}"
+        done = f"; {self.done}" if self.done else ""
+        return f"bully-tui: {what}{at}{kept}{done}"
 
 
 _first: Stopped | None = None  # the signal being handled
