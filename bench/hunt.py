@@ -76,8 +76,8 @@ def exhaustive() -> None:
     print("\nexhaustive: T = 4 s, delays 1 or 2 s (timed), no probing; SLE1 or split brain")
     print("| algorithm | N | model | faults | result | states | time |")
     print("|---|---:|---|---:|---|---:|---:|")
-    runs = [(a, 3, False, 0) for a in ("classic", "garcia-molina", "stoller", "ring", "epoch-bully")]
-    runs += [(a, 3, True, 1) for a in ("classic", "garcia-molina", "stoller", "ring", "epoch-bully")]
+    runs = [(a, 3, False, 0) for a in ("classic", "garcia-molina", "stoller", "ring", "epoch-bully", "raft")]
+    runs += [(a, 3, True, 1) for a in ("classic", "garcia-molina", "stoller", "ring", "epoch-bully", "raft")]
     runs += [("garcia-molina", 3, True, 2), ("garcia-molina", 4, True, 0), ("ring", 4, True, 0)]
     for algorithm, nodes, timed, faults in runs:
         started = time.perf_counter()
