@@ -107,9 +107,9 @@ class _Parser(argparse.ArgumentParser):
     def _glue(self, argv: list[str]) -> list[str]:
         """`--timeout -inf` -> `--timeout=-inf`: argparse takes a value that starts with a
         dash for an option, and would say "expected one argument"."""
-        out, options = [], self._option_string_actions
+        out, options, takes_value = [], self._option_string_actions, self._takes_value
         for token in argv:
-            if out and out[-1] in self._takes_value and token.startswith("-") and token not in options and token != "--":
+            if out and out[-1] in takes_value and token.startswith("-") and token not in options and token != "--":
                 out[-1] = f"{out[-1]}={token}"
             else:
                 out.append(token)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from protocol import ALGORITHMS, MUTEXES, split_name
@@ -121,22 +122,19 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
     hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)
     started = time.monotonic()
     latest: list[Result] = []  # the search so far, for a signal's line
+    with HuntProgress(hunt) if sys.stderr.isatty() else nullcontext() as progress:
 
-    def seen(result: Result, found: int | None, show=None) -> None:
-        latest[:] = [result]
-        if show is not None:
-            show(result, found)
+        def seen(result: Result, found: int | None) -> None:
+            latest[:] = [result]
+            if progress is not None:
+                progress(result, found)
 
-    try:
-        if sys.stderr.isatty():
-            with HuntProgress(hunt) as progress:
-                result = search(hunt, workers, lambda r, f: seen(r, f, progress))
-        else:
+        try:
             result = search(hunt, workers, seen)
-    except interrupt.Stopped as stop:
-        if latest:
-            stop.done = searched_so_far(latest[0])
-        raise
+        except interrupt.Stopped as stop:
+            if latest:
+                stop.done = searched_so_far(latest[0])
+            raise
     finding = result.finding
     if finding is None:
         _emit(nothing_line(hunt, result, time.monotonic() - started) + "\n")
@@ -190,11 +188,8 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     started = time.monotonic()
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
         model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint)
-        if sys.stderr.isatty():
-            with ExploreProgress() as progress:
-                found, explored = explore(model, wanted, bounds, progress)
-        else:
-            found, explored = explore(model, wanted, bounds)
+        with ExploreProgress() if sys.stderr.isatty() else nullcontext() as progress:
+            found, explored = explore(model, wanted, bounds, progress)
         if found is not None:
             claim = steps_line(model, found, path, transcript).split("; the steps")[0]  # (the line, without the files)
             text = interaction_text(model, found, [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}",

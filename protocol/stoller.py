@@ -182,7 +182,6 @@ class Stoller(Node):
     def on_member_left(self, node: int) -> None:  # rule M2
         self.silent.pop(node, None)
         self.suspected.discard(node)
-        self.halts.pop(node, None)
         if node in self.to_halt:
             self.to_halt.remove(node)
         if node in self.acked:

@@ -201,7 +201,7 @@ class History:
         """Whether an engine re-created from the recipe runs as this transcript did: this
         program's own format (an older one was made by other rules), and not stepped by
         hand (its network and clock were a test's)."""
-        return self.version == VERSION and not self.header.by_hand
+        return self.why_not_re_created is None
 
     @property
     def why_not_re_created(self) -> str | None:

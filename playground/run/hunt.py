@@ -123,10 +123,12 @@ class Schedule:
 
     def until(self, algorithm: str) -> float:
         """When a run of it ends (rule 5)."""
-        engine = Engine(machine(algorithm), range(1, self.nodes + 1), self.config, self.seed)
-        c = engine.settle_time()
+        return self.ends(self.session(algorithm).recipe.engine())
+
+    def ends(self, engine: Engine) -> float:
+        """When a run of it on `engine` (its run, not yet started) ends (rule 5)."""
         last = max((at for at, _ in self.lines), default=0.0)
-        return round(last + c * (2 if machine(algorithm).mutex is not None else 1) + 1, 3)
+        return round(last + engine.settle_time() * (2 if engine.algorithm.mutex is not None else 1) + 1, 3)
 
 
 @st.composite
@@ -184,7 +186,7 @@ def run(algorithm: str, schedule: Schedule, prop: str | None) -> Outcome:
                 seen.append(e)
 
     engine.subscribe(watch)
-    for _ in steps(engine, schedule.until(algorithm)):
+    for _ in steps(engine, schedule.ends(engine)):
         if seen:
             break
     return Outcome(seen[0] if seen else None, count[0], engine.now)
