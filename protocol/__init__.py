@@ -6,6 +6,7 @@ stoller        Stoller's, with a heartbeat failure detector (seed 004)
 ring           Chang & Roberts on a logical ring (lecture 3-9)
 epoch-bully    the classic Bully with seed 001's epochs, heartbeats and safe storage
 raft           Raft's leader election, without the log (Ongaro & Ousterhout 2014)
+hs             Hirschberg & Sinclair on a bidirectional ring (lecture 3-8)
 
 Mutual exclusion (mutex.py), beside an election, as "ELECTION+MUTEX" (classic+central):
 
@@ -21,6 +22,7 @@ from .central import CentralLock
 from .classic import ClassicBully
 from .epoch_bully import EpochBully
 from .garcia_molina import GarciaMolina
+from .hs import HirschbergSinclair
 from .interface import (
     MEMBERSHIP_MESSAGES,
     CancelTimer,
@@ -53,7 +55,7 @@ from .ring import Ring
 from .stoller import Stoller
 from .token_ring import TokenRing
 
-ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, EpochBully, Raft)}
+ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, HirschbergSinclair, EpochBully, Raft)}
 MUTEXES: dict[str, type[Mutex]] = {cls.name: cls for cls in (CentralLock, TokenRing, Lamport, RicartAgrawala)}
 
 
@@ -95,6 +97,7 @@ __all__ = [
     "Exit",
     "Figures",
     "GarciaMolina",
+    "HirschbergSinclair",
     "Input",
     "Join",
     "Joining",

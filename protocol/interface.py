@@ -427,6 +427,11 @@ class Node:
         """Send a `kind` message with these fields, stamped with this node's epoch."""
         self._outbox.append(Send(dst, kind(*fields, epoch=self.storage.epoch)))
 
+    def send_as_is(self, dst: int, msg: Message) -> None:
+        """Send `msg` with the epoch it has (a message that belongs to an election round,
+        passed on in that round's name; hs.py)."""
+        self._outbox.append(Send(dst, msg))
+
     def broadcast(self, dsts: tuple[int, ...], kind: type[Message], *fields: object) -> None:
         """The same message to each of `dsts` (one object: messages are immutable)."""
         msg = kind(*fields, epoch=self.storage.epoch)

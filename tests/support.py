@@ -47,10 +47,10 @@ def run(nodes: int, until: float, config: ClusterConfig = WORST_CASE, commands=(
     return engine, events
 
 
-def sends(events: list[Event], after: float = 0.0) -> dict[str, int]:
+def sends(events: list[Event], after: float = 0.0, before: float = float("inf")) -> dict[str, int]:
     counts: dict[str, int] = {}
     for e in events:
-        if e.kind == "send" and e.t >= after:
+        if e.kind == "send" and after <= e.t < before:
             counts[e.msg.type] = counts.get(e.msg.type, 0) + 1
     return counts
 

@@ -7,7 +7,7 @@ import trio.testing
 
 from playground.core.engine import Engine
 from playground.run.cluster import Cluster
-from protocol import Ring
+from protocol import HirschbergSinclair, Ring
 from tests.support import WORST_CASE, at, final_states, run, sends
 
 
@@ -79,3 +79,18 @@ def test_ring_all_initiating_in_the_worst_order_takes_n_n_plus_1_over_2_election
     counts = sends(events)
     assert counts["election"] == n * (n + 1) // 2  # every node starts at once: start-up
     assert counts["elected"] == n
+
+
+# --- Hirschberg & Sinclair: protocol/hs.py's header ----------------------------------------
+
+
+@pytest.mark.parametrize(("n", "probes", "replies", "beats_chang_roberts"),
+                         [(8, 44, 20, False), (16, 92, 44, False), (24, 156, 84, True), (64, 380, 188, True)])
+def test_hs_start_up_count_against_its_bound_and_chang_roberts_worst_case(n, probes, replies, beats_chang_roberts):
+    # Every node starts at once, on the ring in id order: only n survives phase 0.
+    cluster, events = run(n, 12 * n, commands=(), algorithm="hs")
+    counts = sends(events)
+    assert (counts["hs_probe"], counts["reply"], counts["elected"]) == (probes, replies, n - 1)
+    assert probes + replies + n - 1 <= HirschbergSinclair.worst_case_messages(n)  # 8n(1 + ceil(log2 n)), and Elected
+    assert (probes + replies < n * (n + 1) // 2) == beats_chang_roberts  # C&R, ids descending its way round
+    assert set(final_states(cluster).values()) == {("normal", n, True)}

@@ -3,7 +3,7 @@
 With T >= 2 x max delay:
   - every algorithm: links are lossless and FIFO, delays stay in bounds (but for FIFO
     holding), and a message is dropped only at a node that is down;
-  - Garcia-Molina, Stoller and the ring: under any schedule, recoveries mid-election
+  - Garcia-Molina, Stoller, the ring and HS: under any schedule, recoveries mid-election
     included, the monitor reports nothing at all: no SLE1, no split brain, and by its
     SLE2 deadline (the algorithm's own c after the last crash or recovery) every up
     node is normal under the highest up node;
@@ -28,7 +28,7 @@ from playground.core.config import ClusterConfig
 from protocol import ALGORITHMS
 from tests.support import final_states, run
 
-SAFE = ("garcia-molina", "stoller", "ring")
+SAFE = ("garcia-molina", "stoller", "ring", "hs")
 
 
 @dataclass(frozen=True)

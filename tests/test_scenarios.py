@@ -81,6 +81,16 @@ def check_ring_3n_minus_1():
     assert set(leaders(report).values()) == {8}
 
 
+def check_hs_vs_chang_roberts():
+    session, _, report, events = play("hs-vs-chang-roberts.scenario", 60)
+    n = session.nodes
+    for counts in sends(events, after=0, before=30), sends(events, after=30):
+        assert (counts["hs_probe"], counts["reply"], counts["elected"]) == (380, 188, 63)
+        assert counts["hs_probe"] + counts["reply"] == 568 < n * (n + 1) // 2 == 2080 < 8 * n * (1 + 6) == 3584
+    assert [(r["began"], r["agreed"]) for r in report["rounds"]] == [(0, 25.3), (30, 55.4)]
+    assert set(leaders(report).values()) == {64} and report["violations"] == []
+
+
 def command_time(events, name: str) -> float:
     [t] = [e.t for e in events if e.kind == "command" and e.command == name]
     return t
@@ -213,6 +223,7 @@ CLAIMS = {
     "recovery-bully.scenario": check_recovery_bully,
     "split-brain-short-timeout.scenario": check_split_brain_short_timeout,
     "ring-3n-minus-1.scenario": check_ring_3n_minus_1,
+    "hs-vs-chang-roberts.scenario": check_hs_vs_chang_roberts,
     "partition-classic.scenario": check_partition_classic,
     "partition-garcia-molina.scenario": check_partition_garcia_molina,
     "partition-stoller.scenario": check_partition_stoller,
