@@ -7,6 +7,7 @@ ring           Chang & Roberts on a logical ring (lecture 3-9)
 epoch-bully    the classic Bully with seed 001's epochs, heartbeats and safe storage
 raft           Raft's leader election, without the log (Ongaro & Ousterhout 2014)
 hs             Hirschberg & Sinclair on a bidirectional ring (lecture 3-8)
+invitation     Garcia-Molina's Invitation: groups that merge after a partition (seed 000)
 
 Mutual exclusion (mutex.py), beside an election, as "ELECTION+MUTEX" (classic+central):
 
@@ -23,6 +24,7 @@ from .classic import ClassicBully
 from .epoch_bully import EpochBully
 from .garcia_molina import GarciaMolina
 from .hs import HirschbergSinclair
+from .invitation import InvitationNode
 from .interface import (
     MEMBERSHIP_MESSAGES,
     CancelTimer,
@@ -55,7 +57,7 @@ from .ring import Ring
 from .stoller import Stoller
 from .token_ring import TokenRing
 
-ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, HirschbergSinclair, EpochBully, Raft)}
+ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, HirschbergSinclair, InvitationNode, EpochBully, Raft)}
 MUTEXES: dict[str, type[Mutex]] = {cls.name: cls for cls in (CentralLock, TokenRing, Lamport, RicartAgrawala)}
 
 
@@ -99,6 +101,7 @@ __all__ = [
     "GarciaMolina",
     "HirschbergSinclair",
     "Input",
+    "InvitationNode",
     "Join",
     "Joining",
     "Leave",

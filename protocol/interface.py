@@ -276,6 +276,7 @@ class Node:
       highest_wins     whether the highest up node is the one to lead (default True)
       leaders_per_epoch  whether a split brain is two leaders of one epoch only (default False)
       needs_majority   whether it elects only while a majority of the members is up (default False)
+      groups           whether its promise is per group, the epoch naming the group (default False)
       mutex            (set by mutex.with_mutex) the mutual exclusion beside it, or None
     """
 
@@ -293,6 +294,10 @@ class Node:
     highest_wins: ClassVar[bool] = True
     leaders_per_epoch: ClassVar[bool] = False
     needs_majority: ClassVar[bool] = False  # a leader only while a majority of the members is up
+    # The Invitation algorithm's nodes form groups, each named by a number no other group
+    # has, and it is their epoch: SLE1 and split brain are judged within a group, and after
+    # faults each side of a cut is expected to end as one group (monitor rule 10).
+    groups: ClassVar[bool] = False
     mutex: ClassVar[type | None] = None  # the mutual exclusion beside it, if any (mutex.with_mutex)
 
     def __init__(self, node_id: int, ids: tuple[int, ...], config: Config, storage: SafeStorage):
@@ -354,6 +359,11 @@ class Node:
     def worst_case_messages(cls, n: int) -> int | None:
         """Messages in one election's worst case for n nodes, where the theory says."""
         return None
+
+    @classmethod
+    def epoch_text(cls, epoch: int) -> str:
+        """An epoch as people read it (the Invitation algorithm's are group numbers)."""
+        return f"e{epoch}"
 
     @classmethod
     def settle_time(cls, n: int, config: Config, max_delay: float) -> float:

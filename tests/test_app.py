@@ -330,6 +330,18 @@ async def test_the_palette_switches_the_algorithm_by_restarting(tmp_path):
     assert (restart.config.timeout, restart.config.delay_min, restart.config.delay_max, restart.selected) == (5, 0.75, 1.75, 3)
 
 
+@on_asyncio
+async def test_groups_show_on_the_cards_and_two_groups_in_the_alert_bar_not_as_a_violation(tmp_path):
+    app = scenario_app(tmp_path, "partition-invitation.scenario")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 50)
+        text = str(app.alert_bar.render())
+        assert "2 groups: 1, 2, 3 → 3 (g3.3); 4, 5, 6 → 6 (g2.6)" in text and not app.alert_bar.has_class("active")
+        assert "g3.3" in card_text(app, 1) and "g2.6" in card_text(app, 5)
+        await advance(pilot, app, 50)  # healed at 80, one group from 93
+        assert not app.alert_bar.display and "g3.6" in card_text(app, 1)
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in SCENARIO_DIR.glob("*.scenario")))
 @on_asyncio
 async def test_every_shipped_scenario_opens_in_the_tui(tmp_path, name):

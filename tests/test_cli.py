@@ -110,7 +110,7 @@ def test_uuid_ids_are_128_bit_seeded_and_named_by_rank_in_commands(capsys):
         (["--delay", "2:1"], "minimum delay 2 is above maximum delay 1"),
         (["--delay", "x"], "minimum delay must be a number, not 'x'"),
         (["--until", "-5"], "--until must be from 0 s to 1,000,000,000,000 s, not -5"),
-        (["--algorithm", "paxos"], "unknown --algorithm 'paxos' (choose from: classic, garcia-molina, stoller, ring, hs, epoch-bully, raft)"),
+        (["--algorithm", "paxos"], "unknown --algorithm 'paxos' (choose from: classic, garcia-molina, stoller, ring, hs, invitation, epoch-bully, raft)"),
         (["--at", "5 kill 3"], "--at '5 kill 3': unknown command 'kill'"),
         (["--at", "5 crash 99"], "--at '5 crash 99': there is no node 99 (nodes are 1..7)"),
         (["--at", "5 crash"], "crash takes one argument: crash K"),

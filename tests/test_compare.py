@@ -43,7 +43,7 @@ def test_failure_detector_traffic_is_counted_apart():
 def test_the_table_has_one_row_per_algorithm_and_size():
     results = compare(CONSTANT, seed=1, sizes=(4, 8))
     rows = [line for line in table(results, CONSTANT).splitlines() if line.startswith("| ") and "algorithm" not in line]
-    assert len(rows) == 2 * len(ALGORITHMS) == 14  # seven algorithms, two sizes
+    assert len(rows) == 2 * len(ALGORITHMS) == 16  # eight algorithms, two sizes
     assert rows[0] == "| classic | 4 | 10.0 s | 15.0 s | 12 | election 6, answer 3, coordinator 3 | 3 | probe 3 |"
 
 

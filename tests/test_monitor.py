@@ -4,7 +4,7 @@ what PROTOCOLS.md says breaks."""
 import pytest
 
 from playground.core.config import ClusterConfig
-from playground.core.events import CrashEvent, StartEvent, StateEvent
+from playground.core.events import CommandEvent, CrashEvent, StartEvent, StateEvent
 from playground.core.monitor import Episodes, Monitor, Rounds, describe
 from playground.run.harness import Harness
 from protocol import ALGORITHMS
@@ -185,3 +185,39 @@ def test_any_algorithm_breaks_when_T_is_below_twice_the_max_delay_and_the_monito
 def test_the_same_faults_with_synchrony_break_nothing(algorithm):
     _, events = run(6, 200, SAME_WITH_SYNCHRONY, at(*FAULTS), seed=1, algorithm=algorithm)
     assert reports(events) == []
+
+
+# --- rule 10: groups --------------------------------------------------------------------------
+
+
+def grouped(t, node, leader, group, normal=True):
+    status = ClassicStatus.NORMAL if normal else ClassicStatus.ELECTION
+    return StateEvent(0, t, node, status, leader, status.role, group)
+
+
+def test_rule10_with_groups_only_nodes_of_one_group_can_disagree_or_both_lead():
+    m = Monitor((1, 2, 3, 4), settle=lambda: 100, highest_wins=False, groups=True)
+    up = [StartEvent(0, 0, i) for i in (1, 2, 3, 4)]
+    out = feed(m, (0, *up), (1, grouped(1, 1, 2, 7), grouped(1, 2, 2, 7), grouped(1, 3, 4, 9), grouped(1, 4, 4, 9)))
+    assert out == []  # two groups, two leaders: allowed
+    out = feed(m, (2, grouped(2, 1, 4, 7)))  # 1 follows 4 while still in 2's group
+    assert [(v.property, v.nodes, v.leaders) for v in out] == [("sle1", (1, 2), (4, 2))]
+    out = feed(m, (3, grouped(3, 1, 1, 9)))  # 1 leads in 4's group: 1, 3, 4 disagree now, and two lead
+    assert [(v.property, v.phase, v.nodes) for v in out] == [("split_brain", "begin", (1, 4))]
+    assert m._disagree() == [1, 3, 4]
+
+
+def test_rule10_sle2_expects_one_group_on_each_side_of_a_cut_and_one_after_heal():
+    def cluster():
+        m = Monitor((1, 2, 3, 4), settle=lambda: 10, highest_wins=False, groups=True)
+        feed(m, (0, *[StartEvent(0, 0, i) for i in (1, 2, 3, 4)]),
+             (1, CommandEvent(0, 1, "partition", (1, 2), "at")),
+             (2, grouped(2, 1, 2, 7), grouped(2, 2, 2, 7), grouped(2, 3, 4, 9), grouped(2, 4, 4, 9)))
+        return m
+    assert feed(cluster(), (11, )) == []  # a group on each side: settled
+    m = cluster()
+    out = feed(m, (5, CommandEvent(0, 5, "heal", (), "at")), (15, ))
+    assert [(v.property, v.nodes) for v in out] == [("sle2", (1, 2))]  # still two groups c after the heal
+    m = cluster()
+    out = feed(m, (5, grouped(5, 1, 1, 8)), (15, ))  # 1 alone on its side of the cut
+    assert [(v.property, v.nodes) for v in out] == [("sle2", (1,))]

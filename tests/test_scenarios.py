@@ -143,6 +143,22 @@ def check_partition_garcia_molina():
     assert (report["rounds"][-1]["began"], report["rounds"][-1]["agreed"]) == (first.t, None)
 
 
+def check_partition_invitation():
+    _, engine, report, events = play("partition-invitation.scenario", 200)
+    assert report["violations"] == [] and agreements(events) == [(13, 6), (22, None), (93, 6)]
+    state = engine.hosts
+    assert {state[i].storage.epoch for i in state} == {3 * 10**6 + 6}  # g3.6: node 6's third group
+    groups = [(e.t, e.node, e.epoch) for e in events if e.kind == "state" and 20 < e.t < 80 and str(e.status) == "normal"]
+    assert {(node, epoch) for t, node, epoch in groups if t >= 34} == {(1, 3_000_003), (2, 3_000_003), (3, 3_000_003)}
+    # The same cut, the Bully's scenario, healed by the Invitation algorithm.
+    _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / "partition-garcia-molina.scenario"),
+                             "--algorithm", "invitation"])
+    with ExitStack() as files:
+        engine, summary, _ = session.start(files, lookahead=True)
+        trio.run(Cluster(engine).run, 200.0, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert summary.report()["violations"] == [] and set(summary.report()["leader"].values()) == {6}
+
+
 def check_partition_stoller():
     check_heals("partition-stoller.scenario")
 
@@ -228,6 +244,7 @@ CLAIMS = {
     "partition-garcia-molina.scenario": check_partition_garcia_molina,
     "partition-stoller.scenario": check_partition_stoller,
     "partition-ring.scenario": check_partition_ring,
+    "partition-invitation.scenario": check_partition_invitation,
     "members-epoch-bully.scenario": check_members_epoch_bully,
     "mutex-central-leader-crash.scenario": check_mutex_central_leader_crash,
     "mutex-token-lost.scenario": check_mutex_token_lost,

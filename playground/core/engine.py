@@ -120,7 +120,8 @@ class Engine:
         self.hosts = {i: NodeHost(i, algorithm, self.roster, config.protocol, workload, seed) for i in self.ids}
         self.agenda = Agenda()
         self.monitor = Monitor(self.ids, self.settle_time, highest_wins=algorithm.highest_wins,
-                               leaders_per_epoch=algorithm.leaders_per_epoch, needs_majority=algorithm.needs_majority)
+                               leaders_per_epoch=algorithm.leaders_per_epoch, needs_majority=algorithm.needs_majority,
+                               groups=algorithm.groups)
         self.trace = Trace(self.monitor)
         self.now_us = -1  # the latest instant at which anything ran (-1: not booted)
         self._commands: list[tuple[int, int, Request, str]] = []  # (time, order, request, source), sorted

@@ -43,18 +43,28 @@ Rules:
      election, and for any request to be served), that is reported once, naming who
      waits, until someone enters or nobody waits any more (a lost token, a request
      sent to a leader that crashed, a reply a crashed node never sends).
+ 10. Groups. For an algorithm that declares groups (the Invitation algorithm: its
+     promise is per group, and a node's epoch is its group's number, which no other
+     group has), SLE1 is two normal nodes of one group following different leaders,
+     and split brain two leaders of one group: nodes of different groups may disagree.
+     Agreement (rule 5) is still one group of every up node under one leader. SLE2 is
+     judged on each side of the links held (partitions and held links, as the engine
+     holds them): c after the last fault, the up nodes of each side that can reach one
+     another are one group, normal under one of them; so a partition that lasts is two
+     groups, not a violation, and after `heal` they must merge within c. `groups_of`
+     is what a group is, for the monitor and for whoever shows the groups.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from protocol import CsState, MessageRole, StatusRole
 
-from .commands import UNSETTLING_COMMANDS
+from .commands import LINK_COMMANDS, UNSETTLING_COMMANDS, held_after
 from .config import duration_text, to_us
 from .events import (
     UNSET,
@@ -83,12 +93,15 @@ ONCE = (SLE2, CS_WAIT)  # the properties checked at one moment: reported when th
 
 class Monitor:
     def __init__(self, ids: tuple[int, ...], settle: Callable[[], float | None], *, highest_wins: bool = True,
-                 leaders_per_epoch: bool = False, needs_majority: bool = False):
+                 leaders_per_epoch: bool = False, needs_majority: bool = False, groups: bool = False):
         """`settle()` is c, in seconds, as the settings have it when a fault happens
-        (None: SLE2 is not checked). `highest_wins`, `leaders_per_epoch` and
-        `needs_majority`: what the algorithm declares it guarantees (rules 3, 5, 6)."""
+        (None: SLE2 is not checked). `highest_wins`, `leaders_per_epoch`,
+        `needs_majority` and `groups`: what the algorithm declares it guarantees (rules
+        3, 5, 6 and 10)."""
         self._highest_wins = highest_wins
-        self._per_epoch = leaders_per_epoch
+        self._per_epoch = leaders_per_epoch or groups
+        self._groups = groups
+        self._held: frozenset[tuple[int, int]] = frozenset()  # the links held (rule 10)
         self._needs_majority = needs_majority
         self._members = len(ids)  # (an algorithm that needs a majority has fixed members)
         self.epoch: dict[int, int] = dict.fromkeys(ids, 0)  # each node's epoch at its last state event
@@ -144,6 +157,8 @@ class Monitor:
             self._count(event.node)
             self._fault(event.t)
         elif kind is CommandEvent:
+            if self._groups and event.command in LINK_COMMANDS:  # rule 10
+                self._held = held_after(self._held, event.command, event.args, tuple(self.leader))
             if event.command in UNSETTLING_COMMANDS:
                 self._fault(event.t)
             return
@@ -205,6 +220,16 @@ class Monitor:
         followed = [(count, leader) for leader, count in self._normal_leaders.items() if leader in self.up]
         return max(followed)[1] if followed else None
 
+    def _unsettled_sides(self) -> list[int]:
+        """Rule 10: on each side of the cut, the up nodes not normal under the leader most
+        of that side follow (in one group, and on that side)."""
+        behind = []
+        for side in self._sides():
+            followed = Counter((self.leader[i], self.epoch[i]) for i in side if self.normal[i] and self.leader[i] in side)
+            top = max(followed.items(), key=lambda item: (item[1], item[0][0]))[0] if followed else None
+            behind += [i for i in side if not (self.normal[i] and (self.leader[i], self.epoch[i]) == top)]
+        return sorted(behind)
+
     def unsettled(self) -> list[int]:
         """The up nodes not (yet) normal under the expected leader: none means agreement."""
         top = self._expected()
@@ -235,7 +260,7 @@ class Monitor:
                 self._leading.add(node)
 
     def _episodes(self, t: float, out: list[Event]) -> None:
-        for prop, broken in ((SLE1, len(self._normal_leaders) > 1), (SPLIT_BRAIN, len(self._split()) > 1),
+        for prop, broken in ((SLE1, bool(self._disagree())), (SPLIT_BRAIN, len(self._split()) > 1),
                              (MUTEX, len(self._holding) > 1)):
             if broken and prop not in self._open:
                 nodes = self._involved(prop)
@@ -254,17 +279,37 @@ class Monitor:
         epochs = Counter(self.epoch[i] for i in self._leading)
         return {i for i in self._leading if epochs[self.epoch[i]] > 1}
 
+    def _disagree(self) -> list[int]:
+        """The normal up nodes that disagree (rule 2): all of them, if any two follow
+        different leaders; for an algorithm with groups, those of each group that does
+        (rule 10)."""
+        if len(self._normal_leaders) < 2:
+            return []
+        if not self._groups:
+            return sorted(i for i in self.up if self.normal[i])
+        found = groups_of((i, self.leader[i], self.epoch[i]) for i in self.up if self.normal[i])
+        return sorted(i for members in found.values() if len({leader for _, leader in members}) > 1 for i, _ in members)
+
+    def _sides(self) -> list[set[int]]:
+        """The up nodes, in sets that can reach one another both ways (rule 10)."""
+        sides: list[set[int]] = []
+        for i in sorted(self.up):
+            joined = [s for s in sides if any((i, j) not in self._held and (j, i) not in self._held for j in s)]
+            merged = {i}.union(*joined)
+            sides = [s for s in sides if not any(s is j for j in joined)] + [merged]
+        return sides
+
     def _involved(self, prop: str) -> tuple[int, ...]:
         if prop == SPLIT_BRAIN:
             return tuple(sorted(self._split()))
         if prop == MUTEX:
             return tuple(sorted(self._holding))
-        return tuple(sorted(i for i in self.up if self.normal[i]))
+        return tuple(self._disagree())
 
     def _check_settled(self, t: float, out: list[Event]) -> None:  # rule 6
         if self._needs_majority and 2 * len(self.up) <= self._members:
             return  # no majority up: no leader is promised
-        behind = self.unsettled()
+        behind = self._unsettled_sides() if self._groups and self._held else self.unsettled()
         if behind:
             leaders = tuple(self.leader[i] if self.normal[i] else None for i in behind)
             out.append(ViolationEvent(UNSET, t, SLE2, "begin", tuple(behind), leaders, self._expected(), self._last_fault))
@@ -297,6 +342,23 @@ def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
     under = "one up leader" if v.expected is None else _name(v.expected, name)
     return (f"{duration_text(waited)} after the last fault{when}, "
             f"node{'s' if len(v.nodes) > 1 else ''} {_names(v.nodes, name)} not normal under {under}")
+
+
+def groups_of(normal: Iterable[tuple[int, int | None, int]]) -> dict[int, list[tuple[int, int | None]]]:
+    """Rule 10: normal up nodes, given as (node, leader, epoch), by group (the epoch of an
+    algorithm with groups is its group number): each group's (node, leader) pairs."""
+    found: dict[int, list[tuple[int, int | None]]] = {}
+    for node, leader, epoch in normal:
+        found.setdefault(epoch, []).append((node, leader))
+    return found
+
+
+def describe_groups(found: dict[int, list[tuple[int, int | None]]], name: Callable[[int], str],
+                    epoch_text: Callable[[int], str]) -> str:
+    """"1, 2, 3 → 3 (g3.3); 4, 5, 6 → 6 (g2.6)": each group, largest first."""
+    sides = sorted(found.items(), key=lambda g: (-len(g[1]), g[1]))
+    return "; ".join(f"{_names(sorted(n for n, _ in members), name)} → {_name(members[0][1], name)} ({epoch_text(epoch)})"
+                     for epoch, members in sides)
 
 
 def _name(node: int | None, name: Callable[[int], str]) -> str:

@@ -42,7 +42,7 @@ from ..core.events import (
     ViolationEvent,
 )
 from ..core.host import HostStatus
-from ..core.monitor import CsEntries, Episodes, Rounds
+from ..core.monitor import CsEntries, Episodes, Rounds, groups_of
 
 
 class ViewStatus(Status):
@@ -140,8 +140,11 @@ class Snapshot:
 class ClusterState:
     def __init__(self, ids: tuple[int, ...], config: ClusterConfig, algorithm: str = "classic"):
         """`algorithm`: the run's, whose mutex (if any) has its entries measured (`cs`)."""
-        mutex = machine(algorithm).mutex
+        declared = machine(algorithm)
+        mutex = declared.mutex
         self.cs = None if mutex is None else CsEntries.of(mutex)
+        self.epoch_text = declared.epoch_text  # how its epochs read ("e3"; the Invitation's groups: "g2.6")
+        self.has_groups = declared.groups  # its promise is per group (monitor rule 10)
         self.ids = ids  # every node the cluster has had, lowest first (joins add to it)
         self.nodes = {i: NodeState(i) for i in ids}
         self.episodes = Episodes()
@@ -151,6 +154,11 @@ class ClusterState:
         self.messages = Messages()  # message id -> (label, role)
         self.sent = 0  # messages sent so far
         self._held: dict[int, int] = {}  # message id -> its receiver, while it waits at a held link's end
+
+    def groups(self) -> dict[int, list[tuple[int, int | None]]]:
+        """The groups of normal up nodes, as the monitor tells them apart (rule 10)."""
+        return groups_of((n.id, n.leader, n.epoch) for n in self.nodes.values()
+                         if n.up and n.status is not None and n.status.role is StatusRole.NORMAL)
 
     def apply(self, events: list[Event]) -> None:
         """Fold events in, in trace order."""

@@ -17,7 +17,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from ..core.config import duration_text
-from ..core.monitor import PROPERTY_NAMES, describe
+from ..core.monitor import PROPERTY_NAMES, describe, describe_groups
 from ..record.look import short_list
 from .model import ClusterModel
 
@@ -49,6 +49,9 @@ class AlertBar(Widget):
                       f"the last of {total:,} violations" if total > 1 else "")]
         else:
             lines = []
+        state = self.model.state
+        if state.has_groups and len(found := state.groups()) > 1:  # allowed: not a violation (monitor rule 10)
+            lines.append((f"◇ {len(found)} groups", describe_groups(found, name, state.epoch_text), ""))
         self.alert = (bool(episodes.open), tuple(lines))
 
     def watch_alert(self, alert: tuple[bool, tuple]) -> None:

@@ -40,7 +40,7 @@ def card_key(n: NodeView, now: float, compact: bool, cells: int = TIMER_BAR) -> 
 
 
 def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str], digits: int = 2,
-                 width: int = FULL_WIDTH - 3) -> Content:
+                 width: int = FULL_WIDTH - 3, epoch_text=lambda epoch: f"e{epoch}") -> Content:
     """A compact cell; or a full card's three lines, `width` cells wide: a card wider than
     the least has room for longer names."""
     glyph, colour = role_look(n.role)
@@ -66,7 +66,7 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
     room = width - len(bar) - 6
     second = (Content.assemble(f"{timer_label(name, labels, room):<{room}} ", (bar, "$primary"), f" {seconds:>4}")
               if name else Content(""))
-    third = Content.assemble((f"↑{sent:,} ↓{received:,} e{epoch}", "$text-muted"),
+    third = Content.assemble((f"↑{sent:,} ↓{received:,} {epoch_text(epoch)}", "$text-muted"),
                              *(((f" ⏸{waiting}", "b $warning"),) if waiting else ()))
     return Content("\n").join([first, second, third])
 
@@ -75,10 +75,11 @@ class NodeCard(Widget):
     key: reactive[tuple | None] = reactive(None)  # what the card shows (card_key): a new one redraws it
     inner: reactive[int] = reactive(FULL_WIDTH - 3)  # cells inside, the same on every card of a grid (NodeGrid sets it)
 
-    def __init__(self, node: NodeView, labels: dict[int, str]):
+    def __init__(self, node: NodeView, labels: dict[int, str], epoch_text):
         super().__init__()
         self.node = node
         self.labels = labels
+        self.epoch_text = epoch_text  # the algorithm's way of writing an epoch (a group, for the Invitation's)
 
     def show(self, now: float, selected: bool) -> None:
         self.set_class(selected, "selected")
@@ -88,4 +89,5 @@ class NodeCard(Widget):
     def render(self) -> Content:  # on a new key or width
         if self.key is None:
             return Content("")
-        return card_content(self.node, self.key, compact=False, labels=self.labels, width=self.inner)
+        return card_content(self.node, self.key, compact=False, labels=self.labels, width=self.inner,
+                            epoch_text=self.epoch_text)

@@ -17,7 +17,7 @@ class NodeGrid(Container):
     def __init__(self, model: ClusterModel):
         super().__init__()
         self.model = model
-        self.cards = {i: NodeCard(node, model.label) for i, node in model.nodes.items()}
+        self.cards = {i: NodeCard(node, model.label, model.state.epoch_text) for i, node in model.nodes.items()}
 
     def compose(self):
         yield from self.cards.values()
@@ -47,7 +47,7 @@ class NodeGrid(Container):
         if len(self.cards) < len(self.model.nodes):  # a node joined: its card goes in id order
             for i in self.model.ids:
                 if i not in self.cards:
-                    self.cards[i] = NodeCard(self.model.nodes[i], self.model.label)
+                    self.cards[i] = NodeCard(self.model.nodes[i], self.model.label, self.model.state.epoch_text)
                     later = [self.cards[k] for k in self.model.ids if k > i and k in self.cards]
                     self.mount(self.cards[i], before=later[0] if later else None)
             self._lay_out()
