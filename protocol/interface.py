@@ -379,7 +379,9 @@ class Node:
         return 2 * config.probe_interval + (10 + n) * round_trip
 
     def _set_members(self, ids: tuple[int, ...]) -> None:
-        self.ids = self.storage.members = Ids(sorted(ids))
+        # (a set: a node that recovers is handed the members, a newcomer among them, and
+        # then that newcomer's Join, sent while it was down, may still arrive)
+        self.ids = self.storage.members = Ids(sorted(set(ids)))
         self.higher = Ids(i for i in self.ids if i > self.id)
         self.others = Ids(i for i in self.ids if i != self.id)
 
