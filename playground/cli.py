@@ -121,7 +121,11 @@ SUBCOMMANDS = {
     "replay": "open a transcript in the app, at its end: go back in time, and branch",
     "export": "a transcript as a space-time diagram (SVG, Mermaid or ShiViz)",
     "hunt": "search schedules for a run that breaks a property, and write the smallest one found",
+    "node": "run one real node: the same protocol over TCP, one process a node (bully-tui --real starts a cluster of them)",
 }
+
+
+ARGS = {"hunt": "--property P ...", "node": "--id K ..."}
 
 
 def _parser() -> _Parser:
@@ -129,7 +133,7 @@ def _parser() -> _Parser:
         prog="bully-tui",
         description="A playground for leader election: N nodes elect a coordinator, live in the terminal "
                     "(or --headless, in virtual time).",
-        epilog="subcommands:\n" + "\n".join(f"  bully-tui {name} {'--property P ...' if name == 'hunt' else 'FILE ...'}  {what}"
+        epilog="subcommands:\n" + "\n".join(f"  bully-tui {name} {ARGS.get(name, 'FILE ...')}  {what}"
                                              for name, what in SUBCOMMANDS.items())
                + "\n  (bully-tui SUBCOMMAND --help for each)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -405,6 +409,7 @@ USAGE = {
               "[--nodes K,...] [--types NAME,...] [--hide-detector] [--axis scaled|instants]",
     "hunt": "usage: bully-tui hunt [--algorithm A] [--property P] [--budget B] [--exhaustive] ... "
             "(bully-tui hunt --help lists them)",
+    "node": "usage: bully-tui node --id K --listen HOST:PORT --peers ID@HOST:PORT,... --state-dir DIR [--algorithm A] ...",
 }
 
 
@@ -490,7 +495,13 @@ def run_hunt(argv: list[str]) -> int:
     return run(argv)
 
 
-SUBCOMMAND_RUNNERS = {"verify": run_verify, "replay": run_replay, "export": run_export, "hunt": run_hunt}
+def run_node(argv: list[str]) -> int:
+    from .node_command import run_node as run
+
+    return run(argv)
+
+
+SUBCOMMAND_RUNNERS = {"verify": run_verify, "replay": run_replay, "export": run_export, "hunt": run_hunt, "node": run_node}
 
 
 def _need_a_terminal(what: str, instead: str) -> None:

@@ -83,12 +83,13 @@ def check_new(path: str, what: str, overwrite: bool) -> None:
         raise InputError(f"cannot write {what} {path}: its folder is not writable (or does not exist)")
 
 
-def write_whole(path: str, what: str, data: bytes | Iterable[bytes], overwrite: bool) -> None:
+def write_whole(path: str, what: str, data: bytes | Iterable[bytes], overwrite: bool, durable: bool = False) -> None:
     """`data` (bytes, or pieces of it) as the file `path`, whole or not at all: written
     beside it, then renamed over it, or without `overwrite` linked to its name, which
     fails if the name was taken meanwhile. A full disk, a signal or a kill leaves the
     user's old file as it was, and no half a new one (the guardian removes a piece left
-    behind by a kill)."""
+    behind by a kill). `durable`: on disk (fsync) before it takes the name, as a real
+    node's safe storage must be."""
     check_new(path, what, overwrite)
     folder = os.path.dirname(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=".bully-", suffix=".part")
@@ -98,6 +99,9 @@ def write_whole(path: str, what: str, data: bytes | Iterable[bytes], overwrite: 
         with os.fdopen(fd, "wb") as f:
             for piece in [data] if isinstance(data, bytes) else data:
                 f.write(piece)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         if overwrite:
             os.replace(temporary, path)
         else:

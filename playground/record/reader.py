@@ -209,7 +209,7 @@ def _not_a_number(name: str) -> Any:
     raise ValueError(f"{name} is not a number in JSON")
 
 
-HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "parent", "workload", "by_hand")
+HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "parent", "workload", "by_hand", "real")
 OPTIONAL_SETTINGS = ("coordinator_timeout", "settle")  # config fields that may be null
 MAX_ID = 2**128  # ids are 1..N or 128-bit UUIDs
 
@@ -246,11 +246,12 @@ def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tup
     workload = _workload(raw.get("workload"), fail) if machine(algorithm).mutex else None
     if workload is None and "workload" in raw:
         raise fail("field 'workload': only a run with a mutex has one")
-    by_hand = raw.get("by_hand", False)
-    if type(by_hand) is not bool:
-        raise fail(f"field 'by_hand': expected true or false, got {shown_json(by_hand)}")
+    flags = {name: raw.get(name, False) for name in ("by_hand", "real")}
+    for name, value in flags.items():
+        if type(value) is not bool:
+            raise fail(f"field '{name}': expected true or false, got {shown_json(value)}")
     return Header(algorithm, nodes, seed, config, _parent(raw.get("parent"), fail), workload=workload,
-                  by_hand=by_hand), version
+                  **flags), version
 
 
 def _workload(value: object, fail: Callable[[str], InputError]) -> Workload:

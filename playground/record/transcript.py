@@ -1,7 +1,7 @@
 """Transcripts, format v3: JSON Lines, a header then one trace event per line.
 
 Line 1: {"format": "bully-transcript", "version": 3, "algorithm", "nodes", "seed", "config"}
-(and a branch's "parent"; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
+(and a branch's "parent"; "real": true for a run of real node processes; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
 the "workload": {"think": [A, B] or null, "hold": [A, B]}; and "by_hand": true for a run
 stepped by hand, an exhaustive hunt's finding, which no recipe re-creates). Later lines: {"seq", "t", "kind", ...fields}, the fields of
 the event's class in core/events.py, in its order; `msg` is {"type": <message name>,
@@ -60,6 +60,9 @@ class Header:
     # and the clock, so no settings and commands re-create the run (verify and
     # branching say so); it replays and exports as any other.
     by_hand: bool = False
+    # Run by real node processes over TCP (playground/real/): the operating system was the
+    # network and the clock, so nothing re-creates it either; it replays and exports.
+    real: bool = False
 
 
 @dataclass(slots=True)
@@ -103,4 +106,6 @@ def header_line(header: Header) -> bytes:
         line["workload"] = {"think": header.workload.think, "hold": header.workload.hold}
     if header.by_hand:
         line["by_hand"] = True
+    if header.real:
+        line["real"] = True
     return (json.dumps(line, separators=(",", ":")) + "\n").encode()

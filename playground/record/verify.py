@@ -40,6 +40,9 @@ def verify(path: str) -> int:
         if reader.header.by_hand:
             raise InputError(f"{path} was stepped by hand (an exhaustive hunt's steps): no settings and commands "
                              "re-create it, so there is nothing to verify")
+        if reader.header.real:
+            raise InputError(f"{path} is a run of real node processes: the operating system's scheduling and "
+                             "network made it, and nothing re-creates them, so there is nothing to verify")
         if reader.version != VERSION:
             raise InputError(f"{path} is a version {reader.version} transcript: verify re-creates runs of this program "
                              f"(version {VERSION}); older ones were made by other rules")

@@ -208,6 +208,8 @@ class History:
         """Why the recipe does not re-create this run (a sentence), or None if it does."""
         if self.header.by_hand:
             return "this run was stepped by hand (an exhaustive hunt's steps), so no settings and commands re-create it"
+        if self.header.real:
+            return "this was a run of real node processes, which nothing re-creates (it is not deterministic)"
         if self.version != VERSION:
             return "this transcript was written by an older version of bully-tui, so its run cannot be re-created here"
         return None

@@ -1,0 +1,80 @@
+"""`bully-tui node`: one real node process (playground/real/node.py), its arguments
+checked before anything runs: bad input is one line and status 2, as cli.py says of
+every command. It runs until SIGTERM or SIGINT (0), or until it leaves (SIGUSR2)."""
+
+from __future__ import annotations
+
+import trio
+
+from protocol import ALGORITHMS
+
+from .cli import SUBCOMMANDS, USAGE, _choice, _Parser
+from .core.config import COORDINATOR_TIMEOUT, DELAY, MAX_SEED, PROBE_INTERVAL, TIMEOUT, ClusterConfig, InputError, parse_number, parse_whole, shown
+from .real.node import Address, NodeOptions, serve
+
+MAX_ID = 2**63 - 1
+
+
+def _parser() -> _Parser:
+    name = "node"
+    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p.add_argument("--id", required=True, metavar="K", help="this node's id, a whole number")
+    p.add_argument("--listen", required=True, metavar="HOST:PORT", help="where this node takes its peers' connections")
+    p.add_argument("--peers", required=True, metavar="ID@HOST:PORT,...", help="every other member, and where it listens")
+    p.add_argument("--algorithm", default="classic", metavar="A", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
+    p.add_argument("--state-dir", required=True, metavar="DIR", help="its safe storage (state.json) and trace (trace.jsonl)")
+    p.add_argument("--timeout", metavar="T", help="T, seconds (default 4)")
+    p.add_argument("--coordinator-timeout", metavar="T2", help="T', seconds (default 2T)")
+    p.add_argument("--probe-interval", metavar="P", help="P, seconds; 0 turns probing off (default 5)")
+    p.add_argument("--delay", metavar="S", help="hold each message S seconds before it goes (default 0)")
+    p.add_argument("--seed", metavar="S", help="draws Raft's timeouts (default 1)")
+    p.add_argument("--join", action="store_true", help="start as a new member: send Join to every peer first")
+    p.add_argument("--start-at", metavar="UNIX_TIME", help="listen at once, but take the first step at this wall time "
+                   "(so that the nodes of a cluster start together)")
+    return p
+
+
+def address(text: str, what: str) -> Address:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise InputError(f"{what} must be HOST:PORT, not {shown(text)}")
+    return Address(host.strip("[]"), parse_whole(port, f"{what}'s port", 1, 65535))
+
+
+def parse_peers(text: str, me: int) -> dict[int, Address]:
+    peers: dict[int, Address] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        ident, sep, where = item.partition("@")
+        if not sep:
+            raise InputError(f"--peers: each peer is ID@HOST:PORT, not {shown(item)}")
+        node = parse_whole(ident, "a peer's id", 0, MAX_ID)
+        if node == me:
+            raise InputError(f"--peers names this node itself ({node}): list the other members only")
+        if node in peers:
+            raise InputError(f"--peers names node {node} twice")
+        peers[node] = address(where, f"peer {node}'s address")
+    if not peers:
+        raise InputError("--peers must name at least one other member")
+    return peers
+
+
+def options(argv: list[str]) -> NodeOptions:
+    a = _parser().parse_args(argv)
+    me = parse_whole(a.id, "--id", 0, MAX_ID)
+    algorithm = _choice(a.algorithm, "--algorithm", tuple(ALGORITHMS))
+
+    def seconds(value: str | None, kind, default):
+        return default if value is None else kind.check(parse_number(value, f"--{kind.name.replace(' ', '-')}"))
+
+    timeout = seconds(a.timeout, TIMEOUT, 4.0)
+    config = ClusterConfig(timeout=timeout, coordinator_timeout=seconds(a.coordinator_timeout, COORDINATOR_TIMEOUT, None),
+                           probe_interval=seconds(a.probe_interval, PROBE_INTERVAL, 5.0),
+                           delay_min=0, delay_max=seconds(a.delay, DELAY, 0.0))
+    return NodeOptions(me, address(a.listen, "--listen"), parse_peers(a.peers, me), algorithm, a.state_dir, config,
+                       parse_whole(a.seed or "1", "--seed", 0, MAX_SEED), a.join,
+                       None if a.start_at is None else parse_number(a.start_at, "--start-at"))
+
+
+def run_node(argv: list[str]) -> int:
+    trio.run(serve, options(argv))
+    return 0

@@ -1,0 +1,285 @@
+"""One real node: the same pure state machine the simulation hosts, in a process of its
+own, over TCP (`bully-tui node`; seed 001: "TCP is used as the transport").
+
+  bully-tui node --id K --listen HOST:PORT --peers ID@HOST:PORT,... --algorithm A
+                 --state-dir DIR [--timeout T] [--coordinator-timeout T2]
+                 [--probe-interval P] [--delay S] [--seed S]
+
+How it runs (trio, one task steps the machine, so it needs no locks):
+  - Inputs come through one channel: messages from the connections its peers opened,
+    timer firings, and signals (SIGUSR1: `elect`; SIGUSR2: leave the cluster for good;
+    SIGTERM or SIGINT: stop, as a crash would but with the trace whole).
+  - Links. One outgoing TCP connection per peer, opened when there is something to
+    send, so each link is FIFO. A message the link cannot hand over (the peer is down:
+    nothing listens, or the connection breaks) is dropped and the trace says so, as the
+    simulation drops messages to a down node; the next message tries to connect again
+    (a peer that comes back is reached at once). `--delay S` holds each message S seconds first (in order), so a real run can
+    keep or break the synchrony bound T >= 2 x delay on purpose.
+  - Timers run on trio's clock. A timer set again replaces the old one; a firing that
+    was already on its way when its timer was set again or cancelled is recognised by
+    its number and ignored. A timer set with a range (Raft's) is drawn from the node's
+    own generator, seeded by --seed and its id.
+  - Safe storage is DIR/state.json (state.py), written whole and durably after every
+    step that changed it: a node killed with SIGKILL starts again from it (a recovery);
+    one started in an empty folder starts afresh. A damaged file: one line, exit 2.
+  - The trace, DIR/trace.jsonl, one JSON object a line, appended and flushed after every
+    step: its wall time, its Lamport clock, and what happened (boot, send, deliver,
+    drop, state, election). cluster.py merges the traces of many nodes into one
+    transcript.
+  - Bad input on a socket (a stranger's bytes, a truncated frame, a frame of another
+    algorithm) closes that connection with one line in the node's log (its stderr);
+    the node stays up, its state untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+import trio
+
+from protocol import (
+    CancelTimer,
+    ElectionStarted,
+    Joining,
+    Leaving,
+    Message,
+    Receive,
+    Send,
+    SetTimer,
+    Start,
+    Suspect,
+    TimerFired,
+    machine,
+)
+
+from ..core.config import ClusterConfig, InputError
+from ..record.codec import converter
+from . import state, wire
+
+TRACE_FILE = "trace.jsonl"
+
+
+@dataclass(frozen=True)
+class Address:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class NodeOptions:
+    node: int
+    listen: Address
+    peers: dict[int, Address]
+    algorithm: str
+    state_dir: str
+    config: ClusterConfig  # T, T', P; delay_max is --delay, the hold on each message
+    seed: int = 1
+    join: bool = False  # start as a new member (Join to every peer), not with the cluster
+    start_at: float | None = None  # wall time to take the first step at (a cluster's nodes start together)
+
+
+def log(line: str) -> None:
+    """One line in the node's log (its stderr)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+class RealNode:
+    def __init__(self, options: NodeOptions, nursery: trio.Nursery):
+        self.o = options
+        self.nursery = nursery
+        cls = machine(options.algorithm)
+        stored = state.load(options.state_dir, cls.storage_class, options.algorithm)
+        self.recovering = stored is not None
+        ids = tuple(sorted({options.node, *options.peers}))
+        self.machine = cls(options.node, ids, options.config.protocol, stored or cls.storage_class())
+        self.saved = self.machine.storage.as_dict() if stored is not None else None
+        self.draws = random.Random(f"{options.seed}:{options.node}")
+        self.inbox_in, self.inbox = trio.open_memory_channel(math.inf)
+        self.timers: dict[str, tuple[int, trio.CancelScope]] = {}  # name -> (its number, its task's scope)
+        self.timer_count = 0
+        self.lamport = 0
+        self.sent = 0  # numbers this node's messages (with its incarnation: unique in its trace)
+        self.links = {peer: Link(self, peer, address) for peer, address in options.peers.items()}
+        self.trace = open(os.path.join(options.state_dir, TRACE_FILE), "a", buffering=1)  # noqa: SIM115 - closed in run
+        self.shown: tuple | None = None
+        self.encode = converter(options.algorithm).unstructure
+
+    # --- the trace ---------------------------------------------------------------------
+
+    def record(self, kind: str, **fields: object) -> None:
+        self.trace.write(json.dumps({"t": time.time(), "lamport": self.lamport, "node": self.o.node, "kind": kind,
+                                     **fields}, separators=(",", ":")) + "\n")
+
+    # --- stepping the machine ----------------------------------------------------------
+
+    def step(self, event) -> None:
+        outputs = self.machine.step(event)
+        m = self.machine
+        for out in outputs:
+            kind = type(out)
+            if kind is Send:
+                self.lamport += 1
+                self.sent += 1
+                msg_id = f"{self.o.node}.{m.storage.incarnation}.{self.sent}"
+                self.record("send", id=msg_id, dst=out.dst, msg=self.encode(out.msg, Message))
+                if out.dst in self.links:
+                    self.links[out.dst].put(msg_id, self.lamport, out.msg)
+                else:  # a member this node has no address for (one that joined elsewhere)
+                    self.record("drop", id=msg_id, dst=out.dst, reason="receiver down")
+            elif kind is SetTimer:
+                delay = out.delay if out.longest is None else self.draws.uniform(out.delay, out.longest)
+                self._set_timer(out.name, delay)
+            elif kind is CancelTimer:
+                self._cancel_timer(out.name)
+            elif kind is ElectionStarted:
+                self.record("election_start")
+        shown = (m.status, m.leader, m.epoch)
+        if m.status is not None and shown != self.shown:
+            self.shown = shown
+            self.record("state", status=str(m.status), role=str(m.status.role), leader=m.leader, epoch=m.epoch)
+        now = m.storage.as_dict()
+        if now != self.saved:
+            state.save(self.o.state_dir, m.storage, self.o.algorithm)
+            self.saved = now
+
+    def _set_timer(self, name: str, delay: float) -> None:
+        self._cancel_timer(name)
+        self.timer_count += 1
+        scope = trio.CancelScope()
+        self.timers[name] = (self.timer_count, scope)
+        self.nursery.start_soon(self._timer, name, self.timer_count, delay, scope)
+
+    def _cancel_timer(self, name: str) -> None:
+        running = self.timers.pop(name, None)
+        if running is not None:
+            running[1].cancel()
+
+    async def _timer(self, name: str, number: int, delay: float, scope: trio.CancelScope) -> None:
+        with scope:
+            await trio.sleep(delay)
+            self.inbox_in.send_nowait(("timer", name, number))
+
+    # --- running -----------------------------------------------------------------------
+
+    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            listeners = await trio.open_tcp_listeners(self.o.listen.port, host=self.o.listen.host)
+        except OSError as e:
+            raise InputError(f"cannot listen on {self.o.listen}: {e.strerror or e}") from None
+        self.nursery.start_soon(trio.serve_listeners, self._serve, listeners)
+        for link in self.links.values():
+            self.nursery.start_soon(link.run)
+        if self.o.start_at is not None:  # listening already: whoever starts first reaches the others
+            await trio.sleep(max(0.0, self.o.start_at - time.time()))
+        self.record("boot", algorithm=self.o.algorithm, ids=list(self.machine.ids), recovering=self.recovering,
+                    joining=self.o.join)
+        self.step(Joining() if self.o.join and not self.recovering else Start())
+        task_status.started()
+        with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT) as signals:
+            self.nursery.start_soon(self._signals, signals)
+            async for item in self.inbox:
+                if item[0] == "timer":
+                    _, name, number = item
+                    if self.timers.get(name, (None,))[0] == number:
+                        del self.timers[name]
+                        self.step(TimerFired(name))
+                elif item[0] == "receive":
+                    _, src, msg_id, lamport, msg = item
+                    self.lamport = max(self.lamport, lamport) + 1
+                    self.record("deliver", id=msg_id, src=src)
+                    self.step(Receive(src, msg))
+                elif item[0] == "elect":
+                    self.step(Suspect())
+                elif item[0] == "leave":
+                    self.record("leave")
+                    self.step(Leaving())
+                    await trio.sleep(0.2)  # (time for the Leaves to go out)
+                    break
+                else:  # stop
+                    break
+        self.trace.close()
+        self.nursery.cancel_scope.cancel()
+
+    async def _signals(self, signals) -> None:
+        async for number in signals:
+            what = {signal.SIGUSR1: "elect", signal.SIGUSR2: "leave"}.get(number, "stop")
+            self.inbox_in.send_nowait((what,))
+
+    async def _serve(self, stream: trio.SocketStream) -> None:
+        """A peer's connection: its hello, then its messages, in order."""
+        frames, peer = wire.Frames(), None
+        try:
+            async with stream:
+                async for data in stream:
+                    for obj in frames.feed(data):
+                        if peer is None:
+                            peer = wire.read_hello(obj, self.o.algorithm, set(self.o.peers))
+                        else:
+                            self.inbox_in.send_nowait(("receive", peer, *wire.read_message(self.o.algorithm, obj)))
+                if frames.partial:
+                    raise wire.FrameError("a truncated frame (the connection ended in the middle of one)")
+        except wire.FrameError as e:
+            log(f"node {self.o.node}: closed a connection{'' if peer is None else f' from node {peer}'}: {e}")
+        except (trio.BrokenResourceError, OSError):
+            pass  # the peer went down: what it sent before is in
+
+
+class Link:
+    """The connection to one peer, FIFO: messages go out in the order they were sent. It
+    is opened when a message is to go and none is open; a message that cannot go (no
+    connection within T/4, or it broke) is dropped, and the next one tries again."""
+
+    def __init__(self, node: RealNode, peer: int, address: Address):
+        self.node, self.peer, self.address = node, peer, address
+        self.queue_in, self.queue = trio.open_memory_channel(math.inf)
+        self.stream: trio.SocketStream | None = None
+
+    def put(self, msg_id: str, lamport: int, msg) -> None:
+        self.queue_in.send_nowait((trio.current_time() + self.node.o.config.delay_max, msg_id, lamport, msg))
+
+    async def run(self) -> None:
+        async for due, msg_id, lamport, msg in self.queue:
+            await trio.sleep_until(due)
+            data = wire.message_frame(self.node.o.algorithm, msg_id, lamport, msg)
+            if not await self._send(data):
+                self.node.record("drop", id=msg_id, dst=self.peer, reason="receiver down")
+
+    async def _send(self, data: bytes) -> bool:
+        if self.stream is None:
+            with trio.move_on_after(min(1.0, self.node.o.config.timeout / 4)):
+                try:
+                    stream = await trio.open_tcp_stream(self.address.host, self.address.port)
+                    await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
+                    self.stream = stream
+                except OSError:
+                    pass
+            if self.stream is None:
+                return False
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            stream, self.stream = self.stream, None
+            with trio.move_on_after(0.1):
+                await stream.aclose()
+            return False
+        return True
+
+
+async def serve(options: NodeOptions) -> None:
+    os.makedirs(options.state_dir, exist_ok=True)
+    async with trio.open_nursery() as nursery:
+        node = RealNode(options, nursery)
+        await nursery.start(node.run)

@@ -1,0 +1,52 @@
+"""A real node's safe storage as a file, `state.json` in its state directory: what the
+simulation keeps in a SafeStorage object across a crash (incarnation, epoch, members,
+and the algorithm's own cells). Written whole and durably (write, flush, fsync, rename:
+record/files.write_whole) after every step that changed it, so a node killed at any
+moment finds the last one whole when it starts again. A damaged or foreign file is
+refused with one line (InputError), never half-read."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import fields
+
+from protocol import SafeStorage
+
+from ..core.config import InputError
+from ..record.files import write_whole
+
+STATE_FILE = "state.json"
+
+
+def load(folder: str, storage_class: type[SafeStorage], algorithm: str) -> SafeStorage | None:
+    """The storage kept in `folder`, or None if the node has never run there."""
+    path = os.path.join(folder, STATE_FILE)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        saved = json.loads(data)
+    except ValueError:
+        raise InputError(f"{path} is damaged: not JSON (move it away to start this node afresh)") from None
+    if not isinstance(saved, dict) or saved.get("algorithm") != algorithm or not isinstance(saved.get("storage"), dict):
+        raise InputError(f"{path} is not a {algorithm} node's state")
+    cells = saved["storage"]
+    expected = {f.name: f.type for f in fields(storage_class)}
+    if set(cells) != set(expected):
+        raise InputError(f"{path} is not a {algorithm} node's state: cells {sorted(cells)}, expected {sorted(expected)}")
+    for name, value in cells.items():
+        ok = (isinstance(value, list) and all(type(i) is int for i in value) if name == "members"
+              else value is None or type(value) is int)
+        if not ok:
+            raise InputError(f"{path} is damaged: {name} is {json.dumps(value)[:40]}")
+    return storage_class(**{k: tuple(v) if k == "members" else v for k, v in cells.items()})
+
+
+def save(folder: str, storage: SafeStorage, algorithm: str) -> None:
+    data = json.dumps({"algorithm": algorithm, "storage": storage.as_dict()}, separators=(",", ":")).encode()
+    write_whole(os.path.join(folder, STATE_FILE), "a node's state", data, overwrite=True, durable=True)

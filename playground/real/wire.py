@@ -1,0 +1,92 @@
+"""Frames between real nodes: a 4-byte big-endian length, then that many bytes of one
+JSON object on one line. A connection's first frame says who is speaking,
+{"hello": ID, "algorithm": NAME}; every later one is a message, {"id": "K.I.N", "lamport": L,
+"msg": {...}}, where `id` names the message (node K's Nth in its Ith incarnation: the
+receiver's trace names it, so that the traces can be merged), `lamport` is the sender's Lamport clock and `msg` is the
+message as transcripts write it (record/codec.py), so one encoding serves both.
+
+Anything else on a socket (a truncated frame, one too long, bytes that are not JSON, a
+message of another algorithm) is a FrameError: the receiver closes that connection and
+says so in one line; its own state is untouched."""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+from protocol import Message
+
+from ..record.codec import converter
+
+MAX_FRAME = 1 << 20  # bytes: a thousand times any message
+_LENGTH = struct.Struct(">I")
+
+
+class FrameError(ValueError):
+    """Bytes on a socket that are not a frame of ours."""
+
+
+def frame(obj: dict[str, Any]) -> bytes:
+    body = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+    return _LENGTH.pack(len(body)) + body
+
+
+class Frames:
+    """Bytes from a stream in, whole frames (as dicts) out."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        self._buffer += data
+        out = []
+        while len(self._buffer) >= _LENGTH.size:
+            (size,) = _LENGTH.unpack_from(self._buffer)
+            if size > MAX_FRAME:
+                raise FrameError(f"a frame of {size:,} bytes (at most {MAX_FRAME:,})")
+            if len(self._buffer) < _LENGTH.size + size:
+                break
+            body = bytes(self._buffer[_LENGTH.size:_LENGTH.size + size])
+            del self._buffer[:_LENGTH.size + size]
+            try:
+                obj = json.loads(body)
+            except ValueError:
+                raise FrameError("a frame that is not JSON") from None
+            if not isinstance(obj, dict):
+                raise FrameError("a frame that is not a JSON object")
+            out.append(obj)
+        return out
+
+    @property
+    def partial(self) -> bool:
+        """Bytes of an unfinished frame are waiting (the stream ended in a frame: truncated)."""
+        return bool(self._buffer)
+
+
+def hello(node: int, algorithm: str) -> bytes:
+    return frame({"hello": node, "algorithm": algorithm})
+
+
+def read_hello(obj: dict[str, Any], algorithm: str, peers: set[int]) -> int:
+    node, theirs = obj.get("hello"), obj.get("algorithm")
+    if type(node) is not int or node not in peers:
+        raise FrameError(f"a first frame that names no peer of this node ({json.dumps(obj)[:80]})")
+    if theirs != algorithm:
+        raise FrameError(f"node {node} runs {theirs!r}, this node {algorithm!r}")
+    return node
+
+
+def message_frame(algorithm: str, msg_id: str, lamport: int, msg: Message) -> bytes:
+    return frame({"id": msg_id, "lamport": lamport, "msg": converter(algorithm).unstructure(msg, Message)})
+
+
+def read_message(algorithm: str, obj: dict[str, Any]) -> tuple[str, int, Message]:
+    """(id, lamport, message) of a message frame."""
+    msg_id, lamport = obj.get("id"), obj.get("lamport")
+    if type(msg_id) is not str or type(lamport) is not int or set(obj) != {"id", "lamport", "msg"}:
+        raise FrameError(f"not a message frame ({json.dumps(obj)[:80]})")
+    try:
+        return msg_id, lamport, converter(algorithm).structure(obj["msg"], Message)
+    except Exception as e:  # cattrs reports through several exception types
+        raise FrameError(f"not a {algorithm} message ({e})") from None
