@@ -164,6 +164,9 @@ def _parser() -> _Parser:
                    help="headless: crash the leader once all agree, on every algorithm (or --algorithm) for N = 4..64 "
                         "(or --nodes), and print a table")
     p.add_argument("--format", metavar="FORMAT", help=f"--compare's output: {' or '.join(COMPARE_FORMATS)} (one JSON object per row)")
+    p.add_argument("--real", action="store_true", help="headless: real node processes on 127.0.0.1 over TCP, one a node "
+                   "(bully-tui node), for --until real seconds; commands crash, recover, elect and leave; --delay S holds "
+                   "each message S seconds (default 0)")
     p.add_argument("--transcript", metavar="FILE", help="record everything to FILE (JSON Lines)")
     p.add_argument("--overwrite", action="store_true", help="let --transcript replace an existing file")
     return p
@@ -275,9 +278,31 @@ def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
     lines = scenario.lines_to_run() if scenario else []
     commands = parse_lines(lines + at_lines(args.at), ids, seed, ends)
     _check_membership(commands, args.algorithm)
+    if args.real:
+        config = _check_real(args, commands, config, mutex, nodes)
     session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, args.ids,
                       workload=workload)
     return args, session
+
+
+def _check_real(args: argparse.Namespace, commands: list, config: ClusterConfig, mutex: str | None,
+                nodes: int) -> ClusterConfig:
+    """What a real run (--real) cannot do yet, refused; its delay is a hold on each
+    message, none unless asked."""
+    from .real.cluster import REAL_COMMANDS, REAL_MOST_NODES
+
+    if not args.headless:
+        raise InputError("--real runs headless for now: add --headless (the app's live view of real nodes is not built yet)")
+    if args.compare or args.ids != "seq" or mutex is not None or args.speed is not None:
+        what = "--compare" if args.compare else "--ids uuid" if args.ids != "seq" else "--mutex" if mutex else "--speed"
+        raise InputError(f"--real does not take {what}")
+    for s in commands:
+        if s.command.name not in REAL_COMMANDS:
+            raise InputError(f"--real: a real cluster takes {', '.join(REAL_COMMANDS)}; not {s.command.name} (yet)")
+    if nodes > REAL_MOST_NODES:
+        raise InputError(f"--real: at most {REAL_MOST_NODES} node processes, not {nodes}")
+    return config if args.delay is not None else ClusterConfig(config.timeout, config.coordinator_timeout,
+                                                                config.probe_interval, 0.0, 0.0, config.settle)
 
 
 def _set(scenario, name: str) -> bool:
@@ -390,6 +415,12 @@ def _run(argv: list[str]) -> int:
         sizes = SIZES if args.every_size else (session.nodes,)
         results = compare(session.config, session.seed, sizes, None if args.every_algorithm else (args.algorithm,))
         _emit((json_lines(results) if args.format == "json" else table(results, session.config)) + "\n")
+        return 0
+    if args.real:
+        from .real.cluster import REAL_UNTIL, run_headless_real
+
+        until = REAL_UNTIL if args.until is None else args.until
+        _emit(json.dumps(run_headless_real(session, until)) + "\n")
         return 0
     from .run.session import run_headless
 

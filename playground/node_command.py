@@ -9,7 +9,18 @@ import trio
 from protocol import ALGORITHMS
 
 from .cli import SUBCOMMANDS, USAGE, _choice, _Parser
-from .core.config import COORDINATOR_TIMEOUT, DELAY, MAX_SEED, PROBE_INTERVAL, TIMEOUT, ClusterConfig, InputError, parse_number, parse_whole, shown
+from .core.config import (
+    COORDINATOR_TIMEOUT,
+    DELAY,
+    MAX_SEED,
+    PROBE_INTERVAL,
+    TIMEOUT,
+    ClusterConfig,
+    InputError,
+    parse_number,
+    parse_whole,
+    shown,
+)
 from .real.node import Address, NodeOptions, serve
 
 MAX_ID = 2**63 - 1

@@ -1,0 +1,173 @@
+"""A cluster of real node processes on the loopback (`bully-tui --headless --real`).
+
+Running. Each node is `python -m playground node ...` (node.py) with its own state
+directory under the run's folder, listening on a free port of 127.0.0.1, its stderr in
+DIR/node.log. They all listen first and take their first step at one wall time
+(`--start-at`), as the simulation's nodes start together. Crash is SIGKILL; recover
+starts the process again from its state directory; elect is SIGUSR1; leave is SIGUSR2
+(the node tells the members and stops). The cluster keeps its own log of those commands
+with their wall times: a killed process cannot write that it was killed. Whatever
+happens, leaving the `with` block stops every process it started (SIGTERM, then SIGKILL
+after a second).
+The run's traces become one transcript in merge.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from protocol import machine
+
+from ..core.config import ClusterConfig
+from ..core.events import Event
+from .merge import merge
+from .node import TRACE_FILE
+
+STARTING = 1.5  # seconds for the processes to start and listen before the first step
+STOPPING = 1.0  # seconds a process has to stop after SIGTERM before it is killed
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports nothing listens on now (the kernel's choice; a race with another program
+    that takes one meanwhile is possible, and then that node says it cannot listen)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@dataclass
+class RealCluster:
+    ids: tuple[int, ...]
+    algorithm: str
+    config: ClusterConfig
+    folder: str
+    seed: int = 1
+    ports: dict[int, int] = field(default_factory=dict)
+    processes: dict[int, subprocess.Popen] = field(default_factory=dict)
+    log: list[tuple[float, str, tuple[int, ...]]] = field(default_factory=list)  # (wall time, command, args)
+
+    def __post_init__(self) -> None:
+        self.ports = dict(zip(self.ids, free_ports(len(self.ids)), strict=True))
+
+    def __enter__(self) -> RealCluster:
+        start_at = time.time() + STARTING
+        for node in self.ids:
+            self._spawn(node, start_at)
+        self.log.append((start_at, "start", ()))
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def state_dir(self, node: int) -> str:
+        return os.path.join(self.folder, str(node))
+
+    def _spawn(self, node: int, start_at: float | None = None) -> None:
+        folder = self.state_dir(node)
+        os.makedirs(folder, exist_ok=True)
+        peers = ",".join(f"{i}@127.0.0.1:{port}" for i, port in self.ports.items() if i != node)
+        c = self.config
+        argv = [sys.executable, "-m", "playground", "node", "--id", str(node), "--listen", f"127.0.0.1:{self.ports[node]}",
+                "--peers", peers, "--algorithm", self.algorithm, "--state-dir", folder, "--timeout", repr(c.timeout),
+                "--probe-interval", repr(c.probe_interval), "--delay", repr(c.delay_max), "--seed", str(self.seed)]
+        if c.coordinator_timeout is not None:
+            argv += ["--coordinator-timeout", repr(c.coordinator_timeout)]
+        if start_at is not None:
+            argv += ["--start-at", repr(start_at)]
+        with open(os.path.join(folder, "node.log"), "ab") as err:
+            self.processes[node] = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                                    start_new_session=True)
+
+    def up(self, node: int) -> bool:
+        p = self.processes.get(node)
+        return p is not None and p.poll() is None
+
+    # --- commands ------------------------------------------------------------------
+
+    def crash(self, node: int) -> None:
+        if self.up(node):
+            self.processes[node].kill()
+            self.processes[node].wait()
+            self.log.append((time.time(), "crash", (node,)))
+
+    def recover(self, node: int) -> None:
+        if not self.up(node):
+            self.log.append((time.time(), "recover", (node,)))
+            self._spawn(node)
+
+    def elect(self, node: int) -> None:
+        if self.up(node):
+            self.log.append((time.time(), "elect", (node,)))
+            self.processes[node].send_signal(signal.SIGUSR1)
+
+    def leave(self, node: int) -> None:
+        if self.up(node):
+            self.log.append((time.time(), "leave", (node,)))
+            self.processes[node].send_signal(signal.SIGUSR2)
+
+    def close(self) -> None:
+        for p in self.processes.values():
+            if p.poll() is None:
+                p.terminate()
+        deadline = time.time() + STOPPING
+        for p in self.processes.values():
+            try:
+                p.wait(max(0.0, deadline - time.time()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    # --- reading what happened ------------------------------------------------------
+
+    def events(self) -> list[Event]:
+        """What happened, as one run's trace events (merge.py)."""
+        return merge(self.algorithm, self.ids, self.config, self.log,
+                     {node: os.path.join(self.state_dir(node), TRACE_FILE) for node in self.ids})
+
+
+
+
+# --- a headless real run -------------------------------------------------------------------
+
+REAL_COMMANDS = ("crash", "recover", "elect", "leave")  # what a real cluster can be told (the others: not yet)
+REAL_MOST_NODES = 64
+REAL_UNTIL = 10.0  # real seconds a headless real run lasts unless --until says
+
+
+def run_headless_real(session, until: float) -> dict[str, object]:
+    """Run the session's nodes as processes for `until` real seconds, its commands at
+    their times (seconds after the start); then merge the traces, write the transcript
+    (if asked) and return the summary, as a simulated headless run does."""
+    from dataclasses import replace
+
+    from ..record.recorder import Recorder
+    from ..record.summary import Summary
+
+    cls = machine(session.algorithm)
+    with tempfile.TemporaryDirectory(prefix="bully-real-") as folder:
+        with RealCluster(session.ids, session.algorithm, session.config, folder, session.seed) as cluster:
+            start = cluster.log[0][0]
+            for scheduled in sorted(session.commands, key=lambda s: s.at):
+                time.sleep(max(0.0, start + scheduled.at - time.time()))
+                getattr(cluster, scheduled.command.name)(scheduled.command.node)
+            time.sleep(max(0.0, start + until - time.time()))
+        events = cluster.events()
+    if session.transcript is not None:
+        with Recorder.create(session.transcript, replace(session.header, real=True), session.overwrite) as recorder:
+            recorder(events)
+    summary = Summary(session.ids, tuple(m.type for m in cls.messages))
+    summary(events)
+    return {"algorithm": session.algorithm, "nodes": session.nodes, "seed": session.seed, "until": until, "real": True,
+            **summary.report()}

@@ -1,0 +1,128 @@
+"""A real run's traces merged into one transcript that the monitor, `replay` and `export`
+read (the node processes' traces, node.py; the cluster's own log, cluster.py).
+
+Merging. Every node's trace (its wall times, Lamport clocks and events) and the
+cluster's log become one list of trace events in wall-time order, the earliest at t = 0:
+messages are matched by their ids across traces (a delivery is never put before its
+send, whatever the clocks of two machines say), a message lost with a killed process
+stays in flight (sent, never delivered), and the monitor reads the result as it reads a simulated run,
+so its verdicts are of the same kind. The header says the run was real: nothing
+re-creates it, so verify and time travel's re-runs refuse it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from protocol import Message, machine
+
+from ..core.config import ClusterConfig, to_us
+from ..core.events import (
+    UNSET,
+    CommandEvent,
+    CrashEvent,
+    DeliverEvent,
+    DropEvent,
+    ElectionStartEvent,
+    Event,
+    LeaveEvent,
+    RecoverEvent,
+    SendEvent,
+    StartEvent,
+    StateEvent,
+)
+from ..core.host import DROPPED_RECEIVER_DOWN
+from ..core.monitor import Monitor
+from ..record.codec import converter
+
+# At one wall time: a command before what it caused, a delivery after its send.
+ORDER = {"command": 0, "crash": 1, "boot": 2, "deliver": 4, "drop": 4}
+
+
+def _records(path: str) -> list[dict]:
+    """A node's trace, but for a last line cut short by a kill."""
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("t"), float | int):
+            out.append(record)
+    return out
+
+
+def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list[tuple[float, str, tuple]],
+          traces: dict[int, str]) -> list[Event]:
+    """The traces and the cluster's log as one run's trace events, the monitor's included."""
+    cls = machine(algorithm)
+    statuses = {s.value: s for s in cls.statuses}
+    structure = converter(algorithm).structure
+    records = [r for node in ids for r in _records(traces[node])]
+    records += [{"t": t, "kind": "command", "command": name, "args": list(args), "lamport": 0} for t, name, args in log
+                if name != "start"]
+    records += [{"t": t, "kind": "crash", "node": args[0], "lamport": 0} for t, name, args in log if name == "crash"]
+    sends = {r["id"]: r for r in records if r["kind"] == "send"}
+    for r in records:  # a delivery never before its send (two machines' clocks may disagree)
+        if r["kind"] == "deliver" and r["id"] in sends:
+            r["t"] = max(r["t"], sends[r["id"]]["t"])
+    records.sort(key=lambda r: (r["t"], ORDER.get(r["kind"], 3)))
+    t0 = min((r["t"] for r in records), default=0.0)
+    numbers: dict[str, int] = {}  # a message's id in its sender's trace -> its id in the run (0, 1, 2, ... as sent)
+    arrived = {r["id"]: r["t"] for r in records if r["kind"] in ("deliver", "drop")}
+    monitor = Monitor(ids, lambda: cls.settle_time(len(ids), config.protocol, config.delay_max + 0.05),
+                      highest_wins=cls.highest_wins, leaders_per_epoch=cls.leaders_per_epoch,
+                      needs_majority=cls.needs_majority, groups=cls.groups)
+    out: list[Event] = []
+    now = None
+
+    def at(t: float) -> float:
+        return round(t - t0, 6)
+
+    def emit(e: Event) -> None:
+        nonlocal now
+        while monitor.deadline is not None and now is not None and monitor.deadline < to_us(e.t):
+            moment = monitor.deadline / 1e6
+            out.extend(monitor.close(moment))
+        if now is not None and e.t != now:
+            out.extend(monitor.close(now))
+        now = e.t
+        out.append(e)
+        monitor.observe(e)
+
+    booted: set[int] = set()
+    for r in records:
+        t, kind = at(r["t"]), r["kind"]
+        node = r.get("node")
+        if kind == "boot":
+            emit((RecoverEvent if node in booted or r.get("recovering") else StartEvent)(UNSET, t, node))
+            booted.add(node)
+        elif kind == "crash":
+            emit(CrashEvent(UNSET, t, node))
+        elif kind == "command":
+            emit(CommandEvent(UNSET, t, r["command"], tuple(r["args"]), "real"))
+        elif kind == "send":
+            numbers[r["id"]] = len(numbers)
+            emit(SendEvent(UNSET, t, node, r["dst"], numbers[r["id"]], structure(r["msg"], Message),
+                           at(arrived.get(r["id"], r["t"]))))
+        elif kind == "deliver" and r["id"] in numbers:
+            emit(DeliverEvent(UNSET, t, numbers[r["id"]], r["src"], node))
+        elif kind == "drop" and r["id"] in numbers:
+            emit(DropEvent(UNSET, t, numbers[r["id"]], node, r["dst"], DROPPED_RECEIVER_DOWN))
+        elif kind == "state":
+            status = statuses[r["status"]]
+            emit(StateEvent(UNSET, t, node, status, r["leader"], status.role, r["epoch"]))
+        elif kind == "election_start":
+            emit(ElectionStartEvent(UNSET, t, node))
+        elif kind == "leave":
+            emit(LeaveEvent(UNSET, t, node))
+    if now is not None:
+        out.extend(monitor.close(now))
+    for seq, e in enumerate(out):
+        e.seq = seq
+    return out
