@@ -17,11 +17,13 @@ from .core.config import (
     TIMEOUT,
     ClusterConfig,
     InputError,
+    WriteError,
     parse_number,
     parse_whole,
     shown,
 )
 from .real.node import Address, NodeOptions, serve
+from .run.session import exception_leaves
 
 MAX_ID = 2**63 - 1
 
@@ -87,5 +89,12 @@ def options(argv: list[str]) -> NodeOptions:
 
 
 def run_node(argv: list[str]) -> int:
-    trio.run(serve, options(argv))
+    node = options(argv)
+    try:
+        trio.run(serve, node)
+    except BaseExceptionGroup as group:  # what stopped it, from inside trio's nursery: one line, as anywhere
+        said = next((e for e in exception_leaves(group) if isinstance(e, InputError | WriteError)), None)
+        if said is None:
+            raise
+        raise said from None
     return 0

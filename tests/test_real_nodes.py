@@ -1,0 +1,168 @@
+"""Real nodes over TCP on the loopback (playground/real/): processes, sockets and wall
+time, so unlike every other test these wait for real; each waits for a condition with a
+deadline (never a fixed sleep standing in for one), and every process a test starts is
+stopped when it ends, passed or failed (RealCluster's `with`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from playground.cli import main
+from playground.core.config import ClusterConfig
+from playground.real import wire
+from playground.real.cluster import RealCluster
+from playground.record.reader import load
+from protocol import machine
+
+FAST = ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0)
+
+
+def leaders(events) -> dict[int, tuple[int | None, bool, int]]:
+    """Each node's last (leader, normal, epoch), for the nodes up at the end."""
+    last, up = {}, set()
+    for e in events:
+        if e.kind in ("start", "recover"):
+            up.add(e.node)
+        elif e.kind == "crash":
+            up.discard(e.node)
+        elif e.kind == "state":
+            last[e.node] = (e.leader, e.role == "normal", e.epoch)
+    return {n: last[n] for n in up if n in last}
+
+
+def wait_for(cluster: RealCluster, check, within: float):
+    """The merged events once `check(events)` holds; fails after `within` real seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        events = cluster.events()
+        if check(events):
+            return events
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within} s: {leaders(events)}")
+        time.sleep(0.05)
+
+
+def all_follow(leader: int, nodes):
+    return lambda events: {n: s[:2] for n, s in leaders(events).items()} == {n: (leader, True) for n in nodes}
+
+
+def test_five_processes_elect_the_highest_a_killed_leader_is_replaced_and_comes_back_from_disk(tmp_path):
+    ids = (1, 2, 3, 4, 5)
+    cls = machine("epoch-bully")
+    c = cls.settle_time(5, FAST.protocol, 0.05)
+    with RealCluster(ids, "epoch-bully", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(5, ids), within=10)
+        cluster.crash(5)
+        killed = time.monotonic()
+        wait_for(cluster, all_follow(4, ids[:4]), within=c)
+        assert time.monotonic() - killed < c
+        epoch_before = json.loads((tmp_path / "5" / "state.json").read_text())["storage"]["epoch"]
+        cluster.recover(5)
+        events = wait_for(cluster, all_follow(5, ids), within=c)
+        recovered = [e for e in events if e.kind == "recover" and e.node == 5]
+        assert recovered and leaders(events)[5][2] > epoch_before  # its epoch came from disk, then went on
+        processes = list(cluster.processes.values())
+    assert all(p.poll() is not None for p in processes)  # nothing left running
+
+
+def test_a_real_run_that_breaks_nothing_reports_nothing_and_its_transcript_replays(tmp_path, capsys):
+    path = tmp_path / "real.jsonl"
+    assert main(["--headless", "--real", "--nodes", "4", "--algorithm", "garcia-molina", "--timeout", "0.5",
+                 "--probe-interval", "0.5", "--until", "3", "--transcript", str(path)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["real"] is True and summary["violations"] == []
+    assert set(summary["leader"].values()) == {4}
+    transcript = load(str(path))
+    assert transcript.header.real and [e for e in transcript.events if e.kind == "agreement"][-1].leader == 4
+    assert main(["verify", str(path)]) == 2
+    assert "nothing re-creates them" in capsys.readouterr().err
+    assert main(["export", str(path), "--format", "shiviz", "-o", str(tmp_path / "real.log")]) == 0
+
+
+def test_the_monitor_judges_a_real_run_as_a_simulated_one(tmp_path):
+    """A crashed leader: the classic Bully's Coordinator storm, then agreement under 3."""
+    with RealCluster((1, 2, 3, 4), "classic", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
+        cluster.crash(4)
+        events = wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
+    agreements = [e.leader for e in events if e.kind == "agreement"]
+    assert agreements[-1] == 3 and None in agreements  # lost at the crash, found again
+
+
+def node_argv(tmp_path, node=1, port=None, peers="2@127.0.0.1:9"):
+    port = port or free_port()
+    return [sys.executable, "-m", "playground", "node", "--id", str(node), "--listen", f"127.0.0.1:{port}",
+            "--peers", peers, "--state-dir", str(tmp_path / str(node)), "--timeout", "0.5", "--probe-interval", "0"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--id", "1", "--listen", "127.0.0.1:7000", "--peers", "1@127.0.0.1:7001", "--state-dir", "d"], "names this node itself"),
+    (["--id", "1", "--listen", "127.0.0.1:7000", "--peers", "2@h:1,2@h:2", "--state-dir", "d"], "names node 2 twice"),
+    (["--id", "1", "--listen", "7000", "--peers", "2@h:1", "--state-dir", "d"], "--listen must be HOST:PORT"),
+    (["--id", "x", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d"], "--id must be a whole number"),
+    (["--id", "1", "--listen", "h:70000", "--peers", "2@h:1", "--state-dir", "d"], "port must be from 1 to 65535"),
+    (["--id", "1", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d", "--algorithm", "paxos"], "unknown --algorithm"),
+])
+def test_bad_node_arguments_are_one_line(args, says, capsys):
+    assert main(["node", *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+
+
+def test_a_port_in_use_and_a_damaged_state_file_are_one_line_and_nothing_is_written(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = subprocess.run(node_argv(tmp_path, port=taken.getsockname()[1]), capture_output=True, text=True, timeout=20)
+    assert done.returncode == 2 and done.stderr.startswith("bully-tui: error: cannot listen on 127.0.0.1:")
+    folder = tmp_path / "1"
+    folder.mkdir(exist_ok=True)
+    (folder / "state.json").write_text('{"algorithm": "classic", "storage": {"incarnation": 1, "epo')
+    done = subprocess.run(node_argv(tmp_path), capture_output=True, text=True, timeout=20)
+    assert done.returncode == 2 and "state.json is damaged: not JSON" in done.stderr and done.stderr.count("\n") == 1
+    assert (folder / "state.json").read_text().endswith('"epo')  # untouched
+
+
+def test_a_strangers_bytes_and_a_truncated_frame_close_that_connection_and_the_node_stays_up(tmp_path):
+    with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(2, (1, 2)), within=10)
+        state_before = (tmp_path / "2" / "state.json").read_bytes()
+        for garbage in (b"GET / HTTP/1.1\r\n\r\n", wire.hello(1, "classic") + wire.frame({"id": "x"})[:7],
+                        wire.hello(1, "ring"), wire.hello(1, "classic") + wire.frame({"id": "1.1.9", "lamport": 1,
+                                                                                      "msg": {"type": "paxos"}})):
+            with socket.create_connection(("127.0.0.1", cluster.ports[2])) as s:
+                s.sendall(garbage)
+        wait_for(cluster, lambda _: (tmp_path / "2" / "node.log").read_text().count("\n") >= 4, within=5)
+        assert cluster.up(2) and (tmp_path / "2" / "state.json").read_bytes() == state_before  # untouched
+        cluster.elect(1)  # still up, and still electing
+        wait_for(cluster, lambda events: any(e.kind == "election_start" and e.node == 1 for e in events), within=5)
+        wait_for(cluster, all_follow(2, (1, 2)), within=5)
+    lines = (tmp_path / "2" / "node.log").read_text().splitlines()
+    assert lines[0].startswith("node 2: closed a connection: ")
+    assert any("truncated frame" in line for line in lines) and any("runs 'ring'" in line for line in lines)
+    assert any("not a classic message" in line for line in lines)
+
+
+def test_the_state_file_is_written_whole_and_durably(tmp_path, monkeypatch):
+    from playground.real import state
+    from protocol.epoch_bully import EpochBully
+
+    synced = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    storage = EpochBully.storage_class(incarnation=3, epoch=7, members=(1, 2))
+    state.save(str(tmp_path), storage, "epoch-bully")
+    assert synced and state.load(str(tmp_path), EpochBully.storage_class, "epoch-bully") == storage
+    assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no piece left beside it
