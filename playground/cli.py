@@ -122,10 +122,11 @@ SUBCOMMANDS = {
     "export": "a transcript as a space-time diagram (SVG, Mermaid or ShiViz)",
     "hunt": "search schedules for a run that breaks a property, and write the smallest one found",
     "node": "run one real node: the same protocol over TCP, one process a node (bully-tui --real starts a cluster of them)",
+    "merge": "merge the traces of real nodes run by hand (their state folders) into one transcript",
 }
 
 
-ARGS = {"hunt": "--property P ...", "node": "--id K ..."}
+ARGS = {"hunt": "--property P ...", "node": "--id K ...", "merge": "DIR ... -o FILE"}
 
 
 def _parser() -> _Parser:
@@ -441,6 +442,7 @@ USAGE = {
     "hunt": "usage: bully-tui hunt [--algorithm A] [--property P] [--budget B] [--exhaustive] ... "
             "(bully-tui hunt --help lists them)",
     "node": "usage: bully-tui node --id K --listen HOST:PORT --peers ID@HOST:PORT,... --state-dir DIR [--algorithm A] ...",
+    "merge": "usage: bully-tui merge DIR [DIR ...] -o FILE [--overwrite]",
 }
 
 
@@ -532,7 +534,27 @@ def run_node(argv: list[str]) -> int:
     return run(argv)
 
 
-SUBCOMMAND_RUNNERS = {"verify": run_verify, "replay": run_replay, "export": run_export, "hunt": run_hunt, "node": run_node}
+def run_merge(argv: list[str]) -> int:
+    from .real.merge import merge, read_traces
+    from .record.recorder import Recorder
+    from .record.transcript import Header
+
+    name = "merge"
+    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p.add_argument("folders", nargs="+", metavar="DIR", help="each node's --state-dir (its trace.jsonl), every node's")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the transcript to write")
+    p.add_argument("--overwrite", action="store_true", help="let -o replace an existing file")
+    args = p.parse_args(argv)
+    algorithm, ids, config, traces = read_traces(args.folders)
+    events = merge(algorithm, ids, config, [], traces)
+    with Recorder.create(args.output, Header(algorithm, list(ids), 1, config, real=True), args.overwrite) as recorder:
+        recorder(events)
+    _say(f"{args.output}: {len(events):,} events from {len(ids)} nodes")
+    return 0
+
+
+SUBCOMMAND_RUNNERS = {"verify": run_verify, "replay": run_replay, "export": run_export, "hunt": run_hunt, "node": run_node,
+                      "merge": run_merge}
 
 
 def _need_a_terminal(what: str, instead: str) -> None:

@@ -23,7 +23,6 @@ from .core.config import (
     shown,
 )
 from .real.node import Address, NodeOptions, serve
-from .run.session import exception_leaves
 
 MAX_ID = 2**63 - 1
 
@@ -93,6 +92,8 @@ def run_node(argv: list[str]) -> int:
     try:
         trio.run(serve, node)
     except BaseExceptionGroup as group:  # what stopped it, from inside trio's nursery: one line, as anywhere
+        from .run.session import exception_leaves
+
         said = next((e for e in exception_leaves(group) if isinstance(e, InputError | WriteError)), None)
         if said is None:
             raise

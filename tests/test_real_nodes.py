@@ -16,7 +16,7 @@ import pytest
 
 from playground.cli import main
 from playground.core.config import ClusterConfig
-from playground.real import wire
+from playground.real import state, wire
 from playground.real.cluster import RealCluster
 from playground.record.reader import load
 from protocol import machine
@@ -139,14 +139,14 @@ def test_a_port_in_use_and_a_damaged_state_file_are_one_line_and_nothing_is_writ
 def test_a_strangers_bytes_and_a_truncated_frame_close_that_connection_and_the_node_stays_up(tmp_path):
     with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
-        state_before = (tmp_path / "2" / "state.json").read_bytes()
         for garbage in (b"GET / HTTP/1.1\r\n\r\n", wire.hello(1, "classic") + wire.frame({"id": "x"})[:7],
                         wire.hello(1, "ring"), wire.hello(1, "classic") + wire.frame({"id": "1.1.9", "lamport": 1,
                                                                                       "msg": {"type": "paxos"}})):
             with socket.create_connection(("127.0.0.1", cluster.ports[2])) as s:
                 s.sendall(garbage)
         wait_for(cluster, lambda _: (tmp_path / "2" / "node.log").read_text().count("\n") >= 4, within=5)
-        assert cluster.up(2) and (tmp_path / "2" / "state.json").read_bytes() == state_before  # untouched
+        kept = state.load(str(tmp_path / "2"), machine("classic").storage_class, "classic")  # whole, and its own
+        assert cluster.up(2) and kept.members == (1, 2) and kept.incarnation == 1
         cluster.elect(1)  # still up, and still electing
         wait_for(cluster, lambda events: any(e.kind == "election_start" and e.node == 1 for e in events), within=5)
         wait_for(cluster, all_follow(2, (1, 2)), within=5)
@@ -157,7 +157,6 @@ def test_a_strangers_bytes_and_a_truncated_frame_close_that_connection_and_the_n
 
 
 def test_the_state_file_is_written_whole_and_durably(tmp_path, monkeypatch):
-    from playground.real import state
     from protocol.epoch_bully import EpochBully
 
     synced = []
@@ -166,3 +165,26 @@ def test_the_state_file_is_written_whole_and_durably(tmp_path, monkeypatch):
     state.save(str(tmp_path), storage, "epoch-bully")
     assert synced and state.load(str(tmp_path), EpochBully.storage_class, "epoch-bully") == storage
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no piece left beside it
+
+
+def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_inferred(tmp_path, capsys):
+    """`bully-tui merge` reads only the nodes' own traces (no cluster logged the kill): a
+    node that boots again was down since its last line."""
+    with RealCluster((1, 2, 3), "classic", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
+        cluster.crash(3)
+        wait_for(cluster, all_follow(2, (1, 2)), within=10)
+        cluster.recover(3)
+        wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
+    folders = [str(tmp_path / str(i)) for i in (1, 2, 3)]
+    out = tmp_path / "hand.jsonl"
+    assert main(["merge", *folders, "-o", str(out)]) == 0
+    events = load(str(out)).events
+    downs = [(e.kind, e.node) for e in events if e.kind in ("crash", "recover") and e.node == 3]
+    assert downs[:2] == [("crash", 3), ("recover", 3)]
+    assert [e.leader for e in events if e.kind == "agreement"][-1] == 3
+    capsys.readouterr()
+    assert main(["merge", *folders[:2], "-o", str(tmp_path / "x.jsonl")]) == 2
+    assert capsys.readouterr().err == "bully-tui: error: the traces of nodes 3 are missing (give every node's folder)\n"
+    assert main(["merge", str(tmp_path), "-o", str(tmp_path / "x.jsonl")]) == 2
+    assert "no node's trace in it" in capsys.readouterr().err

@@ -13,6 +13,7 @@ re-creates it, so verify and time travel's re-runs refuse it.
 from __future__ import annotations
 
 import json
+import os
 
 from protocol import Message, machine
 
@@ -34,6 +35,7 @@ from ..core.events import (
 from ..core.host import DROPPED_RECEIVER_DOWN
 from ..core.monitor import Monitor
 from ..record.codec import converter
+from .node import TRACE_FILE
 
 # At one wall time: a command before what it caused, a delivery after its send.
 ORDER = {"command": 0, "crash": 1, "boot": 2, "deliver": 4, "drop": 4}
@@ -67,6 +69,7 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
     records += [{"t": t, "kind": "command", "command": name, "args": list(args), "lamport": 0} for t, name, args in log
                 if name != "start"]
     records += [{"t": t, "kind": "crash", "node": args[0], "lamport": 0} for t, name, args in log if name == "crash"]
+    records += _unsaid_crashes(records)
     sends = {r["id"]: r for r in records if r["kind"] == "send"}
     for r in records:  # a delivery never before its send (two machines' clocks may disagree)
         if r["kind"] == "deliver" and r["id"] in sends:
@@ -96,14 +99,17 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
         monitor.observe(e)
 
     booted: set[int] = set()
+    down = set(ids)
     for r in records:
         t, kind = at(r["t"]), r["kind"]
         node = r.get("node")
         if kind == "boot":
             emit((RecoverEvent if node in booted or r.get("recovering") else StartEvent)(UNSET, t, node))
             booted.add(node)
-        elif kind == "crash":
+            down.discard(node)
+        elif kind == "crash" and node not in down:
             emit(CrashEvent(UNSET, t, node))
+            down.add(node)
         elif kind == "command":
             emit(CommandEvent(UNSET, t, r["command"], tuple(r["args"]), "real"))
         elif kind == "send":
@@ -121,8 +127,65 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
             emit(ElectionStartEvent(UNSET, t, node))
         elif kind == "leave":
             emit(LeaveEvent(UNSET, t, node))
+            down.add(node)
     if now is not None:
         out.extend(monitor.close(now))
     for seq, e in enumerate(out):
         e.seq = seq
     return out
+
+
+def _unsaid_crashes(records: list[dict]) -> list[dict]:
+    """Crashes no cluster logged (nodes run by hand): a node that boots again with no crash
+    or leave since its last boot was killed without a word, and is down from its last
+    line; one stopped (SIGTERM) and started again was down from its stop. (A last stop
+    is the end of the run: the node was up until then, as a simulated run ends.)"""
+    out, alive, last, stopped = [], set(), {}, {}
+    for r in sorted((r for r in records if r.get("node") is not None), key=lambda r: r["t"]):
+        node, kind = r["node"], r["kind"]
+        if kind == "boot":
+            if node in stopped:
+                out.append({"t": stopped.pop(node), "kind": "crash", "node": node, "lamport": 0})
+            elif node in alive:
+                out.append({"t": last[node], "kind": "crash", "node": node, "lamport": 0})
+            alive.add(node)
+        elif kind == "stop":
+            stopped[node] = r["t"]
+            alive.discard(node)
+        elif kind in ("crash", "leave"):
+            alive.discard(node)
+        if kind != "crash":  # (the cluster's crash lines are its own, not the node's)
+            last[node] = r["t"]
+    return out
+
+
+def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig, dict[int, str]]:
+    """Nodes run by hand (`bully-tui node`, perhaps on several machines): the algorithm,
+    ids and settings their traces' boot lines give, and each node's trace file. Bad
+    input (a folder without a trace, nodes that disagree) is one line."""
+    from ..core.config import InputError
+
+    traces: dict[int, str] = {}
+    boots: list[dict] = []
+    for folder in folders:
+        path = os.path.join(folder, TRACE_FILE)
+        boot = next((r for r in _records(path) if r.get("kind") == "boot"), None)
+        if boot is None or type(boot.get("node")) is not int:
+            raise InputError(f"{folder}: no node's trace in it ({TRACE_FILE} with a boot line)")
+        if boot["node"] in traces:
+            raise InputError(f"{folder}: node {boot['node']} again (also in {os.path.dirname(traces[boot['node']])})")
+        traces[boot["node"]] = path
+        boots.append(boot)
+    first = boots[0]
+    for boot in boots[1:]:
+        for key in ("algorithm", "ids", "timeout", "probe_interval"):
+            if boot.get(key) != first.get(key):
+                raise InputError(f"node {boot['node']} and node {first['node']} ran with different {key.replace('_', ' ')}: "
+                                 f"{boot.get(key)} and {first.get(key)}")
+    ids = tuple(first["ids"])
+    if set(traces) != set(ids):
+        missing = sorted(set(ids) - set(traces))
+        raise InputError(f"the traces of nodes {', '.join(map(str, missing))} are missing (give every node's folder)")
+    config = ClusterConfig(first["timeout"], first.get("coordinator_timeout"), first["probe_interval"], 0.0,
+                           first.get("delay", 0.0))
+    return first["algorithm"], ids, config, traces

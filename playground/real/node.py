@@ -184,8 +184,10 @@ class RealNode:
             self.nursery.start_soon(link.run)
         if self.o.start_at is not None:  # listening already: whoever starts first reaches the others
             await trio.sleep(max(0.0, self.o.start_at - time.time()))
+        c = self.o.config
         self.record("boot", algorithm=self.o.algorithm, ids=list(self.machine.ids), recovering=self.recovering,
-                    joining=self.o.join)
+                    joining=self.o.join, timeout=c.timeout, coordinator_timeout=c.coordinator_timeout,
+                    probe_interval=c.probe_interval, delay=c.delay_max)
         self.step(Joining() if self.o.join and not self.recovering else Start())
         task_status.started()
         with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT) as signals:
@@ -208,7 +210,8 @@ class RealNode:
                     self.step(Leaving())
                     await trio.sleep(0.2)  # (time for the Leaves to go out)
                     break
-                else:  # stop
+                else:  # stop: down from now on, as after a crash
+                    self.record("stop")
                     break
         self.trace.close()
         self.nursery.cancel_scope.cancel()
