@@ -165,9 +165,9 @@ def _parser() -> _Parser:
                    help="headless: crash the leader once all agree, on every algorithm (or --algorithm) for N = 4..64 "
                         "(or --nodes), and print a table")
     p.add_argument("--format", metavar="FORMAT", help=f"--compare's output: {' or '.join(COMPARE_FORMATS)} (one JSON object per row)")
-    p.add_argument("--real", action="store_true", help="headless: real node processes on 127.0.0.1 over TCP, one a node "
-                   "(bully-tui node), for --until real seconds; commands crash, recover, elect and leave; --delay S holds "
-                   "each message S seconds (default 0)")
+    p.add_argument("--real", action="store_true", help="real node processes on 127.0.0.1 over TCP, one a node "
+                   "(bully-tui node), live (keys x, c, r, e) or --headless for --until real seconds (commands crash, "
+                   "recover, elect and leave); --delay S holds each message S seconds (default 0)")
     p.add_argument("--transcript", metavar="FILE", help="record everything to FILE (JSON Lines)")
     p.add_argument("--overwrite", action="store_true", help="let --transcript replace an existing file")
     return p
@@ -292,8 +292,6 @@ def _check_real(args: argparse.Namespace, commands: list, config: ClusterConfig,
     message, none unless asked."""
     from .real.cluster import REAL_COMMANDS, REAL_MOST_NODES
 
-    if not args.headless:
-        raise InputError("--real runs headless for now: add --headless (the app's live view of real nodes is not built yet)")
     if args.compare or args.ids != "seq" or mutex is not None or args.speed is not None:
         what = "--compare" if args.compare else "--ids uuid" if args.ids != "seq" else "--mutex" if mutex else "--speed"
         raise InputError(f"--real does not take {what}")
@@ -399,6 +397,8 @@ def _emit(text: str) -> None:
 
 def _run(argv: list[str]) -> int:
     args, session = parse_args(argv)
+    if not args.headless and args.real:
+        return run_real_live(session)
     if not args.headless:
         return run_live(session, args.speed or 1.0)
     _warn(session)
@@ -631,6 +631,19 @@ def run_live(session, speed: float) -> int:
         workload = (session.workload or Workload()) if machine(restart.algorithm).mutex else None  # (a mutex's, kept)
         session = replace(session, algorithm=restart.algorithm, config=restart.config, transcript=transcript,
                           workload=workload)
+
+
+def run_real_live(session) -> int:
+    if session.transcript is not None:
+        check_new(session.transcript, "transcript", session.overwrite)  # fail now, not inside the app
+    _need_a_terminal("the live app draws on the terminal", "for a run without a screen, use --headless")
+    from .ui.real_app import RealApp
+
+    app = RealApp(session)
+    app.run()
+    if session.transcript is not None:
+        _say(f"the real run is in {session.transcript} (bully-tui replay or export it)")
+    return 0
 
 
 def release() -> None:

@@ -41,6 +41,7 @@ def _parser() -> _Parser:
     p.add_argument("--delay", metavar="S", help="hold each message S seconds before it goes (default 0)")
     p.add_argument("--seed", metavar="S", help="draws Raft's timeouts (default 1)")
     p.add_argument("--join", action="store_true", help="start as a new member: send Join to every peer first")
+    p.add_argument("--parent", metavar="PID", help="stop when process PID, which started this one, is gone")
     p.add_argument("--start-at", metavar="UNIX_TIME", help="listen at once, but take the first step at this wall time "
                    "(so that the nodes of a cluster start together)")
     return p
@@ -84,7 +85,8 @@ def options(argv: list[str]) -> NodeOptions:
                            delay_min=0, delay_max=seconds(a.delay, DELAY, 0.0))
     return NodeOptions(me, address(a.listen, "--listen"), parse_peers(a.peers, me), algorithm, a.state_dir, config,
                        parse_whole(a.seed or "1", "--seed", 0, MAX_SEED), a.join,
-                       None if a.start_at is None else parse_number(a.start_at, "--start-at"))
+                       None if a.start_at is None else parse_number(a.start_at, "--start-at"),
+                       None if a.parent is None else parse_whole(a.parent, "--parent", 1))
 
 
 def run_node(argv: list[str]) -> int:

@@ -20,6 +20,7 @@ from playground.real import state, wire
 from playground.real.cluster import RealCluster
 from playground.record.reader import load
 from protocol import machine
+from tests.test_app import on_asyncio
 
 FAST = ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0)
 
@@ -188,3 +189,69 @@ def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_i
     assert capsys.readouterr().err == "bully-tui: error: the traces of nodes 3 are missing (give every node's folder)\n"
     assert main(["merge", str(tmp_path), "-o", str(tmp_path / "x.jsonl")]) == 2
     assert "no node's trace in it" in capsys.readouterr().err
+
+
+@on_asyncio
+async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers_it_from_disk(tmp_path):
+    from playground.cli import parse_args
+    from playground.ui.real_app import RealApp
+
+    _, session = parse_args(["--real", "--nodes", "4", "--algorithm", "epoch-bully", "--timeout", "0.5",
+                             "--probe-interval", "0.5", "--transcript", str(tmp_path / "live.jsonl")])
+    app = RealApp(session, folder=str(tmp_path / "run"))
+
+    async def until(pilot, check, within=10.0):
+        deadline = time.monotonic() + within
+        while not check():
+            assert time.monotonic() < deadline, str(app.status.render())
+            await pilot.pause(0.1)
+
+    def all_under(leader, nodes):
+        return lambda: all(app.state.nodes[i].up and app.state.nodes[i].leader == leader for i in nodes)
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, all_under(4, (1, 2, 3, 4)))
+        await pilot.press("x")  # kill the leader
+        assert not app.cluster.up(4)
+        await until(pilot, all_under(3, (1, 2, 3)))
+        assert "down" in app.grid.node_text(4) and "no time travel" in str(app.status.render())
+        await pilot.press("4", "r")  # select it, recover it: from its state folder
+        await until(pilot, all_under(4, (1, 2, 3, 4)))
+        processes = list(app.cluster.processes.values())
+    assert all(p.poll() is not None for p in processes)  # quitting stopped them all
+    transcript = load(str(tmp_path / "live.jsonl"))
+    assert transcript.header.real and [e.kind for e in transcript.events if e.kind in ("crash", "recover")] == \
+        ["crash", "recover"]
+
+
+ORPHANING = """
+import sys, tempfile, time
+from playground.core.config import ClusterConfig
+from playground.real.cluster import RealCluster
+cluster = RealCluster((1, 2), "classic", ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0),
+                      tempfile.mkdtemp()).__enter__()
+print(" ".join(str(p.pid) for p in cluster.processes.values()), flush=True)
+time.sleep(60)
+"""
+
+
+def test_nodes_whose_cluster_is_killed_outright_stop_by_themselves():
+    parent = subprocess.Popen([sys.executable, "-c", ORPHANING], stdout=subprocess.PIPE, text=True,
+                              cwd=os.path.dirname(os.path.dirname(__file__)))
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in pids):
+        assert time.monotonic() < deadline, "a node outlived its cluster"
+        time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return not any(line.startswith("State:") and line.split()[1] in ("Z", "X") for line in f)
+    except FileNotFoundError:
+        return False

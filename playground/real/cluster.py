@@ -8,7 +8,8 @@ starts the process again from its state directory; elect is SIGUSR1; leave is SI
 (the node tells the members and stops). The cluster keeps its own log of those commands
 with their wall times: a killed process cannot write that it was killed. Whatever
 happens, leaving the `with` block stops every process it started (SIGTERM, then SIGKILL
-after a second).
+after a second); and a node whose cluster was killed outright stops by itself within
+half a second (`--parent`).
 The run's traces become one transcript in merge.py.
 """
 
@@ -81,7 +82,8 @@ class RealCluster:
         c = self.config
         argv = [sys.executable, "-m", "playground", "node", "--id", str(node), "--listen", f"127.0.0.1:{self.ports[node]}",
                 "--peers", peers, "--algorithm", self.algorithm, "--state-dir", folder, "--timeout", repr(c.timeout),
-                "--probe-interval", repr(c.probe_interval), "--delay", repr(c.delay_max), "--seed", str(self.seed)]
+                "--probe-interval", repr(c.probe_interval), "--delay", repr(c.delay_max), "--seed", str(self.seed),
+                "--parent", str(os.getpid())]
         if c.coordinator_timeout is not None:
             argv += ["--coordinator-timeout", repr(c.coordinator_timeout)]
         if start_at is not None:

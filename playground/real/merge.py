@@ -32,7 +32,7 @@ from ..core.events import (
     StartEvent,
     StateEvent,
 )
-from ..core.host import DROPPED_RECEIVER_DOWN
+from ..core.host import DROPPED_RECEIVER_DOWN, HostStatus
 from ..core.monitor import Monitor
 from ..record.codec import converter
 from .node import TRACE_FILE
@@ -100,6 +100,7 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
 
     booted: set[int] = set()
     down = set(ids)
+    epochs: dict[int, int] = {}  # each node's epoch at its last state (a crash's state keeps it, as the host's does)
     for r in records:
         t, kind = at(r["t"]), r["kind"]
         node = r.get("node")
@@ -109,6 +110,7 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
             down.discard(node)
         elif kind == "crash" and node not in down:
             emit(CrashEvent(UNSET, t, node))
+            emit(StateEvent(UNSET, t, node, HostStatus.DOWN, None, HostStatus.DOWN.role, epochs.get(node, 0)))
             down.add(node)
         elif kind == "command":
             emit(CommandEvent(UNSET, t, r["command"], tuple(r["args"]), "real"))
@@ -122,11 +124,13 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
             emit(DropEvent(UNSET, t, numbers[r["id"]], node, r["dst"], DROPPED_RECEIVER_DOWN))
         elif kind == "state":
             status = statuses[r["status"]]
+            epochs[node] = r["epoch"]
             emit(StateEvent(UNSET, t, node, status, r["leader"], status.role, r["epoch"]))
         elif kind == "election_start":
             emit(ElectionStartEvent(UNSET, t, node))
         elif kind == "leave":
             emit(LeaveEvent(UNSET, t, node))
+            emit(StateEvent(UNSET, t, node, HostStatus.LEFT, None, HostStatus.LEFT.role, epochs.get(node, 0)))
             down.add(node)
     if now is not None:
         out.extend(monitor.close(now))

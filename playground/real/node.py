@@ -86,6 +86,7 @@ class NodeOptions:
     seed: int = 1
     join: bool = False  # start as a new member (Join to every peer), not with the cluster
     start_at: float | None = None  # wall time to take the first step at (a cluster's nodes start together)
+    parent: int | None = None  # the process that started it: stop when it is gone (a cluster's nodes)
 
 
 def log(line: str) -> None:
@@ -180,6 +181,8 @@ class RealNode:
         except OSError as e:
             raise InputError(f"cannot listen on {self.o.listen}: {e.strerror or e}") from None
         self.nursery.start_soon(trio.serve_listeners, self._serve, listeners)
+        if self.o.parent is not None:
+            self.nursery.start_soon(self._orphaned, self.o.parent)
         for link in self.links.values():
             self.nursery.start_soon(link.run)
         if self.o.start_at is not None:  # listening already: whoever starts first reaches the others
@@ -192,6 +195,7 @@ class RealNode:
         task_status.started()
         with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT) as signals:
             self.nursery.start_soon(self._signals, signals)
+
             async for item in self.inbox:
                 if item[0] == "timer":
                     _, name, number = item
@@ -220,6 +224,13 @@ class RealNode:
         async for number in signals:
             what = {signal.SIGUSR1: "elect", signal.SIGUSR2: "leave"}.get(number, "stop")
             self.inbox_in.send_nowait((what,))
+
+    async def _orphaned(self, parent: int) -> None:
+        """The cluster that started this node was killed without stopping it (its nodes run
+        in sessions of their own, so no terminal's hangup reaches them): stop too."""
+        while os.getppid() == parent:
+            await trio.sleep(0.5)
+        self.inbox_in.send_nowait(("stop",))
 
     async def _serve(self, stream: trio.SocketStream) -> None:
         """A peer's connection: its hello, then its messages, in order."""

@@ -1,0 +1,172 @@
+"""The live view of a real cluster (`bully-tui --real`): node processes on the loopback
+(real/cluster.py), shown with the simulation's widgets: the grid, the log and the alert.
+
+Four times a second it reads the nodes' traces, merged as a transcript would be
+(real/merge.py, the monitor's verdicts included), into a fresh state that the shown one
+becomes (ClusterState.load): the widgets hold the model, and redraw from it. Keys act on
+processes: x kills the leader (SIGKILL), c the selected node, r starts it again from its
+state folder (a recovery from disk), e makes it start an election. Time travel, branches
+and verify are not offered: a real run is not deterministic, and the status line says
+so. Quitting (q, ctrl+q, or the terminal closing) stops every process; with --transcript
+the merged run is written as a transcript marked real, which replay and export read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Static
+
+import themes
+from protocol import machine
+
+from ..real.cluster import RealCluster
+from ..run import interrupt
+from ..run.state import ClusterState
+from .alert_bar import AlertBar
+from .compact_grid import CompactGrid
+from .message_log import MessageLog
+from .model import LOG_CAP, ClusterModel
+from .node_grid import NodeGrid
+
+COMPACT_ABOVE = 12  # nodes: more than this, one line each
+POLL = 0.25  # seconds between readings of the traces
+
+
+class RealApp(App):
+    CSS_PATH = str(themes.STYLESHEET)
+    BINDINGS = [
+        Binding("x", "kill_leader", "kill leader"),
+        Binding("c", "crash", "crash"),
+        Binding("r", "recover", "recover"),
+        Binding("e", "elect", "elect"),
+        Binding("left", "select(-1)", "select", show=False),
+        Binding("right", "select(1)", "select", show=False),
+        Binding("q,ctrl+q", "quit", "quit"),
+    ]
+
+    def __init__(self, session, folder: str | None = None):
+        super().__init__()
+        self.session = session
+        self.state = ClusterState(session.ids, session.config, session.algorithm)
+        self.model = ClusterModel(self.state, machine(session.algorithm).worst_case_messages(session.nodes))
+        self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
+        self.log_view = MessageLog(self.model)
+        self.alert_bar = AlertBar(self.model)
+        self.status = Static(id="real-status")
+        self.selected = session.ids[-1]
+        self._folder = folder
+        self._temporary: tempfile.TemporaryDirectory | None = None
+        self.cluster: RealCluster | None = None
+        self.events: list = []
+        self.said = ""  # the last key's effect, on the status line
+
+    def compose(self) -> ComposeResult:
+        yield self.grid
+        with Horizontal(id="middle"):
+            yield self.log_view
+        yield self.alert_bar
+        yield self.status
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._handlers = interrupt.take_over(self._signalled)
+        for theme in themes.THEMES:
+            self.register_theme(theme)
+        self.theme = themes.DARK.name
+        if self._folder is None:
+            self._temporary = tempfile.TemporaryDirectory(prefix="bully-real-")
+            self._folder = self._temporary.name
+        s = self.session
+        self.cluster = RealCluster(s.ids, s.algorithm, s.config, self._folder, s.seed).__enter__()
+        self.title = f"{machine(s.algorithm).title}: {s.nodes} real processes"
+        self.set_interval(POLL, self.poll)
+        self.poll()
+
+    def on_unmount(self) -> None:
+        self.stop()
+        interrupt.give_back(self._handlers)
+
+    def stop(self) -> None:
+        """Every process stopped, the transcript written (if asked), the folder removed."""
+        if self.cluster is None:
+            return
+        cluster, self.cluster = self.cluster, None
+        cluster.close()
+        if self.session.transcript is not None:
+            from dataclasses import replace
+
+            from ..record.recorder import Recorder
+
+            with Recorder.create(self.session.transcript, replace(self.session.header, real=True), True) as recorder:
+                recorder(cluster.events())
+        if self._temporary is not None:
+            self._temporary.cleanup()
+
+    def _signalled(self, signum: int, _frame: object) -> None:
+        """SIGINT, SIGTERM or SIGHUP (the terminal closed): quit, stopping the processes."""
+        interrupt.end_soon(signum)
+        self._loop.call_soon_threadsafe(self.exit)
+
+    # --- what the nodes did ------------------------------------------------------------
+
+    def poll(self) -> None:
+        if self.cluster is None:
+            return
+        self.events = self.cluster.events()
+        fresh = ClusterState(self.session.ids, self.session.config, self.session.algorithm)
+        fresh.apply(self.events)
+        self.state.load(fresh.snapshot())
+        self.model.reload(self.events[-LOG_CAP:])
+        now = self.events[-1].t if self.events else 0.0
+        self.grid.show(now, self.selected)
+        self.log_view.show()
+        self.alert_bar.show()
+        node = self.state.nodes[self.selected]
+        shown = "down" if not node.up else f"{node.status} under {node.leader}"
+        self.status.update(f"real run · t={now:.2f}s · {sum(n.up for n in self.state.nodes.values())} of "
+                           f"{len(self.session.ids)} up · node {self.selected}: {shown} · no time travel: a real run "
+                           f"is not deterministic{' · ' + self.said if self.said else ''}")
+
+    # --- keys --------------------------------------------------------------------------
+
+    def _leader(self) -> int | None:
+        """The node most up nodes follow, if any follows one."""
+        leaders = [n.leader for n in self.state.nodes.values() if n.up and n.leader is not None]
+        return max(set(leaders), key=leaders.count) if leaders else None
+
+    def _act(self, what: str, node: int | None) -> None:
+        if node is None or self.cluster is None:
+            self.said = f"no node to {what}"
+        else:
+            getattr(self.cluster, what)(node)
+            self.said = f"{what} {node} at {time.strftime('%H:%M:%S')}"
+        self.poll()
+
+    def action_kill_leader(self) -> None:
+        self._act("crash", self._leader())
+
+    def action_crash(self) -> None:
+        self._act("crash", self.selected)
+
+    def action_recover(self) -> None:
+        self._act("recover", self.selected)
+
+    def action_elect(self) -> None:
+        self._act("elect", self.selected)
+
+    def action_select(self, step: int) -> None:
+        ids = self.session.ids
+        self.selected = ids[(ids.index(self.selected) + step) % len(ids)]
+        self.poll()
+
+    def on_key(self, event) -> None:
+        if event.character and event.character.isdigit() and int(event.character) in self.session.ids:
+            self.selected = int(event.character)
+            self.poll()
