@@ -189,6 +189,15 @@ def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_i
     assert capsys.readouterr().err == "bully-tui: error: the traces of nodes 3 are missing (give every node's folder)\n"
     assert main(["merge", str(tmp_path), "-o", str(tmp_path / "x.jsonl")]) == 2
     assert "no node's trace in it" in capsys.readouterr().err
+    trace = tmp_path / "2" / "trace.jsonl"
+    lines = trace.read_text().splitlines()
+    for bad, says in (('{"t": 1, "lamport": 1, "node": 2, "kind": "send", "id": 5, "dst": 1, "msg": {}}',
+                       "line 3: field 'id' of a send line is 5"),
+                      ("[1, 2]", "line 3: not a node's trace line ([1, 2])"), ("{", "line 3: not JSON")):
+        trace.write_text("\n".join([*lines[:2], bad, *lines[2:]]) + "\n")
+        assert main(["merge", *folders, "-o", str(tmp_path / "x.jsonl")]) == 2
+        assert capsys.readouterr().err == f"bully-tui: error: {trace} {says}\n"
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 @on_asyncio

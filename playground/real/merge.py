@@ -13,11 +13,13 @@ re-creates it, so verify and time travel's re-runs refuse it.
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Callable
 
 from protocol import Message, machine
 
-from ..core.config import ClusterConfig, to_us
+from ..core.config import ClusterConfig, InputError, shown_json, to_us
 from ..core.events import (
     UNSET,
     CommandEvent,
@@ -41,21 +43,55 @@ from .node import TRACE_FILE
 ORDER = {"command": 0, "crash": 1, "boot": 2, "deliver": 4, "drop": 4}
 
 
+# What each kind of trace line holds besides t, lamport, node and kind: the field, and a
+# check of its value (node.py writes them; a trace edited by hand or damaged is refused).
+def _id(v) -> bool:
+    return type(v) is int
+
+
+def _number(v) -> bool:
+    return type(v) in (int, float) and math.isfinite(v)
+
+
+TRACE_FIELDS: dict[str, dict[str, Callable[[object], bool]]] = {
+    "boot": {"algorithm": lambda v: type(v) is str, "ids": lambda v: type(v) is list and bool(v) and all(map(_id, v)),
+             "recovering": lambda v: type(v) is bool, "timeout": _number, "probe_interval": _number},
+    "send": {"id": lambda v: type(v) is str, "dst": _id, "msg": lambda v: type(v) is dict},
+    "deliver": {"id": lambda v: type(v) is str, "src": _id},
+    "drop": {"id": lambda v: type(v) is str, "dst": _id},
+    "state": {"status": lambda v: type(v) is str, "leader": lambda v: v is None or _id(v), "epoch": _id},
+    "election_start": {}, "leave": {}, "stop": {},
+}
+
+
 def _records(path: str) -> list[dict]:
-    """A node's trace, but for a last line cut short by a kill."""
+    """A node's trace, every line checked; a last line cut short by a kill is left out.
+    Anything else that is not a line node.py writes: one line naming it (InputError)."""
     try:
         with open(path, "rb") as f:
             lines = f.read().split(b"\n")
     except FileNotFoundError:
         return []
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
     out = []
-    for line in lines:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             record = json.loads(line)
         except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("t"), float | int):
-            out.append(record)
+            if number >= len(lines) - 1:  # the last line, cut short by a kill
+                continue
+            raise InputError(f"{path} line {number}: not JSON") from None
+        kind = record.get("kind") if isinstance(record, dict) else None
+        fields = TRACE_FIELDS.get(kind) if type(kind) is str else None
+        if fields is None or not (_number(record.get("t")) and _id(record.get("node")) and _id(record.get("lamport"))):
+            raise InputError(f"{path} line {number}: not a node's trace line ({shown_json(record, 60)})")
+        for name, ok in fields.items():
+            if not ok(record.get(name)):
+                raise InputError(f"{path} line {number}: field {name!r} of a {kind} line is {shown_json(record.get(name), 40)}")
+        out.append(record)
     return out
 
 
@@ -98,6 +134,12 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
         out.append(e)
         monitor.observe(e)
 
+    def message(r: dict) -> Message:
+        try:
+            return structure(r["msg"], Message)
+        except Exception as e:  # cattrs reports through several exception types
+            raise InputError(f"node {node}'s trace: message {r['id']} is not a {algorithm} message ({e})") from None
+
     booted: set[int] = set()
     down = set(ids)
     epochs: dict[int, int] = {}  # each node's epoch at its last state (a crash's state keeps it, as the host's does)
@@ -116,14 +158,16 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
             emit(CommandEvent(UNSET, t, r["command"], tuple(r["args"]), "real"))
         elif kind == "send":
             numbers[r["id"]] = len(numbers)
-            emit(SendEvent(UNSET, t, node, r["dst"], numbers[r["id"]], structure(r["msg"], Message),
+            emit(SendEvent(UNSET, t, node, r["dst"], numbers[r["id"]], message(r),
                            at(arrived.get(r["id"], r["t"]))))
         elif kind == "deliver" and r["id"] in numbers:
             emit(DeliverEvent(UNSET, t, numbers[r["id"]], r["src"], node))
         elif kind == "drop" and r["id"] in numbers:
             emit(DropEvent(UNSET, t, numbers[r["id"]], node, r["dst"], DROPPED_RECEIVER_DOWN))
         elif kind == "state":
-            status = statuses[r["status"]]
+            status = statuses.get(r["status"])
+            if status is None:
+                raise InputError(f"node {node}'s trace: {shown_json(r['status'])} is no {algorithm} status")
             epochs[node] = r["epoch"]
             emit(StateEvent(UNSET, t, node, status, r["leader"], status.role, r["epoch"]))
         elif kind == "election_start":
@@ -167,8 +211,6 @@ def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig
     """Nodes run by hand (`bully-tui node`, perhaps on several machines): the algorithm,
     ids and settings their traces' boot lines give, and each node's trace file. Bad
     input (a folder without a trace, nodes that disagree) is one line."""
-    from ..core.config import InputError
-
     traces: dict[int, str] = {}
     boots: list[dict] = []
     for folder in folders:

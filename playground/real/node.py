@@ -59,7 +59,7 @@ from protocol import (
     machine,
 )
 
-from ..core.config import ClusterConfig, InputError
+from ..core.config import ClusterConfig, InputError, WriteError
 from ..record.codec import converter
 from . import state, wire
 
@@ -114,15 +114,23 @@ class RealNode:
         self.lamport = 0
         self.sent = 0  # numbers this node's messages (with its incarnation: unique in its trace)
         self.links = {peer: Link(self, peer, address) for peer, address in options.peers.items()}
-        self.trace = open(os.path.join(options.state_dir, TRACE_FILE), "a", buffering=1)  # noqa: SIM115 - closed in run
+        path = os.path.join(options.state_dir, TRACE_FILE)
+        try:
+            self.trace = open(path, "a", buffering=1)  # noqa: SIM115 - closed in run
+        except OSError as e:
+            raise InputError(f"cannot write {path}: {e.strerror or e}") from None
         self.shown: tuple | None = None
         self.encode = converter(options.algorithm).unstructure
 
     # --- the trace ---------------------------------------------------------------------
 
     def record(self, kind: str, **fields: object) -> None:
-        self.trace.write(json.dumps({"t": time.time(), "lamport": self.lamport, "node": self.o.node, "kind": kind,
-                                     **fields}, separators=(",", ":")) + "\n")
+        line = json.dumps({"t": time.time(), "lamport": self.lamport, "node": self.o.node, "kind": kind, **fields},
+                          separators=(",", ":")) + "\n"
+        try:
+            self.trace.write(line)
+        except OSError as e:  # a full disk: the node stops, saying so (its trace would have a hole)
+            raise WriteError(f"cannot write {self.trace.name}: {e.strerror or e}") from None
 
     # --- stepping the machine ----------------------------------------------------------
 
@@ -293,7 +301,10 @@ class Link:
 
 
 async def serve(options: NodeOptions) -> None:
-    os.makedirs(options.state_dir, exist_ok=True)
+    try:
+        os.makedirs(options.state_dir, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot make the state folder {options.state_dir}: {e.strerror or e}") from None
     async with trio.open_nursery() as nursery:
         node = RealNode(options, nursery)
         await nursery.start(node.run)
