@@ -13,12 +13,13 @@ BELOW = {
     "playground/core": {"protocol", "core"},
     "playground/record": {"protocol", "core", "record", "themes"},
     "playground/run": {"protocol", "core", "record", "run"},
-    "playground/ui": {"protocol", "core", "record", "run", "ui", "themes"},
+    "playground/real": {"protocol", "core", "record", "real"},
+    "playground/ui": {"protocol", "core", "record", "run", "real", "ui", "themes"},
 }
-OURS = {"protocol", "playground", "themes", "core", "record", "run", "ui"}
-# The app (names and titles for its palette) and its model (roles, to colour by) read the
-# algorithms' declarations; a widget draws what the model hands it.
-READ_DECLARATIONS = {"app.py", "model.py"}
+OURS = {"protocol", "playground", "themes", "core", "record", "run", "real", "ui"}
+# The apps (names and titles for the palette and the title bar) and the model (roles, to
+# colour by) read the algorithms' declarations; a widget draws what the model hands it.
+READ_DECLARATIONS = {"app.py", "real_app.py", "model.py"}
 
 
 def imported(path: Path) -> set[str]:
