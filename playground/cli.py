@@ -549,7 +549,7 @@ def run_merge(argv: list[str]) -> int:
     events = merge(algorithm, ids, config, [], traces)
     with Recorder.create(args.output, Header(algorithm, list(ids), 1, config, real=True), args.overwrite) as recorder:
         recorder(events)
-    _say(f"{args.output}: {len(events):,} events from {len(ids)} nodes")
+    _emit(f"{args.output}: {len(events):,} events from {len(ids)} nodes\n")
     return 0
 
 

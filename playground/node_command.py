@@ -77,7 +77,8 @@ def options(argv: list[str]) -> NodeOptions:
     algorithm = _choice(a.algorithm, "--algorithm", tuple(ALGORITHMS))
 
     def seconds(value: str | None, kind, default):
-        return default if value is None else kind.check(parse_number(value, f"--{kind.name.replace(' ', '-')}"))
+        flag = f"--{kind.name.replace(' ', '-')}"
+        return default if value is None else kind.check(parse_number(value, flag), flag)
 
     timeout = seconds(a.timeout, TIMEOUT, 4.0)
     config = ClusterConfig(timeout=timeout, coordinator_timeout=seconds(a.coordinator_timeout, COORDINATOR_TIMEOUT, None),

@@ -104,7 +104,7 @@ REPLAY_FIRST_BLOCK = 513  # replay reads this many lines before anything else: a
 REFUSE, ACCEPT, EITHER, DIFFERENT, WRITE_ERROR, SIGNAL, HELP, SEARCHED, FOUND = (
     "refuse", "accept", "either", "different", "write-error", "signal", "help", "searched", "found")
 FAILURES = ("traceback", "hang", "silent", "misleading", "misrefused", "partial", "setup")
-GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help", "hunt")
+GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help", "hunt", "node", "merge", "real")
 ERROR, WARNING, DIFF = "bully-tui: error: ", "bully-tui: warning: ", "bully-tui: different: "
 SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGKILL: -9}
 TERMINAL = ("terminal", "--headless")  # what a refusal to start the app without one names
@@ -1319,15 +1319,83 @@ def gen_hunt(b: Builder) -> None:
 
 def gen_help(b: Builder) -> None:
     short = b.rng.sample([["verify", "-h"], ["replay", "-h"], ["export", "-h"], ["hunt", "-h"], ["-h"]], 2)
-    for argv in (["verify", "--help"], ["replay", "--help"], ["export", "--help"], ["hunt", "--help"], ["--help"], *short):
+    for argv in (["verify", "--help"], ["replay", "--help"], ["export", "--help"], ["hunt", "--help"], ["node", "--help"],
+                 ["merge", "--help"], ["--help"], *short):
         b.add(f"help:{' '.join(argv)}", "help", argv, HELP)
+
+
+# --- real nodes: `node`, `merge` and `--real` ---------------------------------------------------
+
+NODE_VALUES = {  # option -> values that must be refused (none of them may start a node: it would run for ever)
+    "--id": ["", "x", "-3", "1.5", "99999999999999999999999", "١"],
+    "--listen": ["", "h", "h:0", "h:70000", ":80", "h:x", "h:-1"],
+    "--peers": ["", "1@127.0.0.1:7001", "2@h:1,2@h:2", "2@h", "x@h:1", "2", "@", "2@h:0"],
+    "--timeout": ["", "0", "-1", "nan", "inf", "1e999", "abc"],
+    "--probe-interval": ["-1", "nan", "x"],
+    "--coordinator-timeout": ["0", "-5", "y"],
+    "--delay": ["-1", "inf", "1e7", "d"],
+    "--seed": ["-1", "x", "1e3"],
+    "--algorithm": ["", "paxos", "classic+central"],
+    "--start-at": ["x", "nan", "-inf"],
+    "--parent": ["0", "x", "-2"],
+}
+
+
+def gen_real(b: Builder) -> None:
+    r = b.rng
+    base = {"--id": "1", "--listen": "127.0.0.1:1", "--peers": "2@127.0.0.1:9", "--state-dir": "d"}
+    for flag, values in NODE_VALUES.items():
+        for value in r.sample(values, min(3, len(values))):
+            argv = ["node", *(x for k, v in base.items() if k != flag for x in (k, v)), *b.spelled(flag, value)]
+            names = flag if flag not in ("--peers",) else ("--peers", "peer")
+            b.add(f"node{flag}:{value}", "node", argv, REFUSE, names=names,
+                  forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
+    for missing in r.sample(list(base), 2):
+        b.add(f"node-missing:{missing}", "node", ["node", *(x for k, v in base.items() if k != missing for x in (k, v))],
+              REFUSE, names=missing)
+    b.add("node-state-dir:a-file", "node", ["node", *(x for k, v in {**base, "--state-dir": "f"}.items() for x in (k, v))],
+          REFUSE, names="f", files={"f": b"not a folder\n"})
+    damaged = {"d/state.json": b'{"algorithm": "classic", "storage": {"incar'}
+    b.add("node-state:damaged", "node", ["node", *(x for k, v in base.items() for x in (k, v))], REFUSE,
+          names="state.json", files={"d": DIRECTORY, **damaged})
+    foreign = {"d/state.json": json.dumps({"algorithm": "raft", "storage": {}}).encode()}
+    b.add("node-state:foreign", "node", ["node", *(x for k, v in base.items() for x in (k, v))], REFUSE,
+          names="state.json", files={"d": DIRECTORY, **foreign})
+    # merge
+    trace = [{"t": 1.0, "lamport": 0, "node": 1, "kind": "boot", "algorithm": "classic", "ids": [1, 2],
+              "recovering": False, "timeout": 4.0, "probe_interval": 5.0}]
+    good = b"".join(json.dumps(x).encode() + b"\n" for x in trace)
+    other = good.replace(b'"node": 1', b'"node": 2')
+    b.add("merge-valid", "merge", ["merge", "a", "b", "-o", "m.jsonl"], ACCEPT, outputs={"m.jsonl": "transcript"},
+          files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other})
+    b.add("merge-missing-node", "merge", ["merge", "a", "-o", "m.jsonl"], REFUSE, names="missing",
+          files={"a": DIRECTORY, "a/trace.jsonl": good})
+    b.add("merge-no-trace", "merge", ["merge", "a", "-o", "m.jsonl"], REFUSE, names="a", files={"a": DIRECTORY})
+    b.add("merge-no-output", "merge", ["merge", "a"], REFUSE, names=("-o", "--output"),
+          files={"a": DIRECTORY, "a/trace.jsonl": good})
+    b.add("merge-output-exists", "merge", ["merge", "a", "b", "-o", "m.jsonl"], REFUSE, names="m.jsonl",
+          files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other, "m.jsonl": b"mine\n"})
+    hostile = [b"[]", b"{}", b'{"t": "x", "lamport": 0, "node": 2, "kind": "boot"}', b'{"t": 1, "lamport": 0, "node": 2}',
+               b'{"t": 1e999, "lamport": 0, "node": 2, "kind": "stop"}', b"\xff\xfe", b'{"t": 1, "lamport": 0, "node": 2, '
+               b'"kind": "send", "id": "2.1.1", "dst": 1, "msg": {"type": "paxos"}}']
+    for n, line in enumerate(r.sample(hostile, 4)):
+        b.add(f"merge-hostile-line:{n}", "merge", ["merge", "a", "b", "-o", "m.jsonl"], REFUSE, names="b",
+              files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other + line + b"\n" + other})
+    # --real
+    quick = ["--real", "--headless", "--nodes", "2", "--timeout", "0.5", "--probe-interval", "0.5", "--until", "1"]
+    b.add("real-valid", "real", [*quick, "--transcript", "r.jsonl"], ACCEPT, outputs={"r.jsonl": "transcript"})
+    for extra, names in [(["--compare"], "--compare"), (["--ids", "uuid"], "--ids"), (["--mutex", "central"], "--mutex"),
+                         (["--at", "0.5 partition 1"], "partition"), (["--at", "0.5 timeout 3"], "timeout"),
+                         (["--nodes", "65"], "65"), (["--at", "0.5 join"], "join")]:
+        b.add(f"real-refused:{' '.join(extra)}", "real", [*quick, *extra], REFUSE, names=names)
+    b.add("real-live-without-terminal", "real", ["--real", "--nodes", "2"], REFUSE, names=TERMINAL)
 
 
 def build_cases(seed: int = DEFAULT_SEED) -> list[Case]:
     """The campaign for `seed`: the same list every time."""
     b = Builder(seed)
     for family in (gen_options, gen_live, gen_at, gen_scenarios, gen_transcripts, gen_export_options, gen_compare,
-                   gen_write_errors, gen_signals, gen_hunt, gen_help):
+                   gen_write_errors, gen_signals, gen_hunt, gen_real, gen_help):
         family(b)
     seen: Counter[str] = Counter()
     for index, case in enumerate(b.cases):
