@@ -397,6 +397,7 @@ def _emit(text: str) -> None:
 
 def _run(argv: list[str]) -> int:
     args, session = parse_args(argv)
+    interrupt.raise_if_stopped()  # (a signal during the imports above may have been swallowed)
     if not args.headless and args.real:
         return run_real_live(session)
     if not args.headless:

@@ -204,3 +204,21 @@ def test_a_full_disk_mid_run_keeps_whole_lines_and_says_so(tmp_path):
     assert done.returncode == 1 and done.stderr.decode().startswith(f"bully-tui: error: cannot write transcript {path}")
     assert 0 < path.stat().st_size <= 300_000 and path.read_bytes().endswith(b"\n")
     assert json.loads(path.read_bytes().splitlines()[-1])["seq"] >= 0
+
+
+def test_a_signal_whose_stop_was_swallowed_during_the_imports_still_stops_the_run():
+    """A signal landing while Python imports can be raised inside importlib's own
+    callback, which swallows it ("Exception ignored"); the campaign found a run that
+    then went on for ever. The run checks before it starts."""
+    import trio
+
+    from playground.run import interrupt
+
+    with interrupt.handled():
+        try:
+            interrupt._handle(signal.SIGHUP, None)
+        except interrupt.Stopped:
+            pass  # swallowed, as that callback does
+        with pytest.raises(interrupt.Stopped) as stopped:
+            interrupt.run_trio(trio.sleep_forever)
+    assert stopped.value.status == 129

@@ -73,6 +73,15 @@ def _handle(signum: int, _frame: object) -> None:
     raise _first
 
 
+def raise_if_stopped() -> None:
+    """Raise the signal that came, if its Stopped was swallowed: one that lands while
+    Python imports a module can be raised inside importlib's own callback, which only
+    prints "Exception ignored" (the campaign found a run that then went on for ever).
+    Called where a command is about to run for long: a trio run, the live app."""
+    if _first is not None and not _said:
+        raise _first
+
+
 def said(stop: Stopped) -> str:
     """`stop`'s line, to print once, when all is cleaned up: what is left is to exit, and
     from now on the signals are ignored (Python's own tear-down would otherwise meet a
@@ -136,6 +145,7 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
     ends the process at once, as everywhere."""
     import trio
 
+    raise_if_stopped()
     stopped: list[Stopped] = []
 
     async def main() -> Any:
