@@ -260,7 +260,8 @@ class Monitor:
                 self._leading.add(node)
 
     def _episodes(self, t: float, out: list[Event]) -> None:
-        for prop, broken in ((SLE1, bool(self._disagree())), (SPLIT_BRAIN, len(self._split()) > 1),
+        sle1 = len(self._normal_leaders) > 1 and (not self._groups or bool(self._disagree()))
+        for prop, broken in ((SLE1, sle1), (SPLIT_BRAIN, len(self._split()) > 1),
                              (MUTEX, len(self._holding) > 1)):
             if broken and prop not in self._open:
                 nodes = self._involved(prop)
