@@ -4,6 +4,8 @@ every command. It runs until SIGTERM or SIGINT (0), or until it leaves (SIGUSR2)
 
 from __future__ import annotations
 
+import signal
+
 import trio
 
 from protocol import ALGORITHMS
@@ -91,6 +93,8 @@ def options(argv: list[str]) -> NodeOptions:
 
 
 def run_node(argv: list[str]) -> int:
+    for signum in (signal.SIGUSR1, signal.SIGUSR2):  # until the node takes them: not the default (an end)
+        signal.signal(signum, signal.SIG_IGN)
     node = options(argv)
     try:
         trio.run(serve, node)

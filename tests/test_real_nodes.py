@@ -264,3 +264,20 @@ def _running(pid: int) -> bool:
             return not any(line.startswith("State:") and line.split()[1] in ("Z", "X") for line in f)
     except FileNotFoundError:
         return False
+
+
+def test_a_peer_that_starts_again_gets_the_very_next_message_on_a_link_that_was_idle(tmp_path):
+    """Node 2 never writes to node 1 while 1 is down; when 1 comes back, 2's first
+    answer must reach it, not die in the connection 1's old process left behind."""
+    with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(2, (1, 2)), within=10)
+        cluster.crash(1)
+        cluster.recover(1)
+        events = wait_for(cluster, lambda ev: [e.kind for e in ev].count("recover") == 1 and
+                          any(e.kind == "deliver" and e.dst == 1 and e.t > _recovered(ev) for e in ev), within=10)
+    back = _recovered(events)
+    assert [e for e in events if e.kind == "drop" and e.dst == 1 and e.t > back] == []
+
+
+def _recovered(events) -> float:
+    return next((e.t for e in events if e.kind == "recover"), float("inf"))

@@ -80,7 +80,7 @@ def _records(path: str) -> list[dict]:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             if number >= len(lines) - 1:  # the last line, cut short by a kill
                 continue
             raise InputError(f"{path} line {number}: not JSON") from None

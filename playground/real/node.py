@@ -184,6 +184,38 @@ class RealNode:
     # --- running -----------------------------------------------------------------------
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        # The signals first: one that comes while the node starts waits for its first step.
+        with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT) as signals:
+            self.nursery.start_soon(self._signals, signals)
+            await self._boot()
+            task_status.started()
+            async for item in self.inbox:
+                if item[0] == "timer":
+                    _, name, number = item
+                    if self.timers.get(name, (None,))[0] == number:
+                        del self.timers[name]
+                        self.step(TimerFired(name))
+                elif item[0] == "receive":
+                    _, src, msg_id, lamport, msg = item
+                    self.lamport = max(self.lamport, lamport) + 1
+                    self.record("deliver", id=msg_id, src=src)
+                    self.step(Receive(src, msg))
+                elif item[0] == "elect":
+                    self.step(Suspect())
+                elif item[0] == "leave":
+                    self.step(Leaving())
+                    self.record("leave")
+                    with trio.move_on_after(self.o.config.delay_max + self.o.config.timeout):
+                        while any(link.pending for link in self.links.values()):  # the Leaves go out first
+                            await trio.sleep(0.01)
+                    break
+                else:  # stop: down from now on, as after a crash
+                    self.record("stop")
+                    break
+        self.trace.close()
+        self.nursery.cancel_scope.cancel()
+
+    async def _boot(self) -> None:
         try:
             listeners = await trio.open_tcp_listeners(self.o.listen.port, host=self.o.listen.host)
         except OSError as e:
@@ -200,33 +232,6 @@ class RealNode:
                     joining=self.o.join, timeout=c.timeout, coordinator_timeout=c.coordinator_timeout,
                     probe_interval=c.probe_interval, delay=c.delay_max)
         self.step(Joining() if self.o.join and not self.recovering else Start())
-        task_status.started()
-        with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT) as signals:
-            self.nursery.start_soon(self._signals, signals)
-
-            async for item in self.inbox:
-                if item[0] == "timer":
-                    _, name, number = item
-                    if self.timers.get(name, (None,))[0] == number:
-                        del self.timers[name]
-                        self.step(TimerFired(name))
-                elif item[0] == "receive":
-                    _, src, msg_id, lamport, msg = item
-                    self.lamport = max(self.lamport, lamport) + 1
-                    self.record("deliver", id=msg_id, src=src)
-                    self.step(Receive(src, msg))
-                elif item[0] == "elect":
-                    self.step(Suspect())
-                elif item[0] == "leave":
-                    self.record("leave")
-                    self.step(Leaving())
-                    await trio.sleep(0.2)  # (time for the Leaves to go out)
-                    break
-                else:  # stop: down from now on, as after a crash
-                    self.record("stop")
-                    break
-        self.trace.close()
-        self.nursery.cancel_scope.cancel()
 
     async def _signals(self, signals) -> None:
         async for number in signals:
@@ -261,15 +266,19 @@ class RealNode:
 
 class Link:
     """The connection to one peer, FIFO: messages go out in the order they were sent. It
-    is opened when a message is to go and none is open; a message that cannot go (no
-    connection within T/4, or it broke) is dropped, and the next one tries again."""
+    is opened when a message is to go and none is open, and watched: the peer never
+    writes on it, so an end or an error read there means the peer went down, and the
+    next message connects afresh (to a peer that has started again). A message that
+    cannot go (no connection within T/4, or it broke) is dropped and traced."""
 
     def __init__(self, node: RealNode, peer: int, address: Address):
         self.node, self.peer, self.address = node, peer, address
         self.queue_in, self.queue = trio.open_memory_channel(math.inf)
         self.stream: trio.SocketStream | None = None
+        self.pending = 0  # messages put and not yet sent or dropped
 
     def put(self, msg_id: str, lamport: int, msg) -> None:
+        self.pending += 1
         self.queue_in.send_nowait((trio.current_time() + self.node.o.config.delay_max, msg_id, lamport, msg))
 
     async def run(self) -> None:
@@ -278,26 +287,48 @@ class Link:
             data = wire.message_frame(self.node.o.algorithm, msg_id, lamport, msg)
             if not await self._send(data):
                 self.node.record("drop", id=msg_id, dst=self.peer, reason="receiver down")
+            self.pending -= 1
 
     async def _send(self, data: bytes) -> bool:
-        if self.stream is None:
-            with trio.move_on_after(min(1.0, self.node.o.config.timeout / 4)):
-                try:
-                    stream = await trio.open_tcp_stream(self.address.host, self.address.port)
-                    await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
-                    self.stream = stream
-                except OSError:
-                    pass
-            if self.stream is None:
-                return False
+        if self.stream is None and not await self._connect():
+            return False
+        stream = self.stream
         try:
-            await self.stream.send_all(data)
+            await stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            stream, self.stream = self.stream, None
-            with trio.move_on_after(0.1):
-                await stream.aclose()
+            await self._forget(stream)
             return False
         return True
+
+    async def _connect(self) -> bool:
+        stream, ready = None, False
+        with trio.move_on_after(min(1.0, self.node.o.config.timeout / 4)):
+            try:
+                stream = await trio.open_tcp_stream(self.address.host, self.address.port)
+                await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
+                ready = True
+            except (OSError, trio.BrokenResourceError):
+                pass
+        if not ready:
+            if stream is not None:  # (opened, but the hello did not go: not a link)
+                await trio.aclose_forcefully(stream)
+            return False
+        self.stream = stream
+        self.node.nursery.start_soon(self._watch, stream)
+        return True
+
+    async def _watch(self, stream: trio.SocketStream) -> None:
+        try:
+            while await stream.receive_some():
+                pass  # (the peer says nothing on this connection)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+        await self._forget(stream)
+
+    async def _forget(self, stream: trio.SocketStream) -> None:
+        if self.stream is stream:
+            self.stream = None
+        await trio.aclose_forcefully(stream)
 
 
 async def serve(options: NodeOptions) -> None:

@@ -51,7 +51,7 @@ class Frames:
             del self._buffer[:_LENGTH.size + size]
             try:
                 obj = json.loads(body)
-            except ValueError:
+            except (ValueError, RecursionError):  # (a stranger's [[[[... is deep, not big)
                 raise FrameError("a frame that is not JSON") from None
             if not isinstance(obj, dict):
                 raise FrameError("a frame that is not a JSON object")
