@@ -642,6 +642,9 @@ def run_real_live(session) -> int:
 
     app = RealApp(session)
     app.run()
+    if app.failure is not None:
+        _say(f"bully-tui: error: {app.failure}")
+        return 1
     if session.transcript is not None:
         _say(f"the real run is in {session.transcript} (bully-tui replay or export it)")
     return 0

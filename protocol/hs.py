@@ -34,9 +34,11 @@ it heal, once crashes and recoveries stop:
     were lost with a node that crashed holding them) initiates a new round, as does a
     node that recovers, one whose leader stops answering its probes or no longer leads,
     and one that hears a lower node announced;
-  - a node that follows a leader and gets a probe of its own round from a higher node
-    than its leader knows that a second election has come in its round (a node that
-    recovered with an epoch the others had used already): it initiates a new round.
+  - a node that follows a leader and gets a probe of its own round from a node higher
+    than itself that is not its leader knows that a second election has come in its
+    round (a node that recovered with an epoch the others had used already; or a late
+    probe of its own election, which costs a needless round, never a wrong leader): it
+    initiates a new round.
 Once faults stop, each dead node costs each of its two neighbours one wait of T, the
 last round runs as in the failure-free case over the nodes that are up, and every up
 node follows the highest up node (SLE2, within `settle_time`). While faults go on, a

@@ -281,3 +281,22 @@ def test_a_peer_that_starts_again_gets_the_very_next_message_on_a_link_that_was_
 
 def _recovered(events) -> float:
     return next((e.t for e in events if e.kind == "recover"), float("inf"))
+
+
+def test_a_state_file_or_a_boot_line_with_a_wrong_cell_is_one_line(tmp_path, capsys):
+    from playground.core.config import InputError
+    from protocol.raft import RaftStorage
+
+    (tmp_path / "state.json").write_text(json.dumps({"algorithm": "raft", "storage": {
+        "incarnation": None, "epoch": 1, "members": [1, 2], "voted_for": None}}))
+    with pytest.raises(InputError, match="damaged: incarnation is null"):
+        state.load(str(tmp_path), RaftStorage, "raft")
+    boot = {"t": 1.0, "lamport": 0, "node": 1, "kind": "boot", "algorithm": "classic", "ids": [1],
+            "recovering": False, "timeout": 4.0, "probe_interval": 5.0, "coordinator_timeout": None, "delay": 0.0}
+    for change, says in (({"coordinator_timeout": "x"}, "field 'coordinator_timeout'"),
+                         ({"algorithm": "paxos"}, "field 'algorithm'"), ({"delay": -1}, "field 'delay'")):
+        folder = tmp_path / "n"
+        folder.mkdir(exist_ok=True)
+        (folder / "trace.jsonl").write_text(json.dumps({**boot, **change}) + "\n")
+        assert main(["merge", str(folder), "-o", str(tmp_path / "m.jsonl")]) == 2
+        assert says in capsys.readouterr().err

@@ -119,9 +119,7 @@ class Engine:
         self.roster = Roster.of(self.ids)  # shared with the hosts
         self.hosts = {i: NodeHost(i, algorithm, self.roster, config.protocol, workload, seed) for i in self.ids}
         self.agenda = Agenda()
-        self.monitor = Monitor(self.ids, self.settle_time, highest_wins=algorithm.highest_wins,
-                               leaders_per_epoch=algorithm.leaders_per_epoch, needs_majority=algorithm.needs_majority,
-                               groups=algorithm.groups)
+        self.monitor = Monitor.for_algorithm(algorithm, self.ids, self.settle_time)
         self.trace = Trace(self.monitor)
         self.now_us = -1  # the latest instant at which anything ran (-1: not booted)
         self._commands: list[tuple[int, int, Request, str]] = []  # (time, order, request, source), sorted

@@ -47,10 +47,11 @@ Rules:
      promise is per group, and a node's epoch is its group's number, which no other
      group has), SLE1 is two normal nodes of one group following different leaders,
      and split brain two leaders of one group: nodes of different groups may disagree.
-     Agreement (rule 5) is still one group of every up node under one leader. SLE2 is
+     Agreement (rule 5) is one group of every up node (one epoch) under one leader. SLE2 is
      judged on each side of the links held (partitions and held links, as the engine
-     holds them): c after the last fault, the up nodes of each side that can reach one
-     another are one group, normal under one of them; so a partition that lasts is two
+     holds them): c after the last fault, the up nodes of each side (those that can
+     reach one another, both ways, directly or through others) are one group, normal
+     under one of them; so a partition that lasts is two
      groups, not a violation, and after `heal` they must merge within c. `groups_of`
      is what a group is, for the monitor and for whoever shows the groups.
 """
@@ -121,6 +122,13 @@ class Monitor:
         self._open: dict[str, ViolationEvent] = {}  # property -> its begin event, while it lasts
         self._agreed: int | None = None  # the leader of the agreement, as last reported
         self._changed = False  # since the last close
+
+    @classmethod
+    def for_algorithm(cls, algorithm: type, ids: tuple[int, ...], settle: Callable[[], float | None]) -> Monitor:
+        """A monitor judging what `algorithm` declares it guarantees (the one place the
+        declarations become a monitor: the engine's, and a real run's merge)."""
+        return cls(ids, settle, highest_wins=algorithm.highest_wins, leaders_per_epoch=algorithm.leaders_per_epoch,
+                   needs_majority=algorithm.needs_majority, groups=algorithm.groups)
 
     # --- in: the trace --------------------------------------------------------------------
 
@@ -208,9 +216,14 @@ class Monitor:
     def agreed_on(self) -> int | None:
         """The expected leader, if every up node is normal under it; else None."""
         top = self._expected()
-        if top is not None and self._normal_leaders.get(top, 0) == len(self.up):
+        if top is not None and self._normal_leaders.get(top, 0) == len(self.up) and self._one_group(top):
             return top
         return None
+
+    def _one_group(self, top: int) -> bool:
+        """Rule 10: with groups, one group, too (members of an old group under a leader
+        that has moved on to a new one are not in it)."""
+        return not self._groups or all(self.epoch[i] == self.epoch[top] for i in self.up)
 
     def _expected(self) -> int | None:
         """Whom every up node should follow: the highest up node; or, where the highest
@@ -233,7 +246,8 @@ class Monitor:
     def unsettled(self) -> list[int]:
         """The up nodes not (yet) normal under the expected leader: none means agreement."""
         top = self._expected()
-        return sorted(i for i in self.up if not (self.normal[i] and self.leader[i] == top))
+        return sorted(i for i in self.up if not (self.normal[i] and self.leader[i] == top
+                                                  and (not self._groups or self.epoch[i] == self.epoch[top])))
 
     # --- bookkeeping ----------------------------------------------------------------------
 

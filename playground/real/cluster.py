@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 
 from protocol import machine
 
-from ..core.config import ClusterConfig
+from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
 from .merge import merge
 from .node import TRACE_FILE
 
 STARTING = 1.5  # seconds for the processes to start and listen before the first step
+STARTED_WITHIN = 20.0  # seconds after that by which every node must have taken it (64 processes on 2 cores: ~5 s)
 STOPPING = 1.0  # seconds a process has to stop after SIGTERM before it is killed
 
 
@@ -64,10 +65,28 @@ class RealCluster:
 
     def __enter__(self) -> RealCluster:
         start_at = time.time() + STARTING
-        for node in self.ids:
-            self._spawn(node, start_at)
-        self.log.append((start_at, "start", ()))
+        try:
+            for node in self.ids:
+                self._spawn(node, start_at)
+            self.log.append((start_at, "start", ()))
+            self._started(start_at + STARTED_WITHIN)
+        except BaseException:
+            self.close()
+            raise
         return self
+
+    def _started(self, deadline: float) -> None:
+        """Every node has taken its first step; or one line saying which did not, and why
+        (its log's last line: a port taken meanwhile, say)."""
+        waiting = set(self.ids)
+        while waiting:
+            for node in sorted(waiting):
+                if _booted(os.path.join(self.state_dir(node), TRACE_FILE)):
+                    waiting.discard(node)
+                elif not self.up(node) or time.time() > deadline:
+                    said = _last_line(os.path.join(self.state_dir(node), "node.log"))
+                    raise InputError(f"node {node} did not start{': ' + said if said else ''}")
+            time.sleep(0.02)
 
     def __exit__(self, *_: object) -> None:
         self.close()
@@ -141,6 +160,23 @@ class RealCluster:
 
 
 
+def _booted(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return b'"kind":"boot"' in f.read()
+    except FileNotFoundError:
+        return False
+
+
+def _last_line(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode(errors="replace").strip().splitlines()
+    except FileNotFoundError:
+        return ""
+    return lines[-1].removeprefix("bully-tui: error: ")[:200] if lines else ""
+
+
 # --- a headless real run -------------------------------------------------------------------
 
 REAL_COMMANDS = ("crash", "recover", "elect", "leave")  # what a real cluster can be told (the others: not yet)
@@ -154,10 +190,13 @@ def run_headless_real(session, until: float) -> dict[str, object]:
     (if asked) and return the summary, as a simulated headless run does."""
     from dataclasses import replace
 
+    from ..record.files import check_new
     from ..record.recorder import Recorder
     from ..record.summary import Summary
 
     cls = machine(session.algorithm)
+    if session.transcript is not None:
+        check_new(session.transcript, "transcript", session.overwrite)  # before anything runs
     with tempfile.TemporaryDirectory(prefix="bully-real-") as folder:
         with RealCluster(session.ids, session.algorithm, session.config, folder, session.seed) as cluster:
             start = cluster.log[0][0]

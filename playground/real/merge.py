@@ -17,7 +17,7 @@ import math
 import os
 from collections.abc import Callable
 
-from protocol import Message, machine
+from protocol import Message, known, machine
 
 from ..core.config import ClusterConfig, InputError, shown_json, to_us
 from ..core.events import (
@@ -39,8 +39,9 @@ from ..core.monitor import Monitor
 from ..record.codec import converter
 from .node import TRACE_FILE
 
-# At one wall time: a command before what it caused, a delivery after its send.
-ORDER = {"command": 0, "crash": 1, "boot": 2, "deliver": 4, "drop": 4}
+# At one wall time: a command before what it caused, a crash before a boot; then each
+# node's lines in the order it wrote them.
+ORDER = {"command": 0, "crash": 1, "boot": 2}
 
 
 # What each kind of trace line holds besides t, lamport, node and kind: the field, and a
@@ -54,8 +55,10 @@ def _number(v) -> bool:
 
 
 TRACE_FIELDS: dict[str, dict[str, Callable[[object], bool]]] = {
-    "boot": {"algorithm": lambda v: type(v) is str, "ids": lambda v: type(v) is list and bool(v) and all(map(_id, v)),
-             "recovering": lambda v: type(v) is bool, "timeout": _number, "probe_interval": _number},
+    "boot": {"algorithm": lambda v: type(v) is str and known(v), "ids": lambda v: type(v) is list and bool(v)
+             and all(map(_id, v)), "recovering": lambda v: type(v) is bool, "timeout": lambda v: _number(v) and v > 0,
+             "probe_interval": lambda v: _number(v) and v >= 0, "coordinator_timeout": lambda v: v is None or
+             (_number(v) and v > 0), "delay": lambda v: _number(v) and v >= 0},
     "send": {"id": lambda v: type(v) is str, "dst": _id, "msg": lambda v: type(v) is dict},
     "deliver": {"id": lambda v: type(v) is str, "src": _id},
     "drop": {"id": lambda v: type(v) is str, "dst": _id},
@@ -101,35 +104,35 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
     cls = machine(algorithm)
     statuses = {s.value: s for s in cls.statuses}
     structure = converter(algorithm).structure
-    records = [r for node in ids for r in _records(traces[node])]
+    per_node = {node: _records(traces[node]) for node in ids}
+    _causal_times(per_node)
+    records = [dict(r, _i=i) for lines in per_node.values() for i, r in enumerate(lines)]
     records += [{"t": t, "kind": "command", "command": name, "args": list(args), "lamport": 0} for t, name, args in log
                 if name != "start"]
     records += [{"t": t, "kind": "crash", "node": args[0], "lamport": 0} for t, name, args in log if name == "crash"]
     records += _unsaid_crashes(records)
-    sends = {r["id"]: r for r in records if r["kind"] == "send"}
-    for r in records:  # a delivery never before its send (two machines' clocks may disagree)
-        if r["kind"] == "deliver" and r["id"] in sends:
-            r["t"] = max(r["t"], sends[r["id"]]["t"])
-    records.sort(key=lambda r: (r["t"], ORDER.get(r["kind"], 3)))
+    records.sort(key=lambda r: (r["t"], ORDER.get(r["kind"], 3), r.get("node", 0), r.get("_i", 0)))
     t0 = min((r["t"] for r in records), default=0.0)
     numbers: dict[str, int] = {}  # a message's id in its sender's trace -> its id in the run (0, 1, 2, ... as sent)
     arrived = {r["id"]: r["t"] for r in records if r["kind"] in ("deliver", "drop")}
-    monitor = Monitor(ids, lambda: cls.settle_time(len(ids), config.protocol, config.delay_max + 0.05),
-                      highest_wins=cls.highest_wins, leaders_per_epoch=cls.leaders_per_epoch,
-                      needs_majority=cls.needs_majority, groups=cls.groups)
+    monitor = Monitor.for_algorithm(cls, ids, lambda: cls.settle_time(len(ids), config.protocol, config.delay_max + 0.05))
     out: list[Event] = []
     now = None
 
     def at(t: float) -> float:
         return round(t - t0, 6)
 
+    def until(t: float) -> None:
+        """The instant open is over, and so is every moment the monitor had to look at
+        before t (core/trace.py's order: the instant's verdicts, then the deadlines)."""
+        if now is not None and now != t:
+            out.extend(monitor.close(now))
+            while monitor.deadline is not None and monitor.deadline < to_us(t):
+                out.extend(monitor.close(monitor.deadline / 1e6))
+
     def emit(e: Event) -> None:
         nonlocal now
-        while monitor.deadline is not None and now is not None and monitor.deadline < to_us(e.t):
-            moment = monitor.deadline / 1e6
-            out.extend(monitor.close(moment))
-        if now is not None and e.t != now:
-            out.extend(monitor.close(now))
+        until(e.t)
         now = e.t
         out.append(e)
         monitor.observe(e)
@@ -176,11 +179,33 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
             emit(LeaveEvent(UNSET, t, node))
             emit(StateEvent(UNSET, t, node, HostStatus.LEFT, None, HostStatus.LEFT.role, epochs.get(node, 0)))
             down.add(node)
-    if now is not None:
-        out.extend(monitor.close(now))
+    if now is not None:  # the run lasted until its last line (a stop's too): what was due by then is judged
+        until(at(max(r["t"] for r in records)) + 1e-6)
     for seq, e in enumerate(out):
         e.seq = seq
     return out
+
+
+def _causal_times(per_node: dict[int, list[dict]]) -> None:
+    """Wall times made consistent with causality (two machines' clocks disagree): a
+    delivery at least a microsecond after its send, and each node's own lines never
+    going back in time; repeated until nothing moves (a send moved later can move its
+    delivery in turn)."""
+    for _ in range(len(per_node) + 1):
+        sends = {r["id"]: r["t"] for lines in per_node.values() for r in lines if r["kind"] == "send"}
+        moved = False
+        for lines in per_node.values():
+            latest = -math.inf
+            for r in lines:
+                t = r["t"]
+                if r["kind"] == "deliver" and r["id"] in sends:
+                    t = max(t, sends[r["id"]] + 1e-6)
+                t = max(t, latest)
+                if t != r["t"]:
+                    r["t"], moved = t, True
+                latest = t
+        if not moved:
+            return
 
 
 def _unsaid_crashes(records: list[dict]) -> list[dict]:
@@ -193,9 +218,9 @@ def _unsaid_crashes(records: list[dict]) -> list[dict]:
         node, kind = r["node"], r["kind"]
         if kind == "boot":
             if node in stopped:
-                out.append({"t": stopped.pop(node), "kind": "crash", "node": node, "lamport": 0})
-            elif node in alive:
-                out.append({"t": last[node], "kind": "crash", "node": node, "lamport": 0})
+                out.append({"t": stopped.pop(node) + 1e-6, "kind": "crash", "node": node, "lamport": 0})
+            elif node in alive:  # (a microsecond after its last line: after it, whatever the sort's ties)
+                out.append({"t": last[node] + 1e-6, "kind": "crash", "node": node, "lamport": 0})
             alive.add(node)
         elif kind == "stop":
             stopped[node] = r["t"]

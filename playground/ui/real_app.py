@@ -7,8 +7,10 @@ becomes (ClusterState.load): the widgets hold the model, and redraw from it. Key
 processes: x kills the leader (SIGKILL), c the selected node, r starts it again from its
 state folder (a recovery from disk), e makes it start an election. Time travel, branches
 and verify are not offered: a real run is not deterministic, and the status line says
-so. Quitting (q, ctrl+q, or the terminal closing) stops every process; with --transcript
-the merged run is written as a transcript marked real, which replay and export read.
+so. Quitting (q, ctrl+q) stops every process and, with --transcript, writes the merged
+run as a transcript marked real, which replay and export read. The terminal closing
+stops every process too (SIGTERM to each at once); the transcript is written only if
+there is time before the watchdog ends the app (interrupt.end_soon).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from textual.widgets import Footer, Static
 import themes
 from protocol import machine
 
+from ..core.config import InputError, WriteError
 from ..real.cluster import RealCluster
 from ..run import interrupt
 from ..run.state import ClusterState
@@ -65,6 +68,7 @@ class RealApp(App):
         self.cluster: RealCluster | None = None
         self.events: list = []
         self.said = ""  # the last key's effect, on the status line
+        self.failure: str | None = None  # why the transcript could not be written, to say after the app
 
     def compose(self) -> ComposeResult:
         yield self.grid
@@ -98,16 +102,21 @@ class RealApp(App):
         if self.cluster is None:
             return
         cluster, self.cluster = self.cluster, None
-        cluster.close()
-        if self.session.transcript is not None:
-            from dataclasses import replace
+        try:
+            cluster.close()
+            if self.session.transcript is not None:
+                from dataclasses import replace
 
-            from ..record.recorder import Recorder
+                from ..record.recorder import Recorder
 
-            with Recorder.create(self.session.transcript, replace(self.session.header, real=True), True) as recorder:
-                recorder(cluster.events())
-        if self._temporary is not None:
-            self._temporary.cleanup()
+                header = replace(self.session.header, real=True)
+                with Recorder.create(self.session.transcript, header, self.session.overwrite) as recorder:
+                    recorder(cluster.events())
+        except (InputError, WriteError) as e:  # said after the app has ended, in one line
+            self.failure = str(e)
+        finally:
+            if self._temporary is not None:
+                self._temporary.cleanup()
 
     def _signalled(self, signum: int, _frame: object) -> None:
         """SIGINT, SIGTERM or SIGHUP (the terminal closed): quit, stopping the processes."""
