@@ -43,3 +43,13 @@ LIGHT = Theme(
 )
 
 THEMES = (DARK, LIGHT)
+
+
+def use_ours(app) -> None:
+    """The app's themes are ours only (the palette offers them; their colours say what
+    things are), starting dark: both apps (ui/app.py, ui/real_app.py) call this on mount."""
+    for theme in THEMES:
+        app.register_theme(theme)
+    app.theme = DARK.name
+    for name in set(app.available_themes) - {theme.name for theme in THEMES}:
+        app.unregister_theme(name)

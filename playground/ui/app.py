@@ -234,11 +234,7 @@ class BullyApp(App[None]):
     async def on_mount(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._handlers = interrupt.take_over(self._signalled)
-        for theme in themes.THEMES:
-            self.register_theme(theme)
-        self.theme = themes.DARK.name
-        for name in set(self.available_themes) - {theme.name for theme in themes.THEMES}:
-            self.unregister_theme(name)  # Textual's own: the palette offers ours only, whose colours say what things are
+        themes.use_ours(self)
         self.sub_title = machine(self.session.algorithm).title
         if self.timeline is None:
             self.timeline = Timeline.live_session(self.session, self.state, speed=self._start[0], paused=self._start[1],

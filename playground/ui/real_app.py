@@ -81,9 +81,7 @@ class RealApp(App):
     async def on_mount(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._handlers = interrupt.take_over(self._signalled)
-        for theme in themes.THEMES:
-            self.register_theme(theme)
-        self.theme = themes.DARK.name
+        themes.use_ours(self)
         if self._folder is None:
             self._temporary = tempfile.TemporaryDirectory(prefix="bully-real-")
             self._folder = self._temporary.name
