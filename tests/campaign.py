@@ -1363,7 +1363,7 @@ def gen_real(b: Builder) -> None:
           names="state.json", files={"d": DIRECTORY, **foreign})
     # merge
     trace = [{"t": 1.0, "lamport": 0, "node": 1, "kind": "boot", "algorithm": "classic", "ids": [1, 2],
-              "recovering": False, "timeout": 4.0, "probe_interval": 5.0}]
+              "recovering": False, "timeout": 4.0, "probe_interval": 5.0, "coordinator_timeout": None, "delay": 0.0}]
     good = b"".join(json.dumps(x).encode() + b"\n" for x in trace)
     other = good.replace(b'"node": 1', b'"node": 2')
     b.add("merge-valid", "merge", ["merge", "a", "b", "-o", "m.jsonl"], ACCEPT, outputs={"m.jsonl": "transcript"},
