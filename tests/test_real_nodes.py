@@ -300,3 +300,26 @@ def test_a_state_file_or_a_boot_line_with_a_wrong_cell_is_one_line(tmp_path, cap
         (folder / "trace.jsonl").write_text(json.dumps({**boot, **change}) + "\n")
         assert main(["merge", str(folder), "-o", str(tmp_path / "m.jsonl")]) == 2
         assert says in capsys.readouterr().err
+
+
+def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heals(tmp_path):
+    """As scenarios/partition-stoller.scenario: the cut-off side elects its own leader,
+    two leaders (split brain) while it lasts; at `heal` what waited goes through, the
+    heartbeats notice, and all follow the highest again. (Classic's would be timing's
+    luck: a Coordinator held until the heal can make the highest follow a lower node, its
+    known flaw.) A new T reaches every node."""
+    with RealCluster((1, 2, 3, 4), "stoller", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
+        cluster.timeout(0.6)
+        cluster.partition((1, 2))
+        split = wait_for(cluster, lambda ev: any(e.kind == "violation" and e.property == "split_brain" for e in ev),
+                         within=10)
+        assert {n: s[0] for n, s in leaders(split).items()} == {1: 2, 2: 2, 3: 4, 4: 4}
+        cluster.heal()
+        events = wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
+    for node in (1, 2, 3, 4):
+        assert '"kind":"timeout","value":0.6' in (tmp_path / str(node) / "trace.jsonl").read_text()
+    commands = [(e.command, e.args) for e in events if e.kind == "command"]
+    assert commands == [("timeout", (0.6,)), ("partition", (1, 2)), ("heal", ())]
+    [began] = [e for e in events if e.kind == "violation" and e.property == "split_brain" and e.phase == "begin"]
+    assert began.nodes == (2, 4) and any(e.kind == "violation" and e.phase == "end" for e in events)

@@ -29,7 +29,8 @@ from protocol import machine
 from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
 from .merge import merge
-from .node import TRACE_FILE
+from .node import CONTROL_FILE, TRACE_FILE
+from .wire import frame
 
 STARTING = 1.5  # seconds for the processes to start and listen before the first step
 STARTED_WITHIN = 20.0  # seconds after that by which every node must have taken it (64 processes on 2 cores: ~5 s)
@@ -138,6 +139,37 @@ class RealCluster:
             self.log.append((time.time(), "leave", (node,)))
             self.processes[node].send_signal(signal.SIGUSR2)
 
+    def timeout(self, value: float) -> None:
+        """A new T for every node, now and when one starts again."""
+        self.config = self.config.with_timeout(value)
+        self.log.append((time.time(), "timeout", (value,)))
+        for node in self.ids:
+            self._control(node, {"command": "timeout", "value": value})
+
+    def partition(self, group: tuple[int, ...]) -> None:
+        """Cut `group` off from the others, both ways: each holds its messages to the
+        other side (they wait, in order) until `heal`."""
+        self.log.append((time.time(), "partition", tuple(group)))
+        inside, outside = set(group), set(self.ids) - set(group)
+        for node in self.ids:
+            self._control(node, {"command": "hold", "peers": sorted(outside if node in inside else inside)})
+
+    def heal(self) -> None:
+        self.log.append((time.time(), "heal", ()))
+        for node in self.ids:
+            self._control(node, {"command": "release", "peers": [i for i in self.ids if i != node]})
+
+    def _control(self, node: int, command: dict) -> None:
+        """A command to a node that is up, through its control socket (node.py)."""
+        if not self.up(node):
+            return
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            try:
+                s.connect(os.path.join(self.state_dir(node), CONTROL_FILE))
+                s.sendall(frame(command))
+            except OSError:
+                pass  # (it has just gone down)
+
     def close(self) -> None:
         for p in self.processes.values():
             if p.poll() is None:
@@ -179,7 +211,7 @@ def _last_line(path: str) -> str:
 
 # --- a headless real run -------------------------------------------------------------------
 
-REAL_COMMANDS = ("crash", "recover", "elect", "leave")  # what a real cluster can be told (the others: not yet)
+REAL_COMMANDS = ("crash", "recover", "elect", "leave", "timeout", "partition", "heal")  # what a real cluster takes
 REAL_MOST_NODES = 64
 REAL_UNTIL = 10.0  # real seconds a headless real run lasts unless --until says
 
@@ -202,7 +234,8 @@ def run_headless_real(session, until: float) -> dict[str, object]:
             start = cluster.log[0][0]
             for scheduled in sorted(session.commands, key=lambda s: s.at):
                 time.sleep(max(0.0, start + scheduled.at - time.time()))
-                getattr(cluster, scheduled.command.name)(scheduled.command.node)
+                name, args = scheduled.command.words()
+                getattr(cluster, name)(*([args] if name == "partition" else args))
             time.sleep(max(0.0, start + until - time.time()))
         events = cluster.events()
     if session.transcript is not None:

@@ -64,6 +64,7 @@ TRACE_FIELDS: dict[str, dict[str, Callable[[object], bool]]] = {
     "drop": {"id": lambda v: type(v) is str, "dst": _id},
     "state": {"status": lambda v: type(v) is str, "leader": lambda v: v is None or _id(v), "epoch": _id},
     "election_start": {}, "leave": {}, "stop": {},
+    "timeout": {"value": lambda v: _number(v) and v > 0},  # (the node took a new T: the cluster's log has the command)
 }
 
 

@@ -26,6 +26,8 @@ How it runs (trio, one task steps the machine, so it needs no locks):
     step: its wall time, its Lamport clock, and what happened (boot, send, deliver,
     drop, state, election). cluster.py merges the traces of many nodes into one
     transcript.
+  - The cluster that started it can change T and hold links through DIR/control.sock
+    (`_control`): a partition of held connections, as the simulation holds links.
   - Bad input on a socket (a stranger's bytes, a truncated frame, a frame of another
     algorithm) closes that connection with one line in the node's log (its stderr);
     the node stays up, its state untouched.
@@ -59,11 +61,12 @@ from protocol import (
     machine,
 )
 
-from ..core.config import ClusterConfig, InputError, WriteError
+from ..core.config import TIMEOUT, ClusterConfig, InputError, WriteError
 from ..record.codec import converter
 from . import state, wire
 
 TRACE_FILE = "trace.jsonl"
+CONTROL_FILE = "control.sock"
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ class RealNode:
         self.timer_count = 0
         self.lamport = 0
         self.sent = 0  # numbers this node's messages (with its incarnation: unique in its trace)
+        self.config = options.config  # T changes with the cluster's `timeout` command (_command)
         self.links = {peer: Link(self, peer, address) for peer, address in options.peers.items()}
         path = os.path.join(options.state_dir, TRACE_FILE)
         try:
@@ -205,7 +209,7 @@ class RealNode:
                 elif item[0] == "leave":
                     self.step(Leaving())
                     self.record("leave")
-                    with trio.move_on_after(self.o.config.delay_max + self.o.config.timeout):
+                    with trio.move_on_after(self.config.delay_max + self.config.timeout):
                         while any(link.pending for link in self.links.values()):  # the Leaves go out first
                             await trio.sleep(0.01)
                     break
@@ -221,13 +225,14 @@ class RealNode:
         except OSError as e:
             raise InputError(f"cannot listen on {self.o.listen}: {e.strerror or e}") from None
         self.nursery.start_soon(trio.serve_listeners, self._serve, listeners)
+        self.nursery.start_soon(trio.serve_listeners, self._control, [await self._control_listener()])
         if self.o.parent is not None:
             self.nursery.start_soon(self._orphaned, self.o.parent)
         for link in self.links.values():
             self.nursery.start_soon(link.run)
         if self.o.start_at is not None:  # listening already: whoever starts first reaches the others
             await trio.sleep(max(0.0, self.o.start_at - time.time()))
-        c = self.o.config
+        c = self.config
         self.record("boot", algorithm=self.o.algorithm, ids=list(self.machine.ids), recovering=self.recovering,
                     joining=self.o.join, timeout=c.timeout, coordinator_timeout=c.coordinator_timeout,
                     probe_interval=c.probe_interval, delay=c.delay_max)
@@ -237,6 +242,48 @@ class RealNode:
         async for number in signals:
             what = {signal.SIGUSR1: "elect", signal.SIGUSR2: "leave"}.get(number, "stop")
             self.inbox_in.send_nowait((what,))
+
+    async def _control_listener(self) -> trio.SocketListener:
+        """DIR/control.sock: a Unix socket only this machine's users who can reach the
+        state folder can open (the cluster that started the node)."""
+        path = os.path.join(self.o.state_dir, CONTROL_FILE)
+        if os.path.lexists(path):
+            os.unlink(path)  # (a previous incarnation's)
+        sock = trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_STREAM)
+        try:
+            await sock.bind(path)
+        except OSError as e:  # (a path too long for a Unix socket, say)
+            sock.close()
+            raise InputError(f"cannot make {path}: {e.strerror or e}") from None
+        sock.listen()
+        return trio.SocketListener(sock)
+
+    async def _control(self, stream: trio.SocketStream) -> None:
+        """Commands from the cluster, a frame each: {"command": "timeout", "value": T}
+        (a new T, for timers set from now on, as the simulation's `timeout`); {"command":
+        "hold" or "release", "peers": [...]} (messages to those peers wait, in order,
+        until released: a partition of held connections, as the simulation holds links)."""
+        frames = wire.Frames()
+        try:
+            async with stream:
+                async for data in stream:
+                    for obj in frames.feed(data):
+                        self._command(obj)
+        except (wire.FrameError, trio.BrokenResourceError, OSError) as e:
+            log(f"node {self.o.node}: closed a control connection: {e}")
+
+    def _command(self, obj: dict) -> None:
+        command = obj.get("command")
+        if command == "timeout" and type(obj.get("value")) in (int, float) and TIMEOUT.low <= obj["value"] <= TIMEOUT.high:
+            self.config = self.config.with_timeout(float(obj["value"]))
+            self.machine.reconfigure(self.config.protocol)
+            self.record("timeout", value=self.config.timeout)
+        elif command in ("hold", "release") and isinstance(obj.get("peers"), list):
+            for peer in obj["peers"]:
+                if peer in self.links:
+                    self.links[peer].hold(command == "hold")
+        else:
+            raise wire.FrameError(f"not a command: {json.dumps(obj)[:80]}")
 
     async def _orphaned(self, parent: int) -> None:
         """The cluster that started this node was killed without stopping it (its nodes run
@@ -276,14 +323,23 @@ class Link:
         self.queue_in, self.queue = trio.open_memory_channel(math.inf)
         self.stream: trio.SocketStream | None = None
         self.pending = 0  # messages put and not yet sent or dropped
+        self.open = trio.Event()  # set while the link is not held
+        self.open.set()
+
+    def hold(self, held: bool) -> None:
+        if held and self.open.is_set():
+            self.open = trio.Event()
+        elif not held:
+            self.open.set()
 
     def put(self, msg_id: str, lamport: int, msg) -> None:
         self.pending += 1
-        self.queue_in.send_nowait((trio.current_time() + self.node.o.config.delay_max, msg_id, lamport, msg))
+        self.queue_in.send_nowait((trio.current_time() + self.node.config.delay_max, msg_id, lamport, msg))
 
     async def run(self) -> None:
         async for due, msg_id, lamport, msg in self.queue:
             await trio.sleep_until(due)
+            await self.open.wait()  # held: it waits here, and those after it behind it
             data = wire.message_frame(self.node.o.algorithm, msg_id, lamport, msg)
             if not await self._send(data):
                 self.node.record("drop", id=msg_id, dst=self.peer, reason="receiver down")
@@ -302,7 +358,7 @@ class Link:
 
     async def _connect(self) -> bool:
         stream, ready = None, False
-        with trio.move_on_after(min(1.0, self.node.o.config.timeout / 4)):
+        with trio.move_on_after(min(1.0, self.node.config.timeout / 4)):
             try:
                 stream = await trio.open_tcp_stream(self.address.host, self.address.port)
                 await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
