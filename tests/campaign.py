@@ -1386,7 +1386,7 @@ def gen_real(b: Builder) -> None:
     b.add("real-valid", "real", [*quick, "--transcript", "r.jsonl"], ACCEPT, outputs={"r.jsonl": "transcript"})
     for extra, names in [(["--compare"], "--compare"), (["--ids", "uuid"], "--ids"), (["--mutex", "central"], "--mutex"),
                          (["--at", "0.5 hold 1 2"], "hold"), (["--at", "0.5 delay 1"], "delay"),
-                         (["--nodes", "65"], "65"), (["--at", "0.5 join"], "join")]:
+                         (["--nodes", "65"], "65"), (["--at", "0.5 release 1 2"], "release")]:
         b.add(f"real-refused:{' '.join(extra)}", "real", [*quick, *extra], REFUSE, names=names)
     b.add("real-live-without-terminal", "real", ["--real", "--nodes", "2"], REFUSE, names=TERMINAL)
 

@@ -226,11 +226,14 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
         assert "down" in app.grid.node_text(4) and "no time travel" in str(app.status.render())
         await pilot.press("4", "r")  # select it, recover it: from its state folder
         await until(pilot, all_under(4, (1, 2, 3, 4)))
+        await pilot.press("j")  # a new process, node 5, joins (and leads: epoch-bully's highest)
+        await until(pilot, all_under(5, (1, 2, 3, 4, 5)))
+        assert "5" in app.grid.node_text(5)
         processes = list(app.cluster.processes.values())
     assert all(p.poll() is not None for p in processes)  # quitting stopped them all
     transcript = load(str(tmp_path / "live.jsonl"))
-    assert transcript.header.real and [e.kind for e in transcript.events if e.kind in ("crash", "recover")] == \
-        ["crash", "recover"]
+    assert transcript.header.real and [e.kind for e in transcript.events if e.kind in ("crash", "recover", "join")] == \
+        ["crash", "recover", "join"]
 
 
 ORPHANING = """

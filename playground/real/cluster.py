@@ -95,7 +95,7 @@ class RealCluster:
     def state_dir(self, node: int) -> str:
         return os.path.join(self.folder, str(node))
 
-    def _spawn(self, node: int, start_at: float | None = None) -> None:
+    def _spawn(self, node: int, start_at: float | None = None, join: bool = False) -> None:
         folder = self.state_dir(node)
         os.makedirs(folder, exist_ok=True)
         peers = ",".join(f"{i}@127.0.0.1:{port}" for i, port in self.ports.items() if i != node)
@@ -108,6 +108,8 @@ class RealCluster:
             argv += ["--coordinator-timeout", repr(c.coordinator_timeout)]
         if start_at is not None:
             argv += ["--start-at", repr(start_at)]
+        if join:
+            argv += ["--join"]
         with open(os.path.join(folder, "node.log"), "ab") as err:
             self.processes[node] = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                                     start_new_session=True)
@@ -138,6 +140,18 @@ class RealCluster:
         if self.up(node):
             self.log.append((time.time(), "leave", (node,)))
             self.processes[node].send_signal(signal.SIGUSR2)
+
+    def join(self, node: int | None = None) -> int:
+        """A new process, the next id (or `node`): the members learn where it listens
+        first, then it starts and sends Join to every one of them."""
+        node = max(self.ids) + 1 if node is None else node
+        self.ports[node] = free_ports(1)[0]
+        for member in self.ids:
+            self._control(member, {"command": "peer", "id": node, "address": f"127.0.0.1:{self.ports[node]}"})
+        self.ids = (*self.ids, node)
+        self.log.append((time.time(), "join", (node,)))
+        self._spawn(node, join=True)
+        return node
 
     def timeout(self, value: float) -> None:
         """A new T for every node, now and when one starts again."""
@@ -211,7 +225,7 @@ def _last_line(path: str) -> str:
 
 # --- a headless real run -------------------------------------------------------------------
 
-REAL_COMMANDS = ("crash", "recover", "elect", "leave", "timeout", "partition", "heal")  # what a real cluster takes
+REAL_COMMANDS = ("crash", "recover", "elect", "join", "leave", "timeout", "partition", "heal")  # what it takes
 REAL_MOST_NODES = 64
 REAL_UNTIL = 10.0  # real seconds a headless real run lasts unless --until says
 

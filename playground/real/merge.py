@@ -28,6 +28,7 @@ from ..core.events import (
     DropEvent,
     ElectionStartEvent,
     Event,
+    JoinEvent,
     LeaveEvent,
     RecoverEvent,
     SendEvent,
@@ -151,7 +152,9 @@ def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list
         t, kind = at(r["t"]), r["kind"]
         node = r.get("node")
         if kind == "boot":
-            emit((RecoverEvent if node in booted or r.get("recovering") else StartEvent)(UNSET, t, node))
+            first = node not in booted and not r.get("recovering")
+            kind_of_start = (JoinEvent if r.get("joining") else StartEvent) if first else RecoverEvent
+            emit(kind_of_start(UNSET, t, node))
             booted.add(node)
             down.discard(node)
         elif kind == "crash" and node not in down:

@@ -92,6 +92,13 @@ class NodeOptions:
     parent: int | None = None  # the process that started it: stop when it is gone (a cluster's nodes)
 
 
+def _address(text: str) -> Address:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise wire.FrameError(f"not an address: {text[:40]!r}")
+    return Address(host, int(port))
+
+
 def log(line: str) -> None:
     """One line in the node's log (its stderr)."""
     try:
@@ -262,7 +269,9 @@ class RealNode:
         """Commands from the cluster, a frame each: {"command": "timeout", "value": T}
         (a new T, for timers set from now on, as the simulation's `timeout`); {"command":
         "hold" or "release", "peers": [...]} (messages to those peers wait, in order,
-        until released: a partition of held connections, as the simulation holds links)."""
+        until released: a partition of held connections, as the simulation holds links);
+        {"command": "peer", "id": K, "address": "HOST:PORT"} (a node about to join: where
+        it listens; its Join tells the machine)."""
         frames = wire.Frames()
         try:
             async with stream:
@@ -278,6 +287,10 @@ class RealNode:
             self.config = self.config.with_timeout(float(obj["value"]))
             self.machine.reconfigure(self.config.protocol)
             self.record("timeout", value=self.config.timeout)
+        elif command == "peer" and type(obj.get("id")) is int and obj["id"] not in self.links and \
+                obj["id"] != self.o.node and isinstance(obj.get("address"), str):
+            link = self.links[obj["id"]] = Link(self, obj["id"], _address(obj["address"]))
+            self.nursery.start_soon(link.run)
         elif command in ("hold", "release") and isinstance(obj.get("peers"), list):
             for peer in obj["peers"]:
                 if peer in self.links:
@@ -300,7 +313,7 @@ class RealNode:
                 async for data in stream:
                     for obj in frames.feed(data):
                         if peer is None:
-                            peer = wire.read_hello(obj, self.o.algorithm, set(self.o.peers))
+                            peer = wire.read_hello(obj, self.o.algorithm, set(self.links))
                         else:
                             self.inbox_in.send_nowait(("receive", peer, *wire.read_message(self.o.algorithm, obj)))
                 if frames.partial:

@@ -5,7 +5,8 @@ Four times a second it reads the nodes' traces, merged as a transcript would be
 (real/merge.py, the monitor's verdicts included), into a fresh state that the shown one
 becomes (ClusterState.load): the widgets hold the model, and redraw from it. Keys act on
 processes: x kills the leader (SIGKILL), c the selected node, r starts it again from its
-state folder (a recovery from disk), e makes it start an election. Time travel, branches
+state folder (a recovery from disk), e makes it start an election, j starts a new one
+that joins. Time travel, branches
 and verify are not offered: a real run is not deterministic, and the status line says
 so. Quitting (q, ctrl+q) stops every process and, with --transcript, writes the merged
 run as a transcript marked real, which replay and export read. The terminal closing
@@ -48,6 +49,7 @@ class RealApp(App):
         Binding("c", "crash", "crash"),
         Binding("r", "recover", "recover"),
         Binding("e", "elect", "elect"),
+        Binding("j", "join", "join"),
         Binding("left", "select(-1)", "select", show=False),
         Binding("right", "select(1)", "select", show=False),
         Binding("q,ctrl+q", "quit", "quit"),
@@ -138,7 +140,7 @@ class RealApp(App):
         node = self.state.nodes[self.selected]
         shown = "down" if not node.up else f"{node.status} under {node.leader}"
         self.status.update(f"real run · t={now:.2f}s · {sum(n.up for n in self.state.nodes.values())} of "
-                           f"{len(self.session.ids)} up · node {self.selected}: {shown} · no time travel: a real run "
+                           f"{len(self.state.ids)} up · node {self.selected}: {shown} · no time travel: a real run "
                            f"is not deterministic{' · ' + self.said if self.said else ''}")
 
     # --- keys --------------------------------------------------------------------------
@@ -168,12 +170,18 @@ class RealApp(App):
     def action_elect(self) -> None:
         self._act("elect", self.selected)
 
+    def action_join(self) -> None:
+        if self.cluster is not None:
+            node = self.cluster.join()
+            self.said = f"join {node} at {time.strftime('%H:%M:%S')}"
+        self.poll()
+
     def action_select(self, step: int) -> None:
-        ids = self.session.ids
+        ids = self.state.ids
         self.selected = ids[(ids.index(self.selected) + step) % len(ids)]
         self.poll()
 
     def on_key(self, event) -> None:
-        if event.character and event.character.isdigit() and int(event.character) in self.session.ids:
+        if event.character and event.character.isdigit() and int(event.character) in self.state.ids:
             self.selected = int(event.character)
             self.poll()
