@@ -229,6 +229,12 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
         await pilot.press("j")  # a new process, node 5, joins (and leads: epoch-bully's highest)
         await until(pilot, all_under(5, (1, 2, 3, 4, 5)))
         assert "5" in app.grid.node_text(5)
+        await pilot.press("plus")  # T on every node
+        assert app.cluster.config.timeout == 1.0 and "T=1" in str(app.status.render())
+        await pilot.press("1", "p")  # node 1 cut off: it stands alone, and leads itself
+        await until(pilot, lambda: app.state.nodes[1].leader == 1)
+        await pilot.press("P")
+        await until(pilot, all_under(5, (1, 2, 3, 4, 5)))
         processes = list(app.cluster.processes.values())
     assert all(p.poll() is not None for p in processes)  # quitting stopped them all
     transcript = load(str(tmp_path / "live.jsonl"))

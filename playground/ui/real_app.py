@@ -6,7 +6,8 @@ Four times a second it reads the nodes' traces, merged as a transcript would be
 becomes (ClusterState.load): the widgets hold the model, and redraw from it. Keys act on
 processes: x kills the leader (SIGKILL), c the selected node, r starts it again from its
 state folder (a recovery from disk), e makes it start an election, j starts a new one
-that joins. Time travel, branches
+that joins, l makes the selected one leave, p cuts it off (a partition of held
+connections) and P heals, + and - change T on every node. Time travel, branches
 and verify are not offered: a real run is not deterministic, and the status line says
 so. Quitting (q, ctrl+q) stops every process and, with --transcript, writes the merged
 run as a transcript marked real, which replay and export read. The terminal closing
@@ -28,11 +29,12 @@ from textual.widgets import Footer, Static
 import themes
 from protocol import machine
 
-from ..core.config import InputError, WriteError
+from ..core.config import TIMEOUT, InputError, WriteError
 from ..real.cluster import RealCluster
 from ..run import interrupt
 from ..run.state import ClusterState
 from .alert_bar import AlertBar
+from .app import T_STEP
 from .compact_grid import CompactGrid
 from .message_log import MessageLog
 from .model import LOG_CAP, ClusterModel
@@ -50,6 +52,11 @@ class RealApp(App):
         Binding("r", "recover", "recover"),
         Binding("e", "elect", "elect"),
         Binding("j", "join", "join"),
+        Binding("l", "leave", "leave", show=False),
+        Binding("p", "cut_off", "cut off", show=False),
+        Binding("P", "heal", "heal", show=False),
+        Binding("plus,equals_sign", "timeout(1)", "T+", show=False),
+        Binding("minus", "timeout(-1)", "T-", show=False),
         Binding("left", "select(-1)", "select", show=False),
         Binding("right", "select(1)", "select", show=False),
         Binding("q,ctrl+q", "quit", "quit"),
@@ -139,7 +146,8 @@ class RealApp(App):
         self.alert_bar.show()
         node = self.state.nodes[self.selected]
         shown = "down" if not node.up else f"{node.status} under {node.leader}"
-        self.status.update(f"real run · t={now:.2f}s · {sum(n.up for n in self.state.nodes.values())} of "
+        t_now = self.cluster.config.timeout
+        self.status.update(f"real run · t={now:.2f}s · T={t_now:g} · {sum(n.up for n in self.state.nodes.values())} of "
                            f"{len(self.state.ids)} up · node {self.selected}: {shown} · no time travel: a real run "
                            f"is not deterministic{' · ' + self.said if self.said else ''}")
 
@@ -174,6 +182,30 @@ class RealApp(App):
         if self.cluster is not None:
             node = self.cluster.join()
             self.said = f"join {node} at {time.strftime('%H:%M:%S')}"
+        self.poll()
+
+    def action_leave(self) -> None:
+        self._act("leave", self.selected)
+
+    def action_cut_off(self) -> None:
+        """The selected node alone on one side of a partition of held connections."""
+        if self.cluster is not None:
+            self.cluster.partition((self.selected,))
+            self.said = f"partition {self.selected}"
+        self.poll()
+
+    def action_heal(self) -> None:
+        if self.cluster is not None:
+            self.cluster.heal()
+            self.said = "heal"
+        self.poll()
+
+    def action_timeout(self, step: int) -> None:
+        if self.cluster is not None:
+            value = self.cluster.config.timeout + step * T_STEP
+            if TIMEOUT.low <= value <= TIMEOUT.high:
+                self.cluster.timeout(value)
+                self.said = f"T={value:g}"
         self.poll()
 
     def action_select(self, step: int) -> None:
