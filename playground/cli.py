@@ -123,10 +123,11 @@ SUBCOMMANDS = {
     "hunt": "search schedules for a run that breaks a property, and write the smallest one found",
     "node": "run one real node: the same protocol over TCP, one process a node (bully-tui --real starts a cluster of them)",
     "merge": "merge the traces of real nodes run by hand (their state folders) into one transcript",
+    "attach": "watch real nodes started by hand (bully-tui node), on this machine or others, live",
 }
 
 
-ARGS = {"hunt": "--property P ...", "node": "--id K ...", "merge": "DIR ... -o FILE"}
+ARGS = {"hunt": "--property P ...", "node": "--id K ...", "merge": "DIR ... -o FILE", "attach": "ID@HOST:PORT,..."}
 
 
 def _parser() -> _Parser:
@@ -444,6 +445,7 @@ USAGE = {
             "(bully-tui hunt --help lists them)",
     "node": "usage: bully-tui node --id K --listen HOST:PORT --peers ID@HOST:PORT,... --state-dir DIR [--algorithm A] ...",
     "merge": "usage: bully-tui merge DIR [DIR ...] -o FILE [--overwrite]",
+    "attach": "usage: bully-tui attach ID@HOST:PORT,...",
 }
 
 
@@ -554,8 +556,27 @@ def run_merge(argv: list[str]) -> int:
     return 0
 
 
+def run_attach(argv: list[str]) -> int:
+    from .node_command import parse_peers
+
+    name = "attach"
+    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p.add_argument("nodes", metavar="ID@HOST:PORT,...", help="every node of the cluster, and where it listens")
+    peers = parse_peers(p.parse_args(argv).nodes, None, "the node list")
+    _need_a_terminal("the live app draws on the terminal", "to read the nodes' traces afterwards, use bully-tui merge")
+    from .real.attach import Attached
+    from .run.session import Session
+    from .ui.real_app import RealApp
+
+    watching = Attached(peers)
+    session = Session(watching.algorithm, len(watching.ids), 1, watching.config, given_ids=watching.ids)
+    app = RealApp(session, watching=watching)
+    app.run()
+    return 0
+
+
 SUBCOMMAND_RUNNERS = {"verify": run_verify, "replay": run_replay, "export": run_export, "hunt": run_hunt, "node": run_node,
-                      "merge": run_merge}
+                      "merge": run_merge, "attach": run_attach}
 
 
 def _need_a_terminal(what: str, instead: str) -> None:

@@ -56,20 +56,21 @@ def address(text: str, what: str) -> Address:
     return Address(host.strip("[]"), parse_whole(port, f"{what}'s port", 1, 65535))
 
 
-def parse_peers(text: str, me: int) -> dict[int, Address]:
+def parse_peers(text: str, me: int | None, what: str = "--peers") -> dict[int, Address]:
+    """"2@host:7002,3@host:7003" (`me`: this node, which may not be among them)."""
     peers: dict[int, Address] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         ident, sep, where = item.partition("@")
         if not sep:
-            raise InputError(f"--peers: each peer is ID@HOST:PORT, not {shown(item)}")
+            raise InputError(f"{what}: each is ID@HOST:PORT, not {shown(item)}")
         node = parse_whole(ident, "a peer's id", 0, MAX_ID)
         if node == me:
             raise InputError(f"--peers names this node itself ({node}): list the other members only")
         if node in peers:
-            raise InputError(f"--peers names node {node} twice")
-        peers[node] = address(where, f"peer {node}'s address")
+            raise InputError(f"{what} names node {node} twice")
+        peers[node] = address(where, f"{what}: node {node}'s address")
     if not peers:
-        raise InputError("--peers must name at least one other member")
+        raise InputError(f"{what} must name at least one {'other member' if me is not None else 'node'}")
     return peers
 
 

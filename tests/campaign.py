@@ -104,7 +104,7 @@ REPLAY_FIRST_BLOCK = 513  # replay reads this many lines before anything else: a
 REFUSE, ACCEPT, EITHER, DIFFERENT, WRITE_ERROR, SIGNAL, HELP, SEARCHED, FOUND = (
     "refuse", "accept", "either", "different", "write-error", "signal", "help", "searched", "found")
 FAILURES = ("traceback", "hang", "silent", "misleading", "misrefused", "partial", "setup")
-GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help", "hunt", "node", "merge", "real")
+GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help", "hunt", "node", "merge", "real", "attach")
 ERROR, WARNING, DIFF = "bully-tui: error: ", "bully-tui: warning: ", "bully-tui: different: "
 SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGKILL: -9}
 TERMINAL = ("terminal", "--headless")  # what a refusal to start the app without one names
@@ -1320,7 +1320,7 @@ def gen_hunt(b: Builder) -> None:
 def gen_help(b: Builder) -> None:
     short = b.rng.sample([["verify", "-h"], ["replay", "-h"], ["export", "-h"], ["hunt", "-h"], ["-h"]], 2)
     for argv in (["verify", "--help"], ["replay", "--help"], ["export", "--help"], ["hunt", "--help"], ["node", "--help"],
-                 ["merge", "--help"], ["--help"], *short):
+                 ["merge", "--help"], ["attach", "--help"], ["--help"], *short):
         b.add(f"help:{' '.join(argv)}", "help", argv, HELP)
 
 
@@ -1389,6 +1389,11 @@ def gen_real(b: Builder) -> None:
                          (["--nodes", "65"], "65"), (["--at", "0.5 release 1 2"], "release")]:
         b.add(f"real-refused:{' '.join(extra)}", "real", [*quick, *extra], REFUSE, names=names)
     b.add("real-live-without-terminal", "real", ["--real", "--nodes", "2"], REFUSE, names=TERMINAL)
+    # attach
+    for value, names in r.sample([("1@h:1,1@h:2", "twice"), ("", "at least one"), ("1@h", "HOST:PORT"),
+                                  ("x@h:1", "whole number"), ("1@h:99999", "port")], 3):
+        b.add(f"attach:{value}", "attach", ["attach", value], REFUSE, names=names)
+    b.add("attach-without-terminal", "attach", ["attach", "1@127.0.0.1:9"], REFUSE, names=TERMINAL)
 
 
 def build_cases(seed: int = DEFAULT_SEED) -> list[Case]:

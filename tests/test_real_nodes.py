@@ -332,3 +332,32 @@ def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heal
     assert commands == [("timeout", (0.6,)), ("partition", (1, 2)), ("heal", ())]
     [began] = [e for e in events if e.kind == "violation" and e.property == "split_brain" and e.phase == "begin"]
     assert began.nodes == (2, 4) and any(e.kind == "violation" and e.phase == "end" for e in events)
+
+
+def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp_path, capsys):
+    """`bully-tui attach`: each node sends its trace so far, then every new line; the
+    merge is the cluster's. Watching only."""
+    from playground.real.attach import Attached
+    from playground.real.node import Address
+
+    with RealCluster((1, 2, 3), "classic", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
+        watching = Attached({n: Address("127.0.0.1", port) for n, port in cluster.ports.items()})
+        try:
+            assert (watching.algorithm, watching.ids, watching.config.timeout) == ("classic", (1, 2, 3), 0.5)
+            assert leaders(watching.events()) == {n: s for n, s in leaders(cluster.events()).items()}
+            cluster.crash(3)  # its connection ends: down, as far as a watcher can tell
+            deadline = time.monotonic() + 10
+            while {n: s[:2] for n, s in leaders(watching.events()).items()} != {1: (2, True), 2: (2, True)}:
+                assert time.monotonic() < deadline, leaders(watching.events())
+                time.sleep(0.05)
+            cluster.recover(3)  # back: its whole trace again, and it leads
+            while {n: s[:2] for n, s in leaders(watching.events()).items()} != {n: (3, True) for n in (1, 2, 3)}:
+                assert time.monotonic() < deadline, leaders(watching.events())
+                time.sleep(0.05)
+        finally:
+            watching.close()
+    assert main(["attach", f"1@127.0.0.1:{free_port()}"]) == 2  # (no terminal: refused before connecting)
+    assert "terminal" in capsys.readouterr().err
+    assert main(["attach", "1@h:1,1@h:2"]) == 2
+    assert capsys.readouterr().err == "bully-tui: error: the node list names node 1 twice\n"

@@ -28,7 +28,7 @@ from protocol import machine
 
 from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
-from .merge import merge
+from .merge import merge, read_trace
 from .node import CONTROL_FILE, TRACE_FILE
 from .wire import frame
 
@@ -201,7 +201,7 @@ class RealCluster:
     def events(self) -> list[Event]:
         """What happened, as one run's trace events (merge.py)."""
         return merge(self.algorithm, self.ids, self.config, self.log,
-                     {node: os.path.join(self.state_dir(node), TRACE_FILE) for node in self.ids})
+                     {node: read_trace(os.path.join(self.state_dir(node), TRACE_FILE)) for node in self.ids})
 
 
 

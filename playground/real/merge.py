@@ -69,7 +69,7 @@ TRACE_FIELDS: dict[str, dict[str, Callable[[object], bool]]] = {
 }
 
 
-def _records(path: str) -> list[dict]:
+def read_trace(path: str) -> list[dict]:
     """A node's trace, every line checked; a last line cut short by a kill is left out.
     Anything else that is not a line node.py writes: one line naming it (InputError)."""
     try:
@@ -89,24 +89,30 @@ def _records(path: str) -> list[dict]:
             if number >= len(lines) - 1:  # the last line, cut short by a kill
                 continue
             raise InputError(f"{path} line {number}: not JSON") from None
-        kind = record.get("kind") if isinstance(record, dict) else None
-        fields = TRACE_FIELDS.get(kind) if type(kind) is str else None
-        if fields is None or not (_number(record.get("t")) and _id(record.get("node")) and _id(record.get("lamport"))):
-            raise InputError(f"{path} line {number}: not a node's trace line ({shown_json(record, 60)})")
-        for name, ok in fields.items():
-            if not ok(record.get(name)):
-                raise InputError(f"{path} line {number}: field {name!r} of a {kind} line is {shown_json(record.get(name), 40)}")
-        out.append(record)
+        out.append(checked(record, f"{path} line {number}"))
     return out
 
 
+def checked(record: object, where: str) -> dict:
+    """`record` if it is a trace line node.py writes; else one line naming `where`."""
+    kind = record.get("kind") if isinstance(record, dict) else None
+    fields = TRACE_FIELDS.get(kind) if type(kind) is str else None
+    if fields is None or not (_number(record.get("t")) and _id(record.get("node")) and _id(record.get("lamport"))):
+        raise InputError(f"{where}: not a node's trace line ({shown_json(record, 60)})")
+    for name, ok in fields.items():
+        if not ok(record.get(name)):
+            raise InputError(f"{where}: field {name!r} of a {kind} line is {shown_json(record.get(name), 40)}")
+    return record
+
+
 def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list[tuple[float, str, tuple]],
-          traces: dict[int, str]) -> list[Event]:
-    """The traces and the cluster's log as one run's trace events, the monitor's included."""
+          traces: dict[int, list[dict]]) -> list[Event]:
+    """The nodes' traces (their checked lines, read_trace) and the cluster's log as one
+    run's trace events, the monitor's included."""
     cls = machine(algorithm)
     statuses = {s.value: s for s in cls.statuses}
     structure = converter(algorithm).structure
-    per_node = {node: _records(traces[node]) for node in ids}
+    per_node = {node: [dict(r) for r in traces.get(node, [])] for node in ids}  # (times move: copies)
     _causal_times(per_node)
     records = [dict(r, _i=i) for lines in per_node.values() for i, r in enumerate(lines)]
     records += [{"t": t, "kind": "command", "command": name, "args": list(args), "lamport": 0} for t, name, args in log
@@ -236,21 +242,28 @@ def _unsaid_crashes(records: list[dict]) -> list[dict]:
     return out
 
 
-def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig, dict[int, str]]:
+def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig, dict[int, list[dict]]]:
     """Nodes run by hand (`bully-tui node`, perhaps on several machines): the algorithm,
-    ids and settings their traces' boot lines give, and each node's trace file. Bad
-    input (a folder without a trace, nodes that disagree) is one line."""
-    traces: dict[int, str] = {}
-    boots: list[dict] = []
+    ids and settings their traces' boot lines give, and each node's trace. Bad input (a
+    folder without a trace, nodes that disagree) is one line."""
+    traces: dict[int, list[dict]] = {}
+    where: dict[int, str] = {}
     for folder in folders:
-        path = os.path.join(folder, TRACE_FILE)
-        boot = next((r for r in _records(path) if r.get("kind") == "boot"), None)
-        if boot is None or type(boot.get("node")) is not int:
+        lines = read_trace(os.path.join(folder, TRACE_FILE))
+        boot = next((r for r in lines if r["kind"] == "boot"), None)
+        if boot is None:
             raise InputError(f"{folder}: no node's trace in it ({TRACE_FILE} with a boot line)")
         if boot["node"] in traces:
-            raise InputError(f"{folder}: node {boot['node']} again (also in {os.path.dirname(traces[boot['node']])})")
-        traces[boot["node"]] = path
-        boots.append(boot)
+            raise InputError(f"{folder}: node {boot['node']} again (also in {where[boot['node']]})")
+        traces[boot["node"]], where[boot["node"]] = lines, folder
+    algorithm, ids, config = settings(traces, "give every node's folder")
+    return algorithm, ids, config, traces
+
+
+def settings(traces: dict[int, list[dict]], missing_hint: str) -> tuple[str, tuple[int, ...], ClusterConfig]:
+    """The algorithm, ids and settings the nodes' first boot lines agree on; one line
+    where they do not, or where a node's trace is missing."""
+    boots = [next(r for r in lines if r["kind"] == "boot") for lines in traces.values()]
     first = boots[0]
     for boot in boots[1:]:
         for key in ("algorithm", "ids", "timeout", "probe_interval"):
@@ -260,7 +273,7 @@ def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig
     ids = tuple(first["ids"])
     if set(traces) != set(ids):
         missing = sorted(set(ids) - set(traces))
-        raise InputError(f"the traces of nodes {', '.join(map(str, missing))} are missing (give every node's folder)")
+        raise InputError(f"the traces of nodes {', '.join(map(str, missing))} are missing ({missing_hint})")
     config = ClusterConfig(first["timeout"], first.get("coordinator_timeout"), first["probe_interval"], 0.0,
                            first.get("delay", 0.0))
-    return first["algorithm"], ids, config, traces
+    return first["algorithm"], ids, config

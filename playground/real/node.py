@@ -124,6 +124,7 @@ class RealNode:
         self.lamport = 0
         self.sent = 0  # numbers this node's messages (with its incarnation: unique in its trace)
         self.config = options.config  # T changes with the cluster's `timeout` command (_command)
+        self.watchers: list[trio.MemorySendChannel] = []  # connections that watch the trace (_watched)
         self.links = {peer: Link(self, peer, address) for peer, address in options.peers.items()}
         path = os.path.join(options.state_dir, TRACE_FILE)
         try:
@@ -142,6 +143,8 @@ class RealNode:
             self.trace.write(line)
         except OSError as e:  # a full disk: the node stops, saying so (its trace would have a hole)
             raise WriteError(f"cannot write {self.trace.name}: {e.strerror or e}") from None
+        for watcher in self.watchers:
+            watcher.send_nowait(line.encode())
 
     # --- stepping the machine ----------------------------------------------------------
 
@@ -250,6 +253,22 @@ class RealNode:
             what = {signal.SIGUSR1: "elect", signal.SIGUSR2: "leave"}.get(number, "stop")
             self.inbox_in.send_nowait((what,))
 
+    async def _watched(self, stream: trio.SocketStream) -> None:
+        """Someone watches this node (`bully-tui attach`): its trace so far, then each new
+        line. (Read and registered with no await between: no line is missed or sent twice.)"""
+        with open(self.trace.name, "rb") as f:
+            lines = f.read().splitlines(keepends=True)
+        send, receive = trio.open_memory_channel(math.inf)
+        self.watchers.append(send)
+        try:
+            await stream.send_all(b"".join(map(wire.line_frame, lines)))
+            async for line in receive:
+                await stream.send_all(wire.line_frame(line))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass  # the watcher went away
+        finally:
+            self.watchers.remove(send)
+
     async def _control_listener(self) -> trio.SocketListener:
         """DIR/control.sock: a Unix socket only this machine's users who can reach the
         state folder can open (the cluster that started the node)."""
@@ -312,6 +331,9 @@ class RealNode:
             async with stream:
                 async for data in stream:
                     for obj in frames.feed(data):
+                        if peer is None and obj == {"watch": True}:
+                            await self._watched(stream)
+                            return
                         if peer is None:
                             peer = wire.read_hello(obj, self.o.algorithm, set(self.links))
                         else:

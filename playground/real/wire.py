@@ -5,6 +5,9 @@ JSON object on one line. A connection's first frame says who is speaking,
 receiver's trace names it, so that the traces can be merged), `lamport` is the sender's Lamport clock and `msg` is the
 message as transcripts write it (record/codec.py), so one encoding serves both.
 
+A connection whose first frame is {"watch": true} is someone watching the node
+(`bully-tui attach`): the node sends it its trace so far, then each line as it writes it.
+
 Anything else on a socket (a truncated frame, one too long, bytes that are not JSON, a
 message of another algorithm) is a FrameError: the receiver closes that connection and
 says so in one line; its own state is untouched."""
@@ -28,8 +31,12 @@ class FrameError(ValueError):
 
 
 def frame(obj: dict[str, Any]) -> bytes:
-    body = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
-    return _LENGTH.pack(len(body)) + body
+    return line_frame(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+
+
+def line_frame(line: bytes) -> bytes:
+    """A line of JSON already made (a trace's), as a frame."""
+    return _LENGTH.pack(len(line)) + line
 
 
 class Frames:

@@ -40,6 +40,7 @@ from .message_log import MessageLog
 from .model import LOG_CAP, ClusterModel
 from .node_grid import NodeGrid
 
+WATCHING = "attached: this view only watches (start, stop and tell the nodes where they run)"
 COMPACT_ABOVE = 12  # nodes: more than this, one line each
 POLL = 0.25  # seconds between readings of the traces
 
@@ -62,9 +63,12 @@ class RealApp(App):
         Binding("q,ctrl+q", "quit", "quit"),
     ]
 
-    def __init__(self, session, folder: str | None = None):
+    def __init__(self, session, folder: str | None = None, watching=None):
+        """`watching`: nodes started elsewhere (real/attach.py), shown but not acted on;
+        else the app starts a cluster of its own, in `folder` (default: a temporary one)."""
         super().__init__()
         self.session = session
+        self.watching = watching
         self.state = ClusterState(session.ids, session.config, session.algorithm)
         self.model = ClusterModel(self.state, machine(session.algorithm).worst_case_messages(session.nodes))
         self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
@@ -95,8 +99,9 @@ class RealApp(App):
             self._temporary = tempfile.TemporaryDirectory(prefix="bully-real-")
             self._folder = self._temporary.name
         s = self.session
-        self.cluster = RealCluster(s.ids, s.algorithm, s.config, self._folder, s.seed).__enter__()
-        self.title = f"{machine(s.algorithm).title}: {s.nodes} real processes"
+        if self.watching is None:
+            self.cluster = RealCluster(s.ids, s.algorithm, s.config, self._folder, s.seed).__enter__()
+        self.title = f"{machine(s.algorithm).title}: {s.nodes} real processes{' (attached)' if self.watching else ''}"
         self.set_interval(POLL, self.poll)
         self.poll()
 
@@ -106,6 +111,8 @@ class RealApp(App):
 
     def stop(self) -> None:
         """Every process stopped, the transcript written (if asked), the folder removed."""
+        if self.watching is not None:
+            self.watching.close()
         if self.cluster is None:
             return
         cluster, self.cluster = self.cluster, None
@@ -132,10 +139,15 @@ class RealApp(App):
 
     # --- what the nodes did ------------------------------------------------------------
 
+    @property
+    def source(self):
+        """Where the events come from: the cluster this app started, or the nodes it watches."""
+        return self.watching if self.watching is not None else self.cluster
+
     def poll(self) -> None:
-        if self.cluster is None:
+        if self.source is None:
             return
-        self.events = self.cluster.events()
+        self.events = self.source.events()
         fresh = ClusterState(self.session.ids, self.session.config, self.session.algorithm)
         fresh.apply(self.events)
         self.state.load(fresh.snapshot())
@@ -146,7 +158,7 @@ class RealApp(App):
         self.alert_bar.show()
         node = self.state.nodes[self.selected]
         shown = "down" if not node.up else f"{node.status} under {node.leader}"
-        t_now = self.cluster.config.timeout
+        t_now = self.source.config.timeout
         self.status.update(f"real run · t={now:.2f}s · T={t_now:g} · {sum(n.up for n in self.state.nodes.values())} of "
                            f"{len(self.state.ids)} up · node {self.selected}: {shown} · no time travel: a real run "
                            f"is not deterministic{' · ' + self.said if self.said else ''}")
@@ -159,7 +171,9 @@ class RealApp(App):
         return max(set(leaders), key=leaders.count) if leaders else None
 
     def _act(self, what: str, node: int | None) -> None:
-        if node is None or self.cluster is None:
+        if self.watching is not None:
+            self.said = WATCHING
+        elif node is None or self.cluster is None:
             self.said = f"no node to {what}"
         else:
             getattr(self.cluster, what)(node)
@@ -179,7 +193,9 @@ class RealApp(App):
         self._act("elect", self.selected)
 
     def action_join(self) -> None:
-        if self.cluster is not None:
+        if self.watching is not None:
+            self.said = WATCHING
+        elif self.cluster is not None:
             node = self.cluster.join()
             self.said = f"join {node} at {time.strftime('%H:%M:%S')}"
         self.poll()
@@ -189,19 +205,25 @@ class RealApp(App):
 
     def action_cut_off(self) -> None:
         """The selected node alone on one side of a partition of held connections."""
-        if self.cluster is not None:
+        if self.watching is not None:
+            self.said = WATCHING
+        elif self.cluster is not None:
             self.cluster.partition((self.selected,))
             self.said = f"partition {self.selected}"
         self.poll()
 
     def action_heal(self) -> None:
-        if self.cluster is not None:
+        if self.watching is not None:
+            self.said = WATCHING
+        elif self.cluster is not None:
             self.cluster.heal()
             self.said = "heal"
         self.poll()
 
     def action_timeout(self, step: int) -> None:
-        if self.cluster is not None:
+        if self.watching is not None:
+            self.said = WATCHING
+        elif self.cluster is not None:
             value = self.cluster.config.timeout + step * T_STEP
             if TIMEOUT.low <= value <= TIMEOUT.high:
                 self.cluster.timeout(value)

@@ -1,0 +1,99 @@
+"""Watching real nodes started by hand, perhaps on other machines (`bully-tui attach
+ID@HOST:PORT,...`): each node is asked for its trace (a connection whose first frame is
+{"watch": true}, wire.py) and sends it, then every new line; the lines are merged as a
+cluster's are (merge.py) whenever the view asks. Watching only: the nodes are started,
+stopped and told things where they run. A node that cannot be reached, or sends what is
+not a trace, is one line; one that goes away later simply stops adding lines."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from ..core.config import InputError
+from ..core.events import Event
+from . import wire
+from .merge import checked, merge, settings
+from .node import Address
+
+FIRST_LINES_WITHIN = 5.0  # seconds for every node to send its boot line
+RECONNECT = 0.5  # seconds between tries to reach a node that went down
+
+
+class Attached:
+    def __init__(self, peers: dict[int, Address]):
+        self.peers = peers
+        self.traces: dict[int, list[dict]] = {node: [] for node in peers}
+        self.problems: dict[int, str] = {}
+        self.log: list[tuple[float, str, tuple[int, ...]]] = []  # connections lost: the node went down then
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._closed = False
+        for node, address in peers.items():
+            threading.Thread(target=self._follow, args=(node, address), daemon=True).start()
+        deadline = time.monotonic() + FIRST_LINES_WITHIN
+        while not all(self.traces.values()) or self.problems:
+            if self.problems:
+                node, why = next(iter(sorted(self.problems.items())))
+                self.close()
+                raise InputError(f"node {node} at {peers[node]}: {why}")
+            if time.monotonic() > deadline:
+                silent = [str(n) for n, lines in sorted(self.traces.items()) if not lines]
+                self.close()
+                raise InputError(f"node {', '.join(silent)} sent no trace within {FIRST_LINES_WITHIN:g} s")
+            time.sleep(0.02)
+        with self._lock:
+            self.algorithm, self.ids, self.config = settings(self.traces, "attach to every node")
+
+    def _follow(self, node: int, address: Address) -> None:
+        """The node's trace, as it grows. When the connection ends the node went down (as
+        far as anyone watching can tell: its kill is logged then); when it is back, its
+        whole trace comes again, and replaces what was had."""
+        first = True
+        while not self._closed:
+            try:
+                s = socket.create_connection((address.host, address.port), timeout=FIRST_LINES_WITHIN)
+            except OSError as e:
+                if first:
+                    self.problems[node] = f"cannot connect: {e.strerror or e}"
+                    return
+                time.sleep(RECONNECT)
+                continue
+            self._sockets.append(s)
+            s.settimeout(None)
+            frames, lines = wire.Frames(), []
+            with self._lock:
+                self.traces[node] = lines
+            try:
+                s.sendall(wire.frame({"watch": True}))
+                while data := s.recv(1 << 16):
+                    for obj in frames.feed(data):
+                        record = checked(obj, f"node {node} at {address}")
+                        with self._lock:
+                            lines.append(record)
+            except (wire.FrameError, InputError) as e:
+                if not self._closed:
+                    self.problems[node] = str(e)
+                return
+            except OSError:
+                pass
+            first = False
+            if not self._closed:
+                with self._lock:
+                    self.log.append((time.time(), "crash", (node,)))
+                time.sleep(RECONNECT)
+
+    def events(self) -> list[Event]:
+        with self._lock:
+            traces = {node: list(lines) for node, lines in self.traces.items()}
+            log = list(self.log)
+        return merge(self.algorithm, self.ids, self.config, log, traces)
+
+    def close(self) -> None:
+        self._closed = True
+        for s in self._sockets:
+            try:
+                s.close()
+            except OSError:
+                pass
