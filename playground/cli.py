@@ -449,8 +449,13 @@ USAGE = {
 }
 
 
+def subcommand_parser(name: str) -> _Parser:
+    """A subcommand's parser: its name, what it does and its usage line, from the one table."""
+    return _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+
+
 def _file_parser(name: str) -> _Parser:
-    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p = subcommand_parser(name)
     p.add_argument("file", metavar="FILE", help="a transcript (bully-tui --transcript FILE, or s in the app)")
     return p
 
@@ -542,8 +547,7 @@ def run_merge(argv: list[str]) -> int:
     from .record.recorder import Recorder
     from .record.transcript import Header
 
-    name = "merge"
-    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p = subcommand_parser("merge")
     p.add_argument("folders", nargs="+", metavar="DIR", help="each node's --state-dir (its trace.jsonl), every node's")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the transcript to write")
     p.add_argument("--overwrite", action="store_true", help="let -o replace an existing file")
@@ -559,8 +563,7 @@ def run_merge(argv: list[str]) -> int:
 def run_attach(argv: list[str]) -> int:
     from .node_command import parse_peers
 
-    name = "attach"
-    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p = subcommand_parser("attach")
     p.add_argument("nodes", metavar="ID@HOST:PORT,...", help="every node of the cluster, and where it listens")
     peers = parse_peers(p.parse_args(argv).nodes, None, "the node list")
     _need_a_terminal("the live app draws on the terminal", "to read the nodes' traces afterwards, use bully-tui merge")

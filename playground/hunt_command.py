@@ -13,7 +13,7 @@ from pathlib import Path
 
 from protocol import ALGORITHMS, MUTEXES, split_name
 
-from .cli import SUBCOMMANDS, USAGE, _choice, _emit, _need_a_terminal, _Parser, _say, finished, replay_app
+from .cli import _choice, _emit, _need_a_terminal, _Parser, _say, finished, replay_app, subcommand_parser
 from .core.commands import parse_delay, parse_list
 from .core.config import MAX_SEED, PROBE_INTERVAL, TIMEOUT, ClusterConfig, InputError, parse_number, parse_whole, shown
 from .record.files import check_new, write_whole
@@ -26,8 +26,7 @@ RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "workers")
 
 
 def _parser() -> _Parser:
-    name = "hunt"
-    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p = subcommand_parser("hunt")
     p.add_argument("--algorithm", default="classic", metavar="A", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
     p.add_argument("--mutex", metavar="M", help=f"mutual exclusion beside the election: {', '.join(MUTEXES)}")
     p.add_argument("--property", default="any", metavar="P", help=f"what to break: {', '.join(PROPERTIES)} (default any)")

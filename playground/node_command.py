@@ -10,7 +10,7 @@ import trio
 
 from protocol import ALGORITHMS
 
-from .cli import SUBCOMMANDS, USAGE, _choice, _Parser
+from .cli import _choice, _Parser, subcommand_parser
 from .core.config import (
     COORDINATOR_TIMEOUT,
     DELAY,
@@ -30,8 +30,7 @@ MAX_ID = 2**63 - 1
 
 
 def _parser() -> _Parser:
-    name = "node"
-    p = _Parser(prog=f"bully-tui {name}", description=SUBCOMMANDS[name], usage=USAGE[name].removeprefix("usage: "))
+    p = subcommand_parser("node")
     p.add_argument("--id", required=True, metavar="K", help="this node's id, a whole number")
     p.add_argument("--listen", required=True, metavar="HOST:PORT", help="where this node takes its peers' connections")
     p.add_argument("--peers", required=True, metavar="ID@HOST:PORT,...", help="every other member, and where it listens")
@@ -49,13 +48,6 @@ def _parser() -> _Parser:
     return p
 
 
-def address(text: str, what: str) -> Address:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host:
-        raise InputError(f"{what} must be HOST:PORT, not {shown(text)}")
-    return Address(host.strip("[]"), parse_whole(port, f"{what}'s port", 1, 65535))
-
-
 def parse_peers(text: str, me: int | None, what: str = "--peers") -> dict[int, Address]:
     """"2@host:7002,3@host:7003" (`me`: this node, which may not be among them)."""
     peers: dict[int, Address] = {}
@@ -68,7 +60,7 @@ def parse_peers(text: str, me: int | None, what: str = "--peers") -> dict[int, A
             raise InputError(f"--peers names this node itself ({node}): list the other members only")
         if node in peers:
             raise InputError(f"{what} names node {node} twice")
-        peers[node] = address(where, f"{what}: node {node}'s address")
+        peers[node] = Address.parse(where, f"{what}: node {node}'s address")
     if not peers:
         raise InputError(f"{what} must name at least one {'other member' if me is not None else 'node'}")
     return peers
@@ -87,7 +79,7 @@ def options(argv: list[str]) -> NodeOptions:
     config = ClusterConfig(timeout=timeout, coordinator_timeout=seconds(a.coordinator_timeout, COORDINATOR_TIMEOUT, None),
                            probe_interval=seconds(a.probe_interval, PROBE_INTERVAL, 5.0),
                            delay_min=0, delay_max=seconds(a.delay, DELAY, 0.0))
-    return NodeOptions(me, address(a.listen, "--listen"), parse_peers(a.peers, me), algorithm, a.state_dir, config,
+    return NodeOptions(me, Address.parse(a.listen, "--listen"), parse_peers(a.peers, me), algorithm, a.state_dir, config,
                        parse_whole(a.seed or "1", "--seed", 0, MAX_SEED), a.join,
                        None if a.start_at is None else parse_number(a.start_at, "--start-at"),
                        None if a.parent is None else parse_whole(a.parent, "--parent", 1))

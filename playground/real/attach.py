@@ -78,6 +78,9 @@ class Attached:
                 return
             except OSError:
                 pass
+            finally:  # (one socket per connection, closed when it ends: a node that comes and goes leaks none)
+                self._sockets.remove(s)
+                s.close()
             first = False
             if not self._closed:
                 with self._lock:
@@ -92,7 +95,7 @@ class Attached:
 
     def close(self) -> None:
         self._closed = True
-        for s in self._sockets:
+        for s in list(self._sockets):
             try:
                 s.close()
             except OSError:

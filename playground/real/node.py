@@ -61,7 +61,8 @@ from protocol import (
     machine,
 )
 
-from ..core.config import TIMEOUT, ClusterConfig, InputError, WriteError
+from ..core.config import TIMEOUT, ClusterConfig, InputError, WriteError, parse_whole, shown
+from ..core.host import DROPPED_RECEIVER_DOWN
 from ..record.codec import converter
 from . import state, wire
 
@@ -77,6 +78,15 @@ class Address:
     def __str__(self) -> str:
         return f"{self.host}:{self.port}"
 
+    @classmethod
+    def parse(cls, text: str, what: str) -> Address:
+        """"HOST:PORT" (a port from 1 to 65535), or one line naming `what` (InputError):
+        the command line's addresses and the control socket's alike."""
+        host, sep, port = text.rpartition(":")
+        if not sep or not host:
+            raise InputError(f"{what} must be HOST:PORT, not {shown(text)}")
+        return cls(host.strip("[]"), parse_whole(port, f"{what}'s port", 1, 65535))
+
 
 @dataclass(frozen=True)
 class NodeOptions:
@@ -90,13 +100,6 @@ class NodeOptions:
     join: bool = False  # start as a new member (Join to every peer), not with the cluster
     start_at: float | None = None  # wall time to take the first step at (a cluster's nodes start together)
     parent: int | None = None  # the process that started it: stop when it is gone (a cluster's nodes)
-
-
-def _address(text: str) -> Address:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise wire.FrameError(f"not an address: {text[:40]!r}")
-    return Address(host, int(port))
 
 
 def log(line: str) -> None:
@@ -161,7 +164,7 @@ class RealNode:
                 if out.dst in self.links:
                     self.links[out.dst].put(msg_id, self.lamport, out.msg)
                 else:  # a member this node has no address for (one that joined elsewhere)
-                    self.record("drop", id=msg_id, dst=out.dst, reason="receiver down")
+                    self.record("drop", id=msg_id, dst=out.dst, reason=DROPPED_RECEIVER_DOWN)
             elif kind is SetTimer:
                 delay = out.delay if out.longest is None else self.draws.uniform(out.delay, out.longest)
                 self._set_timer(out.name, delay)
@@ -308,7 +311,11 @@ class RealNode:
             self.record("timeout", value=self.config.timeout)
         elif command == "peer" and type(obj.get("id")) is int and obj["id"] not in self.links and \
                 obj["id"] != self.o.node and isinstance(obj.get("address"), str):
-            link = self.links[obj["id"]] = Link(self, obj["id"], _address(obj["address"]))
+            try:
+                where = Address.parse(obj["address"], f"node {obj['id']}'s address")
+            except InputError as e:
+                raise wire.FrameError(str(e)) from None
+            link = self.links[obj["id"]] = Link(self, obj["id"], where)
             self.nursery.start_soon(link.run)
         elif command in ("hold", "release") and isinstance(obj.get("peers"), list):
             for peer in obj["peers"]:
@@ -377,7 +384,7 @@ class Link:
             await self.open.wait()  # held: it waits here, and those after it behind it
             data = wire.message_frame(self.node.o.algorithm, msg_id, lamport, msg)
             if not await self._send(data):
-                self.node.record("drop", id=msg_id, dst=self.peer, reason="receiver down")
+                self.node.record("drop", id=msg_id, dst=self.peer, reason=DROPPED_RECEIVER_DOWN)
             self.pending -= 1
 
     async def _send(self, data: bytes) -> bool:

@@ -8,6 +8,8 @@ caller rebuild only what changed, since building Content is the dear part.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -40,9 +42,10 @@ def card_key(n: NodeView, now: float, compact: bool, cells: int = TIMER_BAR) -> 
 
 
 def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str], digits: int = 2,
-                 width: int = FULL_WIDTH - 3, epoch_text=lambda epoch: f"e{epoch}") -> Content:
+                 width: int = FULL_WIDTH - 3, epoch_text: Callable[[int], str] | None = None) -> Content:
     """A compact cell; or a full card's three lines, `width` cells wide: a card wider than
-    the least has room for longer names."""
+    the least has room for longer names, and the epoch written as its algorithm writes
+    it (`epoch_text`, which a full card needs)."""
     glyph, colour = role_look(n.role)
     name, bar, cs = key[4], key[5], key[6]
     # In or waiting for the critical section: a glyph where a space was (the same width).
