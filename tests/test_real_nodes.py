@@ -16,6 +16,7 @@ import pytest
 
 from playground.cli import main
 from playground.core.config import ClusterConfig
+from playground.real import merge as merge_module
 from playground.real import state, wire
 from playground.real.cluster import RealCluster
 from playground.record.reader import load
@@ -50,11 +51,33 @@ def wait_for(cluster: RealCluster, check, within: float):
         time.sleep(0.05)
 
 
+def merged_as_it_grows_as_all_at_once(cluster: RealCluster, folder, monkeypatch, skew: dict[int, float] | None = None,
+                                      logged: bool = True) -> None:
+    """The live view's merge (Merge, fed the traces as they grow, a tenth of a second at a
+    time, settling after 0.3 s) gives at every step what merging that much at once gives:
+    with the cluster's log or without it (nodes run by hand: kills nobody logged), and
+    with clocks that disagree (`skew`: seconds added to a node's times)."""
+    monkeypatch.setattr(merge_module, "SETTLED_AFTER", 0.3)
+    traces = {node: [dict(r, t=r["t"] + (skew or {}).get(node, 0.0)) for r in
+                     merge_module.read_trace(str(folder / str(node) / "trace.jsonl"))] for node in cluster.ids}
+    log = cluster.log if logged else []
+    first, last = min(r["t"] for lines in traces.values() for r in lines), max(r["t"] for lines in traces.values() for r in lines)
+    live, settled = merge_module.Merge(cluster.algorithm, cluster.ids, cluster.config), 0
+    for step in range(int((last - first) / 0.1) + 2):
+        cut = first + step * 0.1
+        so_far = {node: [r for r in lines if r["t"] <= cut] for node, lines in traces.items()}
+        logged_so_far = [entry for entry in log if entry[0] <= cut]
+        assert live.events(cluster.ids, logged_so_far, so_far) == \
+            merge_module.merge(cluster.algorithm, cluster.ids, cluster.config, logged_so_far, so_far), cut
+        settled = max(settled, live.settled)
+    assert settled > 0  # (it did settle some)
+
+
 def all_follow(leader: int, nodes):
     return lambda events: {n: s[:2] for n, s in leaders(events).items()} == {n: (leader, True) for n in nodes}
 
 
-def test_five_processes_elect_the_highest_a_killed_leader_is_replaced_and_comes_back_from_disk(tmp_path):
+def test_five_processes_elect_the_highest_a_killed_leader_is_replaced_and_comes_back_from_disk(tmp_path, monkeypatch):
     ids = (1, 2, 3, 4, 5)
     cls = machine("epoch-bully")
     c = cls.settle_time(5, FAST.protocol, 0.05)
@@ -71,6 +94,7 @@ def test_five_processes_elect_the_highest_a_killed_leader_is_replaced_and_comes_
         assert recovered and leaders(events)[5][2] > epoch_before  # its epoch came from disk, then went on
         processes = list(cluster.processes.values())
     assert all(p.poll() is not None for p in processes)  # nothing left running
+    merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch)
 
 
 def test_a_real_run_that_breaks_nothing_reports_nothing_and_its_transcript_replays(tmp_path, capsys):
@@ -168,7 +192,7 @@ def test_the_state_file_is_written_whole_and_durably(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no piece left beside it
 
 
-def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_inferred(tmp_path, capsys):
+def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_inferred(tmp_path, capsys, monkeypatch):
     """`bully-tui merge` reads only the nodes' own traces (no cluster logged the kill): a
     node that boots again was down since its last line."""
     with RealCluster((1, 2, 3), "classic", FAST, str(tmp_path)) as cluster:
@@ -177,6 +201,7 @@ def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_i
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
         cluster.recover(3)
         wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
+    merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch, logged=False, skew={1: 0.4, 3: -0.25})
     folders = [str(tmp_path / str(i)) for i in (1, 2, 3)]
     out = tmp_path / "hand.jsonl"
     assert main(["merge", *folders, "-o", str(out)]) == 0
@@ -311,7 +336,7 @@ def test_a_state_file_or_a_boot_line_with_a_wrong_cell_is_one_line(tmp_path, cap
         assert says in capsys.readouterr().err
 
 
-def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heals(tmp_path):
+def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heals(tmp_path, monkeypatch):
     """As scenarios/partition-stoller.scenario: the cut-off side elects its own leader,
     two leaders (split brain) while it lasts; at `heal` what waited goes through, the
     heartbeats notice, and all follow the highest again. (Classic's would be timing's
@@ -326,6 +351,8 @@ def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heal
         assert {n: s[0] for n, s in leaders(split).items()} == {1: 2, 2: 2, 3: 4, 4: 4}
         cluster.heal()
         events = wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
+    merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch)
+    merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch, skew={2: 0.3})
     for node in (1, 2, 3, 4):
         assert '"kind":"timeout","value":0.6' in (tmp_path / str(node) / "trace.jsonl").read_text()
     commands = [(e.command, e.args) for e in events if e.kind == "command"]

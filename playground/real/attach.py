@@ -14,7 +14,7 @@ import time
 from ..core.config import InputError
 from ..core.events import Event
 from . import wire
-from .merge import checked, merge, settings
+from .merge import Merge, checked, settings
 from .node import Address
 
 FIRST_LINES_WITHIN = 5.0  # seconds for every node to send its boot line
@@ -45,11 +45,13 @@ class Attached:
             time.sleep(0.02)
         with self._lock:
             self.algorithm, self.ids, self.config = settings(self.traces, "attach to every node")
+        self.merged = Merge(self.algorithm, self.ids, self.config)  # (events: kept between calls)
 
     def _follow(self, node: int, address: Address) -> None:
         """The node's trace, as it grows. When the connection ends the node went down (as
         far as anyone watching can tell: its kill is logged then); when it is back, its
-        whole trace comes again, and replaces what was had."""
+        whole trace comes again, and only what is new is added (the view's merge goes on
+        from where it was)."""
         first = True
         while not self._closed:
             try:
@@ -62,15 +64,20 @@ class Attached:
                 continue
             self._sockets.append(s)
             s.settimeout(None)
-            frames, lines = wire.Frames(), []
-            with self._lock:
-                self.traces[node] = lines
+            frames, lines = wire.Frames(), self.traces[node]
+            seen, again = len(lines), 0  # the lines had before come first again: they are skipped
             try:
                 s.sendall(wire.frame({"watch": True}))
                 while data := s.recv(1 << 16):
                     for obj in frames.feed(data):
                         record = checked(obj, f"node {node} at {address}")
                         with self._lock:
+                            if again < seen and record == lines[again]:
+                                again += 1
+                                continue
+                            if again < seen:  # (not the trace had before: a node started afresh; what differs goes)
+                                lines = self.traces[node] = lines[:again]
+                                seen = again
                             lines.append(record)
             except (wire.FrameError, InputError) as e:
                 if not self._closed:
@@ -91,7 +98,7 @@ class Attached:
         with self._lock:
             traces = {node: list(lines) for node, lines in self.traces.items()}
             log = list(self.log)
-        return merge(self.algorithm, self.ids, self.config, log, traces)
+        return self.merged.events(self.ids, log, traces)
 
     def close(self) -> None:
         self._closed = True

@@ -28,7 +28,7 @@ from protocol import machine
 
 from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
-from .merge import merge, read_trace
+from .merge import Merge, TraceFile, merge, read_trace
 from .node import CONTROL_FILE, TRACE_FILE
 from .wire import frame
 
@@ -63,6 +63,8 @@ class RealCluster:
 
     def __post_init__(self) -> None:
         self.ports = dict(zip(self.ids, free_ports(len(self.ids)), strict=True))
+        self.merged = Merge(self.algorithm, self.ids, self.config)  # (events: kept between calls)
+        self._traces: dict[int, TraceFile] = {}
 
     def __enter__(self) -> RealCluster:
         start_at = time.time() + STARTING
@@ -82,7 +84,7 @@ class RealCluster:
         waiting = set(self.ids)
         while waiting:
             for node in sorted(waiting):
-                if _booted(os.path.join(self.state_dir(node), TRACE_FILE)):
+                if _booted(self._trace_path(node)):
                     waiting.discard(node)
                 elif not self.up(node) or time.time() > deadline:
                     said = _last_line(os.path.join(self.state_dir(node), "node.log"))
@@ -198,10 +200,20 @@ class RealCluster:
 
     # --- reading what happened ------------------------------------------------------
 
-    def events(self) -> list[Event]:
-        """What happened, as one run's trace events (merge.py)."""
-        return merge(self.algorithm, self.ids, self.config, self.log,
-                     {node: read_trace(os.path.join(self.state_dir(node), TRACE_FILE)) for node in self.ids})
+    def events(self, final: bool = False) -> list[Event]:
+        """What happened, as one run's trace events (merge.py): so far, read and merged
+        where the last call left off; or, `final`, once the processes have ended, all of
+        it at once (a last line a kill cut short left out)."""
+        if final:
+            return merge(self.algorithm, self.ids, self.config, self.log,
+                         {node: read_trace(self._trace_path(node)) for node in self.ids})
+        for node in self.ids:
+            if node not in self._traces:
+                self._traces[node] = TraceFile(self._trace_path(node))
+        return self.merged.events(self.ids, self.log, {node: self._traces[node].read() for node in self.ids})
+
+    def _trace_path(self, node: int) -> str:
+        return os.path.join(self.state_dir(node), TRACE_FILE)
 
 
 
@@ -251,7 +263,7 @@ def run_headless_real(session, until: float) -> dict[str, object]:
                 name, args = scheduled.command.words()
                 getattr(cluster, name)(*([args] if name == "partition" else args))
             time.sleep(max(0.0, start + until - time.time()))
-        events = cluster.events()
+        events = cluster.events(final=True)
     if session.transcript is not None:
         with Recorder.create(session.transcript, replace(session.header, real=True), session.overwrite) as recorder:
             recorder(events)

@@ -102,6 +102,24 @@ class NodeOptions:
     parent: int | None = None  # the process that started it: stop when it is gone (a cluster's nodes)
 
 
+def _cut_partial_line(path: str) -> None:
+    """A last line that a kill cut short (no newline after it) is cut off the trace, so
+    that the next run's first line starts a line of its own, not a line of garbage."""
+    try:
+        f = open(path, "r+b")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return
+    with f:
+        size = f.seek(0, os.SEEK_END)
+        start = max(0, size - 65536)  # (a line is far shorter)
+        f.seek(start)
+        tail = f.read()
+        if tail and not tail.endswith(b"\n"):
+            end = tail.rfind(b"\n")
+            if end >= 0 or start == 0:
+                f.truncate(start + end + 1)
+
+
 def log(line: str) -> None:
     """One line in the node's log (its stderr)."""
     try:
@@ -131,6 +149,7 @@ class RealNode:
         self.links = {peer: Link(self, peer, address) for peer, address in options.peers.items()}
         path = os.path.join(options.state_dir, TRACE_FILE)
         try:
+            _cut_partial_line(path)
             self.trace = open(path, "a", buffering=1)  # noqa: SIM115 - closed in run
         except OSError as e:
             raise InputError(f"cannot write {path}: {e.strerror or e}") from None

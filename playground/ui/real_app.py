@@ -80,6 +80,8 @@ class RealApp(App):
         self._temporary: tempfile.TemporaryDirectory | None = None
         self.cluster: RealCluster | None = None
         self.events: list = []
+        self._settled: ClusterState | None = None  # the state after the merge's settled events (poll); then the newer go on a copy
+        self._generation, self._applied = 0, 0  # the merge's start it follows; its settled events applied
         self.said = ""  # the last key's effect, on the status line
         self.failure: str | None = None  # why the transcript could not be written, to say after the app
 
@@ -125,7 +127,7 @@ class RealApp(App):
 
                 header = replace(self.session.header, real=True)
                 with Recorder.create(self.session.transcript, header, self.session.overwrite) as recorder:
-                    recorder(cluster.events())
+                    recorder(cluster.events(final=True))
         except (InputError, WriteError) as e:  # said after the app has ended, in one line
             self.failure = str(e)
         finally:
@@ -148,9 +150,16 @@ class RealApp(App):
         if self.source is None:
             return
         self.events = self.source.events()
-        fresh = ClusterState(self.session.ids, self.session.config, self.session.algorithm)
-        fresh.apply(self.events)
-        self.state.load(fresh.snapshot())
+        merged = self.source.merged
+        if merged.generation != self._generation:  # (the merge started again from the top: so does the state)
+            self._generation, self._applied = merged.generation, 0
+            self._settled = ClusterState(self.session.ids, self.session.config, self.session.algorithm)
+        self._settled.apply(self.events[self._applied:merged.settled])  # (each settled event once)
+        self._applied = merged.settled
+        moment = self._settled.snapshot()
+        moment.messages = moment.messages.until(moment.sent)  # (the newer messages may be numbered otherwise next time)
+        self.state.load(moment)
+        self.state.apply(self.events[merged.settled:])
         self.model.reload(self.events[-LOG_CAP:])
         now = self.events[-1].t if self.events else 0.0
         self.grid.show(now, self.selected)
