@@ -15,7 +15,7 @@ import time
 import pytest
 
 from playground.cli import main
-from playground.core.config import ClusterConfig
+from playground.core.config import ClusterConfig, InputError
 from playground.real import merge as merge_module
 from playground.real import state, wire
 from playground.real.cluster import RealCluster
@@ -269,7 +269,7 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
 
 ORPHANING = """
 import sys, tempfile, time
-from playground.core.config import ClusterConfig
+from playground.core.config import ClusterConfig, InputError
 from playground.real.cluster import RealCluster
 cluster = RealCluster((1, 2), "classic", ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0),
                       tempfile.mkdtemp()).__enter__()
@@ -388,3 +388,26 @@ def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp
     assert "terminal" in capsys.readouterr().err
     assert main(["attach", "1@h:1,1@h:2"]) == 2
     assert capsys.readouterr().err == "bully-tui: error: the node list names node 1 twice\n"
+
+
+def test_a_trace_is_read_as_it_grows_and_a_line_cut_short_by_a_kill_is_cut_off_before_the_next_run(tmp_path):
+    from playground.real.node import _cut_partial_line
+
+    path = tmp_path / "trace.jsonl"
+    boot = '{"t":1.5,"lamport":0,"node":1,"kind":"election_start"}'
+    path.write_text(boot + "\n" + boot[:20])  # (a line being written, or cut by a kill)
+    growing = merge_module.TraceFile(str(path))
+    assert len(growing.read()) == 1  # (what has no newline yet waits)
+    assert merge_module.read_trace(str(path)) == growing.lines  # (and once the node has stopped, it is left out)
+    _cut_partial_line(str(path))
+    assert path.read_text() == boot + "\n"
+    with open(path, "a") as f:
+        f.write(boot + "\n")
+    assert len(growing.read()) == 2 and growing.read() == merge_module.read_trace(str(path))
+    with open(path, "a") as f:
+        f.write("{\n")
+    with pytest.raises(InputError, match=r"trace.jsonl line 3: not JSON"):
+        growing.read()
+    path.write_text(boot[:10])
+    _cut_partial_line(str(path))
+    assert path.read_text() == ""
