@@ -13,14 +13,18 @@ import sys
 import time
 
 import pytest
+import trio
+import trio.testing
 
 from playground.cli import main
 from playground.core.config import ClusterConfig, InputError
 from playground.real import merge as merge_module
 from playground.real import state, wire
 from playground.real.cluster import RealCluster
+from playground.real.node import Address, Link, NodeOptions
 from playground.record.reader import load
 from protocol import machine
+from protocol.classic import Election
 from tests.test_app import on_asyncio
 
 FAST = ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0)
@@ -411,3 +415,73 @@ def test_a_trace_is_read_as_it_grows_and_a_line_cut_short_by_a_kill_is_cut_off_b
     path.write_text(boot[:10])
     _cut_partial_line(str(path))
     assert path.read_text() == ""
+
+
+class _Node:
+    """What a Link needs of its node: settings, a nursery and the trace (kept here)."""
+
+    def __init__(self, nursery):
+        self.config = ClusterConfig(timeout=4.0, delay_min=0, delay_max=0)
+        self.o = NodeOptions(1, Address("127.0.0.1", 1), {}, "classic", "", self.config)
+        self.nursery = nursery
+        self.drops: list[float] = []
+
+    def record(self, kind, **fields):
+        assert kind == "drop"
+        self.drops.append(trio.current_time())
+
+
+def _links_backoff(connect, test) -> None:
+    async def main():
+        async with trio.open_nursery() as nursery:
+            link = Link(_Node(nursery), 2, Address("127.0.0.1", 9))
+            nursery.start_soon(link.run)
+            await test(link)
+            nursery.cancel_scope.cancel()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trio, "open_tcp_stream", connect)
+        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_a_link_backs_off_from_a_peer_that_is_down_and_a_hello_ends_it():
+    """Refused at once (nothing listens): the greeting tries, then the first message after
+    50 ms, after 100 ms, ... the wait doubling to one second, each message between dropped
+    without a try; then the peer's hello: the next message tries at once."""
+    tries: list[float] = []
+
+    async def refused(host, port):
+        tries.append(trio.current_time())
+        raise ConnectionRefusedError("refused")
+
+    async def test(link):
+        for _ in range(60):  # a message every 0.1 s for 6 s
+            link.put("m", 1, Election())
+            await trio.sleep(0.1)
+        waits = [0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0, 1.0]  # (each try at the first message after the wait)
+        assert len(tries) == len(waits) + 1
+        assert all(wait <= b - a < wait + 0.1 + 1e-9 for wait, a, b in zip(waits, tries, tries[1:], strict=False))
+        assert len(link.node.drops) == 60
+        link.back()
+        link.put("m", 1, Election())
+        await trio.sleep(0.01)
+        assert tries[-1] == pytest.approx(6.0)
+
+    _links_backoff(refused, test)
+
+
+def test_a_link_to_a_machine_that_does_not_answer_waits_t4_once_not_for_each_message():
+    async def black_hole(host, port):
+        await trio.sleep_forever()
+
+    async def test(link):
+        await trio.sleep(0.01)
+        for _ in range(20):
+            link.put("m", 1, Election())
+        await trio.sleep(5)
+        assert link.node.drops == [1.0] * 20  # (behind the greeting's try, T/4 = 1 s; then backing off: at once)
+        link.put("m", 1, Election())
+        await trio.sleep(5)
+        assert link.node.drops[20:] == [pytest.approx(6.01)]  # (one more try, 1 s: not 20 s for 20 messages)
+
+    _links_backoff(black_hole, test)

@@ -12,8 +12,9 @@ How it runs (trio, one task steps the machine, so it needs no locks):
   - Links. One outgoing TCP connection per peer, opened when there is something to
     send, so each link is FIFO. A message the link cannot hand over (the peer is down:
     nothing listens, or the connection breaks) is dropped and the trace says so, as the
-    simulation drops messages to a down node; the next message tries to connect again
-    (a peer that comes back is reached at once). `--delay S` holds each message S seconds first (in order), so a real run can
+    simulation drops messages to a down node; the next message tries to connect again,
+    after a backoff that a peer's hello ends (a peer that comes back greets every
+    member, so it is reached at once: Link). `--delay S` holds each message S seconds first (in order), so a real run can
     keep or break the synchrony bound T >= 2 x delay on purpose.
   - Timers run on trio's clock. A timer set again replaces the old one; a firing that
     was already on its way when its timer was set again or cancelled is recognised by
@@ -67,6 +68,7 @@ from ..record.codec import converter
 from . import state, wire
 
 TRACE_FILE = "trace.jsonl"
+BACKOFF_FIRST, BACKOFF_MOST = 0.05, 1.0  # seconds a link waits after a failed connection: the first, the longest
 CONTROL_FILE = "control.sock"
 
 
@@ -362,6 +364,7 @@ class RealNode:
                             return
                         if peer is None:
                             peer = wire.read_hello(obj, self.o.algorithm, set(self.links))
+                            self.links[peer].back()
                         else:
                             self.inbox_in.send_nowait(("receive", peer, *wire.read_message(self.o.algorithm, obj)))
                 if frames.partial:
@@ -377,7 +380,14 @@ class Link:
     is opened when a message is to go and none is open, and watched: the peer never
     writes on it, so an end or an error read there means the peer went down, and the
     next message connects afresh (to a peer that has started again). A message that
-    cannot go (no connection within T/4, or it broke) is dropped and traced."""
+    cannot go (no connection within T/4, or it broke) is dropped and traced.
+
+    Backoff. After a failed connection the link does not try again for a while (50 ms,
+    doubled at each failure up to 1 s): meanwhile its messages are dropped at once, as
+    to a down node, instead of each waiting for a connection that will not come (a
+    machine switched off: T/4 each). A node that starts greets every peer (a connection
+    with its hello and nothing else, queued first), and a hello from a peer ends the
+    backoff towards it: a peer that is back is reached at once."""
 
     def __init__(self, node: RealNode, peer: int, address: Address):
         self.node, self.peer, self.address = node, peer, address
@@ -386,6 +396,13 @@ class Link:
         self.pending = 0  # messages put and not yet sent or dropped
         self.open = trio.Event()  # set while the link is not held
         self.open.set()
+        self.backoff = 0.0  # seconds without trying after the last failed connection (0: none failed)
+        self.retry_at = -math.inf  # trio time before which no connection is tried
+        self.queue_in.send_nowait((trio.current_time(), None, 0, None))  # (the greeting)
+
+    def back(self) -> None:
+        """The peer said hello: it is up, so the next message tries at once."""
+        self.backoff, self.retry_at = 0.0, -math.inf
 
     def hold(self, held: bool) -> None:
         if held and self.open.is_set():
@@ -401,13 +418,29 @@ class Link:
         async for due, msg_id, lamport, msg in self.queue:
             await trio.sleep_until(due)
             await self.open.wait()  # held: it waits here, and those after it behind it
+            if msg_id is None:  # the greeting: connected, nothing sent
+                await self._reach()
+                continue
             data = wire.message_frame(self.node.o.algorithm, msg_id, lamport, msg)
             if not await self._send(data):
                 self.node.record("drop", id=msg_id, dst=self.peer, reason=DROPPED_RECEIVER_DOWN)
             self.pending -= 1
 
+    async def _reach(self) -> bool:
+        """Connected: already, or now (unless backing off, or it fails: then back off longer)."""
+        if self.stream is not None:
+            return True
+        if trio.current_time() < self.retry_at:
+            return False
+        if await self._connect():
+            self.backoff = 0.0
+            return True
+        self.backoff = min(BACKOFF_MOST, max(BACKOFF_FIRST, 2 * self.backoff))
+        self.retry_at = trio.current_time() + self.backoff
+        return False
+
     async def _send(self, data: bytes) -> bool:
-        if self.stream is None and not await self._connect():
+        if not await self._reach():
             return False
         stream = self.stream
         try:
