@@ -485,3 +485,15 @@ def test_a_link_to_a_machine_that_does_not_answer_waits_t4_once_not_for_each_mes
         assert link.node.drops[20:] == [pytest.approx(6.01)]  # (one more try, 1 s: not 20 s for 20 messages)
 
     _links_backoff(black_hole, test)
+
+
+def test_a_cluster_in_a_folder_deeper_than_a_unix_socket_path_still_reaches_its_nodes(tmp_path):
+    deep = tmp_path / ("deep-" * 25)
+    assert len(str(deep / "2" / "control.sock")) > 107
+    with RealCluster((1, 2), "classic", FAST, str(deep)) as cluster:
+        wait_for(cluster, all_follow(2, (1, 2)), within=10)
+        cluster.timeout(0.7)
+        deadline = time.monotonic() + 10
+        while not all('"kind":"timeout","value":0.7' in (deep / str(n) / "trace.jsonl").read_text() for n in (1, 2)):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)

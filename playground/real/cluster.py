@@ -29,7 +29,7 @@ from protocol import machine
 from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
 from .merge import Merge, TraceFile, merge, read_trace
-from .node import CONTROL_FILE, TRACE_FILE
+from .node import CONTROL_FILE, TRACE_FILE, unix_socket_path
 from .wire import frame
 
 STARTING = 1.5  # seconds for the processes to start and listen before the first step
@@ -181,7 +181,8 @@ class RealCluster:
             return
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             try:
-                s.connect(os.path.join(self.state_dir(node), CONTROL_FILE))
+                with unix_socket_path(os.path.join(self.state_dir(node), CONTROL_FILE)) as where:
+                    s.connect(where)
                 s.sendall(frame(command))
             except OSError:
                 pass  # (it has just gone down)

@@ -43,6 +43,8 @@ import random
 import signal
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import trio
@@ -102,6 +104,21 @@ class NodeOptions:
     join: bool = False  # start as a new member (Join to every peer), not with the cluster
     start_at: float | None = None  # wall time to take the first step at (a cluster's nodes start together)
     parent: int | None = None  # the process that started it: stop when it is gone (a cluster's nodes)
+
+
+@contextmanager
+def unix_socket_path(path: str) -> Iterator[str]:
+    """`path` as a Unix socket can be bound or reached at (at most 107 bytes): itself; or,
+    for a longer one (a deep --state-dir), the same file named through its folder's
+    descriptor, /proc/self/fd/N/NAME (Linux)."""
+    if len(os.fsencode(path)) <= 107 or not os.path.isdir("/proc/self/fd"):
+        yield path
+        return
+    folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{folder}/{os.path.basename(path)}"
+    finally:
+        os.close(folder)
 
 
 def _cut_partial_line(path: str) -> None:
@@ -301,8 +318,9 @@ class RealNode:
             os.unlink(path)  # (a previous incarnation's)
         sock = trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_STREAM)
         try:
-            await sock.bind(path)
-        except OSError as e:  # (a path too long for a Unix socket, say)
+            with unix_socket_path(path) as where:
+                await sock.bind(where)
+        except OSError as e:
             sock.close()
             raise InputError(f"cannot make {path}: {e.strerror or e}") from None
         sock.listen()
