@@ -43,6 +43,8 @@ def _parser() -> _Parser:
     p.add_argument("--seed", metavar="S", help="draws Raft's timeouts (default 1)")
     p.add_argument("--join", action="store_true", help="start as a new member: send Join to every peer first")
     p.add_argument("--parent", metavar="PID", help="stop when process PID, which started this one, is gone")
+    p.add_argument("--held", metavar="ID,...", help="peers whose links are held from the start (a cluster's "
+                   "partition, for a node started while it lasts)")
     p.add_argument("--start-at", metavar="UNIX_TIME", help="listen at once, but take the first step at this wall time "
                    "(so that the nodes of a cluster start together)")
     return p
@@ -79,10 +81,15 @@ def options(argv: list[str]) -> NodeOptions:
     config = ClusterConfig(timeout=timeout, coordinator_timeout=seconds(a.coordinator_timeout, COORDINATOR_TIMEOUT, None),
                            probe_interval=seconds(a.probe_interval, PROBE_INTERVAL, 5.0),
                            delay_min=0, delay_max=seconds(a.delay, DELAY, 0.0))
-    return NodeOptions(me, Address.parse(a.listen, "--listen"), parse_peers(a.peers, me), algorithm, a.state_dir, config,
+    peers = parse_peers(a.peers, me)
+    held = () if a.held is None else tuple(parse_whole(i, "--held", 0, MAX_ID) for i in a.held.split(","))
+    strangers = [i for i in held if i not in peers]
+    if strangers:
+        raise InputError(f"--held names node {strangers[0]}, which is not among the --peers")
+    return NodeOptions(me, Address.parse(a.listen, "--listen"), peers, algorithm, a.state_dir, config,
                        parse_whole(a.seed or "1", "--seed", 0, MAX_SEED), a.join,
                        None if a.start_at is None else parse_number(a.start_at, "--start-at"),
-                       None if a.parent is None else parse_whole(a.parent, "--parent", 1))
+                       None if a.parent is None else parse_whole(a.parent, "--parent", 1), held)
 
 
 def run_node(argv: list[str]) -> int:

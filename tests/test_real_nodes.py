@@ -36,7 +36,7 @@ def leaders(events) -> dict[int, tuple[int | None, bool, int]]:
     for e in events:
         if e.kind in ("start", "recover"):
             up.add(e.node)
-        elif e.kind == "crash":
+        elif e.kind in ("crash", "leave"):
             up.discard(e.node)
         elif e.kind == "state":
             last[e.node] = (e.leader, e.role == "normal", e.epoch)
@@ -144,6 +144,8 @@ def free_port() -> int:
     (["--id", "x", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d"], "--id must be a whole number"),
     (["--id", "1", "--listen", "h:70000", "--peers", "2@h:1", "--state-dir", "d"], "port must be from 1 to 65535"),
     (["--id", "1", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d", "--algorithm", "paxos"], "unknown --algorithm"),
+    (["--id", "1", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d", "--held", "3"], "--held names node 3, which"),
+    (["--id", "1", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d", "--held", "2,"], "--held must be a whole"),
 ])
 def test_bad_node_arguments_are_one_line(args, says, capsys):
     assert main(["node", *args]) == 2
@@ -497,3 +499,37 @@ def test_a_cluster_in_a_folder_deeper_than_a_unix_socket_path_still_reaches_its_
         while not all('"kind":"timeout","value":0.7' in (deep / str(n) / "trace.jsonl").read_text() for n in (1, 2)):
             assert time.monotonic() < deadline
             time.sleep(0.05)
+
+
+def recovered(events) -> float:
+    return next((e.t for e in events if e.kind == "recover" and e.node == 1), float("inf"))
+
+
+def test_a_node_started_again_has_the_members_there_are_and_stays_on_its_side_of_a_partition(tmp_path):
+    """As the simulation's roster and held links: a node that recovers during a partition
+    is still cut off from the other side, and one that recovers after a member left
+    starts without it; commands that cannot mean anything are refused with the
+    simulation's words."""
+    with RealCluster((1, 2, 3, 4), "stoller", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
+        assert cluster.partition((1, 2)) is None
+        wait_for(cluster, lambda ev: {n: s[0] for n, s in leaders(ev).items()} == {1: 2, 2: 2, 3: 4, 4: 4}, within=10)
+        assert cluster.crash(1) is None
+        assert cluster.crash(1) == "node 1 is down already"
+        assert cluster.recover(2) == "node 2 is up: only a crashed node recovers"
+        assert cluster.recover(1) is None
+        wait_for(cluster, lambda ev: {n: s[0] for n, s in leaders(ev).items()} == {1: 2, 2: 2, 3: 4, 4: 4} and
+                 any(e.kind == "send" and e.src == 1 and e.dst in (3, 4) and e.t > recovered(ev) for e in ev), within=10)
+        cluster.heal()
+        events = wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
+        healed = next(e.t for e in events if e.kind == "command" and e.command == "heal")
+        sent_across = {e.id for e in events if e.kind == "send" and e.src == 1 and e.dst in (3, 4) and e.t > recovered(events)}
+        assert sent_across and all(e.t > healed for e in events if e.kind == "deliver" and e.id in sent_across)
+        assert cluster.leave(3) is None
+        wait_for(cluster, lambda ev: any(e.kind == "leave" and e.node == 3 for e in ev), within=10)
+        assert cluster.recover(3) == "node 3 has left the cluster: recover cannot reach it"
+        cluster.crash(2)
+        cluster.recover(2)
+        wait_for(cluster, all_follow(4, (1, 2, 4)), within=10)
+    boots = [r for r in merge_module.read_trace(str(tmp_path / "2" / "trace.jsonl")) if r["kind"] == "boot"]
+    assert boots[0]["ids"] == [1, 2, 3, 4] and boots[-1]["ids"] == [1, 2, 4]

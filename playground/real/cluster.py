@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from protocol import machine
 
+from ..core.commands import Crash, Elect, Heal, Join, Leave, Members, Partition, Recover
 from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
 from .merge import Merge, TraceFile, merge, read_trace
@@ -64,6 +65,8 @@ class RealCluster:
     def __post_init__(self) -> None:
         self.ports = dict(zip(self.ids, free_ports(len(self.ids)), strict=True))
         self.merged = Merge(self.algorithm, self.ids, self.config)  # (events: kept between calls)
+        self.roster = Members(self.ids)  # who is a member, who is down: a node starts with the members there are
+        self.cut: frozenset[int] | None = None  # one side of the partition, while there is one
         self._traces: dict[int, TraceFile] = {}
 
     def __enter__(self) -> RealCluster:
@@ -100,7 +103,7 @@ class RealCluster:
     def _spawn(self, node: int, start_at: float | None = None, join: bool = False) -> None:
         folder = self.state_dir(node)
         os.makedirs(folder, exist_ok=True)
-        peers = ",".join(f"{i}@127.0.0.1:{port}" for i, port in self.ports.items() if i != node)
+        peers = ",".join(f"{i}@127.0.0.1:{self.ports[i]}" for i in self.roster.members if i != node)
         c = self.config
         argv = [sys.executable, "-m", "playground", "node", "--id", str(node), "--listen", f"127.0.0.1:{self.ports[node]}",
                 "--peers", peers, "--algorithm", self.algorithm, "--state-dir", folder, "--timeout", repr(c.timeout),
@@ -112,6 +115,8 @@ class RealCluster:
             argv += ["--start-at", repr(start_at)]
         if join:
             argv += ["--join"]
+        if self._across(node):
+            argv += ["--held", ",".join(map(str, self._across(node)))]
         with open(os.path.join(folder, "node.log"), "ab") as err:
             self.processes[node] = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                                     start_new_session=True)
@@ -122,36 +127,53 @@ class RealCluster:
 
     # --- commands ------------------------------------------------------------------
 
-    def crash(self, node: int) -> None:
-        if self.up(node):
+    def _allowed(self, command) -> str | None:
+        """Why `command` cannot mean anything now, the simulation's rule (commands.Members:
+        a crashed node crashed again, one that left recovered, ...), or None: then it is
+        noted, and logged. A process that ended by itself counts as crashed."""
+        for node, p in self.processes.items():
+            if p.poll() is not None and node not in self.roster.left:
+                self.roster.down.add(node)
+        refusal = self.roster.refusal(command)
+        if refusal is None:
+            self.roster.apply(command)
+            name, args = command.words()
+            self.log.append((time.time(), name, args))
+        return refusal
+
+    def crash(self, node: int) -> str | None:
+        """SIGKILL: the process ends at once, its state file as it last wrote it."""
+        if (refusal := self._allowed(Crash(node))) is None:
             self.processes[node].kill()
             self.processes[node].wait()
-            self.log.append((time.time(), "crash", (node,)))
+        return refusal
 
-    def recover(self, node: int) -> None:
-        if not self.up(node):
-            self.log.append((time.time(), "recover", (node,)))
+    def recover(self, node: int) -> str | None:
+        """The process again, from its state folder."""
+        if (refusal := self._allowed(Recover(node))) is None:
             self._spawn(node)
+        return refusal
 
-    def elect(self, node: int) -> None:
-        if self.up(node):
-            self.log.append((time.time(), "elect", (node,)))
+    def elect(self, node: int) -> str | None:
+        if (refusal := self._allowed(Elect(node))) is None:
             self.processes[node].send_signal(signal.SIGUSR1)
+        return refusal
 
-    def leave(self, node: int) -> None:
-        if self.up(node):
-            self.log.append((time.time(), "leave", (node,)))
+    def leave(self, node: int) -> str | None:
+        """SIGUSR2: the node says Leave to the members and ends, for good."""
+        if (refusal := self._allowed(Leave(node))) is None:
             self.processes[node].send_signal(signal.SIGUSR2)
+        return refusal
 
     def join(self, node: int | None = None) -> int:
         """A new process, the next id (or `node`): the members learn where it listens
         first, then it starts and sends Join to every one of them."""
         node = max(self.ids) + 1 if node is None else node
         self.ports[node] = free_ports(1)[0]
-        for member in self.ids:
+        for member in self.roster.members:
             self._control(member, {"command": "peer", "id": node, "address": f"127.0.0.1:{self.ports[node]}"})
         self.ids = (*self.ids, node)
-        self.log.append((time.time(), "join", (node,)))
+        self._allowed(Join(node))
         self._spawn(node, join=True)
         return node
 
@@ -162,18 +184,26 @@ class RealCluster:
         for node in self.ids:
             self._control(node, {"command": "timeout", "value": value})
 
-    def partition(self, group: tuple[int, ...]) -> None:
+    def partition(self, group: tuple[int, ...]) -> str | None:
         """Cut `group` off from the others, both ways: each holds its messages to the
-        other side (they wait, in order) until `heal`."""
-        self.log.append((time.time(), "partition", tuple(group)))
-        inside, outside = set(group), set(self.ids) - set(group)
-        for node in self.ids:
-            self._control(node, {"command": "hold", "peers": sorted(outside if node in inside else inside)})
+        other side (they wait, in order) until `heal`; a node started meanwhile too."""
+        if (refusal := self._allowed(Partition(tuple(group)))) is None:
+            self.cut = frozenset(group)
+            for node in self.ids:
+                self._control(node, {"command": "hold", "peers": self._across(node)})
+        return refusal
 
     def heal(self) -> None:
-        self.log.append((time.time(), "heal", ()))
+        self._allowed(Heal())
+        self.cut = None
         for node in self.ids:
             self._control(node, {"command": "release", "peers": [i for i in self.ids if i != node]})
+
+    def _across(self, node: int) -> list[int]:
+        """The members on the other side of the partition from `node` (none if there is none)."""
+        if self.cut is None:
+            return []
+        return [i for i in self.roster.members if (i in self.cut) != (node in self.cut)]
 
     def _control(self, node: int, command: dict) -> None:
         """A command to a node that is up, through its control socket (node.py)."""

@@ -104,6 +104,7 @@ class NodeOptions:
     join: bool = False  # start as a new member (Join to every peer), not with the cluster
     start_at: float | None = None  # wall time to take the first step at (a cluster's nodes start together)
     parent: int | None = None  # the process that started it: stop when it is gone (a cluster's nodes)
+    held: tuple[int, ...] = ()  # peers whose links are held from the start (started during a cluster's partition)
 
 
 @contextmanager
@@ -166,6 +167,8 @@ class RealNode:
         self.config = options.config  # T changes with the cluster's `timeout` command (_command)
         self.watchers: list[trio.MemorySendChannel] = []  # connections that watch the trace (_watched)
         self.links = {peer: Link(self, peer, address) for peer, address in options.peers.items()}
+        for peer in options.held:
+            self.links[peer].hold(True)
         path = os.path.join(options.state_dir, TRACE_FILE)
         try:
             _cut_partial_line(path)

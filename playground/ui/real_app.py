@@ -185,8 +185,8 @@ class RealApp(App):
         elif node is None or self.cluster is None:
             self.said = f"no node to {what}"
         else:
-            getattr(self.cluster, what)(node)
-            self.said = f"{what} {node} at {time.strftime('%H:%M:%S')}"
+            refusal = getattr(self.cluster, what)(node)
+            self.said = refusal or f"{what} {node} at {time.strftime('%H:%M:%S')}"
         self.poll()
 
     def action_kill_leader(self) -> None:
@@ -217,8 +217,7 @@ class RealApp(App):
         if self.watching is not None:
             self.said = WATCHING
         elif self.cluster is not None:
-            self.cluster.partition((self.selected,))
-            self.said = f"partition {self.selected}"
+            self.said = self.cluster.partition((self.selected,)) or f"partition {self.selected}"
         self.poll()
 
     def action_heal(self) -> None:
