@@ -552,8 +552,8 @@ def run_merge(argv: list[str]) -> int:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the transcript to write")
     p.add_argument("--overwrite", action="store_true", help="let -o replace an existing file")
     args = p.parse_args(argv)
-    algorithm, ids, config, traces = read_traces(args.folders)
-    events = merge(algorithm, ids, config, [], traces)
+    algorithm, ids, config, traces, files = read_traces(args.folders)
+    events = merge(algorithm, ids, config, [], traces, files)
     with Recorder.create(args.output, Header(algorithm, list(ids), 1, config, real=True), args.overwrite) as recorder:
         recorder(events)
     _emit(f"{args.output}: {len(events):,} events from {len(ids)} nodes\n")

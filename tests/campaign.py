@@ -1338,6 +1338,7 @@ NODE_VALUES = {  # option -> values that must be refused (none of them may start
     "--algorithm": ["", "paxos", "classic+central"],
     "--start-at": ["x", "nan", "-inf"],
     "--parent": ["0", "x", "-2"],
+    "--held": ["", "3", "2,", "x", "2,,2", "-1"],
 }
 
 

@@ -45,7 +45,8 @@ class Attached:
             time.sleep(0.02)
         with self._lock:
             self.algorithm, self.ids, self.config = settings(self.traces, "attach to every node")
-        self.merged = Merge(self.algorithm, self.ids, self.config)  # (events: kept between calls)
+        self.merged = Merge(self.algorithm, self.ids, self.config,  # (events: kept between calls)
+                            {node: f"node {node} at {address}" for node, address in peers.items()})
 
     def _follow(self, node: int, address: Address) -> None:
         """The node's trace, as it grows. When the connection ends the node went down (as

@@ -64,7 +64,7 @@ class RealCluster:
 
     def __post_init__(self) -> None:
         self.ports = dict(zip(self.ids, free_ports(len(self.ids)), strict=True))
-        self.merged = Merge(self.algorithm, self.ids, self.config)  # (events: kept between calls)
+        self.merged = Merge(self.algorithm, self.ids, self.config, self._sources())  # (events: kept between calls)
         self.roster = Members(self.ids)  # who is a member, who is down: a node starts with the members there are
         self.cut: frozenset[int] | None = None  # one side of the partition, while there is one
         self._traces: dict[int, TraceFile] = {}
@@ -173,6 +173,7 @@ class RealCluster:
         for member in self.roster.members:
             self._control(member, {"command": "peer", "id": node, "address": f"127.0.0.1:{self.ports[node]}"})
         self.ids = (*self.ids, node)
+        self.merged.sources[node] = self._trace_path(node)
         self._allowed(Join(node))
         self._spawn(node, join=True)
         return node
@@ -237,11 +238,14 @@ class RealCluster:
         it at once (a last line a kill cut short left out)."""
         if final:
             return merge(self.algorithm, self.ids, self.config, self.log,
-                         {node: read_trace(self._trace_path(node)) for node in self.ids})
+                         {node: read_trace(self._trace_path(node)) for node in self.ids}, self._sources())
         for node in self.ids:
             if node not in self._traces:
                 self._traces[node] = TraceFile(self._trace_path(node))
         return self.merged.events(self.ids, self.log, {node: self._traces[node].read() for node in self.ids})
+
+    def _sources(self) -> dict[int, str]:
+        return {node: self._trace_path(node) for node in self.ids}
 
     def _trace_path(self, node: int) -> str:
         return os.path.join(self.state_dir(node), TRACE_FILE)

@@ -139,10 +139,10 @@ SETTLED_AFTER = 2.0  # seconds: lines this much older than the newest read are t
 
 
 def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list[tuple[float, str, tuple]],
-          traces: dict[int, list[dict]]) -> list[Event]:
+          traces: dict[int, list[dict]], sources: dict[int, str] | None = None) -> list[Event]:
     """The nodes' traces (their checked lines, read_trace) and the cluster's log as one
     run's trace events, the monitor's included: a run that has ended, all at once."""
-    return Merge(algorithm, ids, config).events(ids, log, traces, final=True)
+    return Merge(algorithm, ids, config, sources).events(ids, log, traces, final=True)
 
 
 class Merge:
@@ -154,13 +154,19 @@ class Merge:
     what is settled (a machine's clock far behind the others', a node killed without a
     word that boots again, a member that joins) makes it start again from the top."""
 
-    def __init__(self, algorithm: str, ids: tuple[int, ...], config: ClusterConfig):
+    def __init__(self, algorithm: str, ids: tuple[int, ...], config: ClusterConfig,
+                 sources: dict[int, str] | None = None):
+        """`sources`: where each node's trace comes from, to name in an error (its file)."""
         cls = machine(algorithm)
         self.algorithm, self.config, self.cls = algorithm, config, cls
         self.statuses = {s.value: s for s in cls.statuses}
         self.structure = converter(algorithm).structure
+        self.sources = sources or {}
         self.generation = 0  # counts the starts from the top (what a caller built on the events is stale)
         self._start(ids)
+
+    def source(self, node: int) -> str:
+        return self.sources.get(node, f"node {node}'s trace")
 
     def _start(self, ids: tuple[int, ...]) -> None:
         self.generation += 1
@@ -342,7 +348,7 @@ class _Play:
         elif kind == "state":
             status = self.merge.statuses.get(r["status"])
             if status is None:
-                raise InputError(f"node {node}'s trace: {shown_json(r['status'])} is no {self.merge.algorithm} status")
+                raise InputError(f"{self.merge.source(node)}: {shown_json(r['status'])} is no {self.merge.algorithm} status")
             self.epochs[node] = r["epoch"]
             self._emit(StateEvent(UNSET, t, node, status, r["leader"], status.role, r["epoch"]))
         elif kind == "election_start":
@@ -359,7 +365,7 @@ class _Play:
         try:
             return self.merge.structure(r["msg"], Message)
         except Exception as e:  # cattrs reports through several exception types
-            raise InputError(f"node {r['node']}'s trace: message {r['id']} is not a {self.merge.algorithm} "
+            raise InputError(f"{self.merge.source(r['node'])}: message {r['id']} is not a {self.merge.algorithm} "
                              f"message ({e})") from None
 
 
@@ -422,10 +428,10 @@ class _Lives:
         return crash
 
 
-def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig, dict[int, list[dict]]]:
+def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig, dict[int, list[dict]], dict[int, str]]:
     """Nodes run by hand (`bully-tui node`, perhaps on several machines): the algorithm,
-    ids and settings their traces' boot lines give, and each node's trace. Bad input (a
-    folder without a trace, nodes that disagree) is one line."""
+    ids and settings their traces' boot lines give, each node's trace, and its file. Bad
+    input (a folder without a trace, nodes that disagree) is one line."""
     traces: dict[int, list[dict]] = {}
     where: dict[int, str] = {}
     for folder in folders:
@@ -437,7 +443,7 @@ def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig
             raise InputError(f"{folder}: node {boot['node']} again (also in {where[boot['node']]})")
         traces[boot["node"]], where[boot["node"]] = lines, folder
     algorithm, ids, config = settings(traces, "give every node's folder")
-    return algorithm, ids, config, traces
+    return algorithm, ids, config, traces, {node: os.path.join(folder, TRACE_FILE) for node, folder in where.items()}
 
 
 def settings(traces: dict[int, list[dict]], missing_hint: str) -> tuple[str, tuple[int, ...], ClusterConfig]:
