@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -165,6 +166,29 @@ def test_a_port_in_use_and_a_damaged_state_file_are_one_line_and_nothing_is_writ
     done = subprocess.run(node_argv(tmp_path), capture_output=True, text=True, timeout=20)
     assert done.returncode == 2 and "state.json is damaged: not JSON" in done.stderr and done.stderr.count("\n") == 1
     assert (folder / "state.json").read_text().endswith('"epo')  # untouched
+
+
+def test_a_peer_that_cannot_be_reached_is_one_line_in_the_log_and_the_node_stays_up(tmp_path):
+    argv = node_argv(tmp_path, peers=f"2@127.0.0.1:{free_port()}")
+    node = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        trace = tmp_path / "1" / "trace.jsonl"
+        deadline = time.monotonic() + 10
+        while '"leader":1' not in (trace.read_text() if trace.exists() else ""):  # it leads alone
+            assert time.monotonic() < deadline and node.poll() is None
+            time.sleep(0.05)
+        node.send_signal(signal.SIGUSR1)  # another election: its Election to 2 is dropped again, and not said again
+        deadline = time.monotonic() + 10
+        while trace.read_text().count('"kind":"election_start"') < 2:
+            assert time.monotonic() < deadline and node.poll() is None
+            time.sleep(0.05)
+    finally:
+        node.terminate()
+        _, err = node.communicate(timeout=10)
+    assert node.returncode == 0
+    [line] = err.splitlines()
+    assert line.startswith("node 1: cannot reach node 2 at 127.0.0.1:") and "dropped until it answers" in line
+    assert '"kind":"drop"' in trace.read_text()
 
 
 def test_a_strangers_bytes_and_a_truncated_frame_close_that_connection_and_the_node_stays_up(tmp_path):
@@ -437,6 +461,7 @@ def _links_backoff(connect, test) -> None:
     async def main():
         async with trio.open_nursery() as nursery:
             link = Link(_Node(nursery), 2, Address("127.0.0.1", 9))
+            link.greet()
             nursery.start_soon(link.run)
             await test(link)
             nursery.cancel_scope.cancel()

@@ -286,6 +286,8 @@ class RealNode:
             self.nursery.start_soon(link.run)
         if self.o.start_at is not None:  # listening already: whoever starts first reaches the others
             await trio.sleep(max(0.0, self.o.start_at - time.time()))
+        for link in self.links.values():  # (every node of a cluster listens by now)
+            link.greet()
         c = self.config
         self.record("boot", algorithm=self.o.algorithm, ids=list(self.machine.ids), recovering=self.recovering,
                     joining=self.o.join, timeout=c.timeout, coordinator_timeout=c.coordinator_timeout,
@@ -408,7 +410,8 @@ class Link:
     to a down node, instead of each waiting for a connection that will not come (a
     machine switched off: T/4 each). A node that starts greets every peer (a connection
     with its hello and nothing else, queued first), and a hello from a peer ends the
-    backoff towards it: a peer that is back is reached at once."""
+    backoff towards it: a peer that is back is reached at once. The node's log has one
+    line when a peer cannot be reached (not one a try) and one when it is reached again."""
 
     def __init__(self, node: RealNode, peer: int, address: Address):
         self.node, self.peer, self.address = node, peer, address
@@ -419,7 +422,10 @@ class Link:
         self.open.set()
         self.backoff = 0.0  # seconds without trying after the last failed connection (0: none failed)
         self.retry_at = -math.inf  # trio time before which no connection is tried
-        self.queue_in.send_nowait((trio.current_time(), None, 0, None))  # (the greeting)
+
+    def greet(self) -> None:
+        """Connect and say hello, queued before any message (a node that starts: _boot)."""
+        self.queue_in.send_nowait((trio.current_time(), None, 0, None))
 
     def back(self) -> None:
         """The peer said hello: it is up, so the next message tries at once."""
@@ -453,9 +459,15 @@ class Link:
             return True
         if trio.current_time() < self.retry_at:
             return False
-        if await self._connect():
+        why = await self._connect()
+        if why is None:
+            if self.backoff:
+                log(f"node {self.node.o.node}: reached node {self.peer} at {self.address} again")
             self.backoff = 0.0
             return True
+        if not self.backoff:  # (one line an outage, not one a try)
+            log(f"node {self.node.o.node}: cannot reach node {self.peer} at {self.address} ({why}): its messages "
+                f"are dropped until it answers")
         self.backoff = min(BACKOFF_MOST, max(BACKOFF_FIRST, 2 * self.backoff))
         self.retry_at = trio.current_time() + self.backoff
         return False
@@ -471,22 +483,25 @@ class Link:
             return False
         return True
 
-    async def _connect(self) -> bool:
-        stream, ready = None, False
-        with trio.move_on_after(min(1.0, self.node.config.timeout / 4)):
+    async def _connect(self) -> str | None:
+        """A connection with the hello sent; else why not."""
+        stream, why = None, None
+        within = min(1.0, self.node.config.timeout / 4)
+        with trio.move_on_after(within) as waited:
             try:
                 stream = await trio.open_tcp_stream(self.address.host, self.address.port)
                 await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
-                ready = True
-            except (OSError, trio.BrokenResourceError):
-                pass
-        if not ready:
+            except (OSError, trio.BrokenResourceError) as e:
+                why = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        if waited.cancelled_caught:
+            why = f"no answer within {within:g} s"
+        if why is not None:
             if stream is not None:  # (opened, but the hello did not go: not a link)
                 await trio.aclose_forcefully(stream)
-            return False
+            return why
         self.stream = stream
         self.node.nursery.start_soon(self._watch, stream)
-        return True
+        return None
 
     async def _watch(self, stream: trio.SocketStream) -> None:
         try:
