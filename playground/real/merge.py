@@ -165,6 +165,11 @@ class Merge:
         self.generation = 0  # counts the starts from the top (what a caller built on the events is stale)
         self._start(ids)
 
+    @property
+    def origin(self) -> float | None:
+        """The wall time of t = 0 (the first line's), once there is a line."""
+        return self.play.t0 if self.play.t0 is not None else self._first
+
     def source(self, node: int) -> str:
         return self.sources.get(node, f"node {node}'s trace")
 
@@ -180,6 +185,7 @@ class Merge:
         self.orphans: set[str] = set()  # settled deliveries whose send was not read yet
         self.lives = _Lives()
         self.play = _Play(self, ids)
+        self._first: float | None = None  # the first line's time while none is settled
 
     def events(self, ids: tuple[int, ...], log: list[tuple[float, str, tuple]], traces: dict[int, list[dict]],
                final: bool = False) -> list[Event]:
@@ -207,6 +213,7 @@ class Merge:
         if cut == len(pending):
             self.play.finish(pending[-1]["t"])
             return self.play.out
+        self._first = pending[0]["t"] if self.play.t0 is None else None
         tail = self.play.fork()
         for r in pending[cut:]:
             tail.take(r, arrived)

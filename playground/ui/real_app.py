@@ -162,6 +162,8 @@ class RealApp(App):
         self.state.apply(self.events[merged.settled:])
         self.model.reload(self.events[-LOG_CAP:])
         now = self.events[-1].t if self.events else 0.0
+        if merged.origin is not None:  # (the time goes on while nothing happens)
+            now = max(now, round(time.time() - merged.origin, 2))
         self.grid.show(now, self.selected)
         self.log_view.show()
         self.alert_bar.show()
