@@ -19,7 +19,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 import trio
-import trio.testing
 
 from protocol import ALGORITHMS, MessageRole
 
@@ -27,7 +26,7 @@ from ..core.commands import Crash, Scheduled
 from ..core.config import ClusterConfig
 from ..core.engine import Engine
 from ..core.events import AgreementEvent, ElectionStartEvent, Event, SendEvent
-from .cluster import Cluster
+from .cluster import Cluster, MockClock
 from .interrupt import run_trio
 from .session import fewer_gc_passes
 
@@ -104,7 +103,7 @@ def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int) -> Res
         return watcher
 
     with fewer_gc_passes():
-        w = run_trio(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        w = run_trio(main, clock=MockClock(autojump_threshold=0))
     return Result(algorithm, nodes, w.fault_at, w.detect, w.agree, dict(w.sent[False]), dict(w.sent[True]))
 
 

@@ -30,12 +30,11 @@ from collections.abc import Callable
 
 import outcome
 import trio
-import trio.testing
 
 from ..core.commands import Request
 from ..core.config import to_seconds
 from ..core.events import Event
-from .cluster import Cluster
+from .cluster import Cluster, MockClock
 
 BACKLOG = 20_000  # events the host may leave untaken before the cluster waits for it
 PACE_WINDOW = 2.0  # wall seconds over which the speed the run keeps is measured
@@ -48,7 +47,7 @@ class LiveRun:
                  on_events: Callable[[], None], on_done: Callable[[outcome.Outcome], None]):
         self.cluster = cluster
         self.speed = speed
-        self.clock = trio.testing.MockClock(rate=0 if paused else speed)
+        self.clock = MockClock(rate=0 if paused else speed)
         self._on_events = on_events
         self._on_done = on_done
         self._buffer: list[Event] = []

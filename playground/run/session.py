@@ -8,9 +8,6 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
-import trio
-import trio.testing
-
 from protocol import machine
 
 from ..core.commands import Scheduled
@@ -20,9 +17,8 @@ from ..core.ids import node_ids
 from ..record.recorder import Recorder
 from ..record.summary import Summary
 from ..record.transcript import Header, Recipe
-from .cluster import Cluster
+from .cluster import Cluster, MockClock
 from .interrupt import run_trio, stopped_by
-from .progress import RunProgress
 
 
 @dataclass(frozen=True)
@@ -102,10 +98,12 @@ def run_headless(session: Session, until: float, progress: bool = False) -> dict
     A signal stops it with its transcript whole (interrupt.Stopped says when)."""
     with ExitStack() as files, fewer_gc_passes():
         engine, summary, _ = session.start(files, lookahead=True)
-        if progress:
+        if progress:  # (rich's progress bar is imported only where it is shown: 23 ms a start)
+            from .progress import RunProgress
+
             engine.subscribe(files.enter_context(RunProgress(engine, until)))
         try:
-            run_trio(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
+            run_trio(Cluster(engine).run, until, clock=MockClock(autojump_threshold=0))
         except BaseException as error:  # trio hands back what stopped it inside exception groups
             stop = stopped_by(error)
             if stop is not None:
