@@ -12,10 +12,11 @@ How it runs (trio, one task steps the machine, so it needs no locks):
   - Links. One outgoing TCP connection per peer, opened when there is something to
     send, so each link is FIFO. A message the link cannot hand over (the peer is down:
     nothing listens, or the connection breaks) is dropped and the trace says so, as the
-    simulation drops messages to a down node; the next message tries to connect again,
-    after a backoff that a peer's hello ends (a peer that comes back greets every
-    member, so it is reached at once: Link). `--delay S` holds each message S seconds first (in order), so a real run can
-    keep or break the synchrony bound T >= 2 x delay on purpose.
+    simulation drops messages to a down node; the next message tries to connect again
+    (after a refusal, once a backoff is over, which a peer's hello ends: a peer that
+    comes back greets every member, so it is reached at once; Link). `--delay S` holds
+    each message S seconds first (in order), so a real run can keep or break the
+    synchrony bound T >= 2 x delay on purpose.
   - Timers run on trio's clock. A timer set again replaces the old one; a firing that
     was already on its way when its timer was set again or cancelled is recognised by
     its number and ignored. A timer set with a range (Raft's) is drawn from the node's
@@ -286,8 +287,9 @@ class RealNode:
             self.nursery.start_soon(link.run)
         if self.o.start_at is not None:  # listening already: whoever starts first reaches the others
             await trio.sleep(max(0.0, self.o.start_at - time.time()))
-        for link in self.links.values():  # (every node of a cluster listens by now)
-            link.greet()
+        if self.recovering or self.o.join or self.o.start_at is None:  # (peers may have given up on it)
+            for link in self.links.values():
+                link.greet()
         c = self.config
         self.record("boot", algorithm=self.o.algorithm, ids=list(self.machine.ids), recovering=self.recovering,
                     joining=self.o.join, timeout=c.timeout, coordinator_timeout=c.coordinator_timeout,
@@ -405,13 +407,17 @@ class Link:
     next message connects afresh (to a peer that has started again). A message that
     cannot go (no connection within T/4, or it broke) is dropped and traced.
 
-    Backoff. After a failed connection the link does not try again for a while (50 ms,
-    doubled at each failure up to 1 s): meanwhile its messages are dropped at once, as
-    to a down node, instead of each waiting for a connection that will not come (a
-    machine switched off: T/4 each). A node that starts greets every peer (a connection
-    with its hello and nothing else, queued first), and a hello from a peer ends the
-    backoff towards it: a peer that is back is reached at once. The node's log has one
-    line when a peer cannot be reached (not one a try) and one when it is reached again."""
+    Backoff. After a refused connection (the peer's machine answers that nothing listens
+    there) the link does not try again for a while (50 ms, doubled at each refusal up to
+    1 s): meanwhile its messages are dropped at once, as to a down node. A connection not
+    answered within T/4 is not backed off from: the next message tries again, because
+    this machine's own load can be the reason (64 processes on two cores time out
+    connections to peers that are up, and backing off from those slowed an election of
+    64 from 0.7 s to 3.8 s). A node that comes back (a recovery, a join, or one started
+    by hand) greets every peer (a connection with its hello and nothing else, queued
+    first), and a hello from a peer ends the backoff towards it: a peer that is back is
+    reached at once. The node's log has one line when a peer cannot be reached (not one a
+    try) and one when it is reached again."""
 
     def __init__(self, node: RealNode, peer: int, address: Address):
         self.node, self.peer, self.address = node, peer, address
@@ -420,8 +426,9 @@ class Link:
         self.pending = 0  # messages put and not yet sent or dropped
         self.open = trio.Event()  # set while the link is not held
         self.open.set()
-        self.backoff = 0.0  # seconds without trying after the last failed connection (0: none failed)
+        self.backoff = 0.0  # seconds without trying after the last refused connection (0: none refused)
         self.retry_at = -math.inf  # trio time before which no connection is tried
+        self.unreachable: str | None = None  # why the peer could not be reached, while that lasts (said once)
 
     def greet(self) -> None:
         """Connect and say hello, queued before any message (a node that starts: _boot)."""
@@ -454,22 +461,25 @@ class Link:
             self.pending -= 1
 
     async def _reach(self) -> bool:
-        """Connected: already, or now (unless backing off, or it fails: then back off longer)."""
+        """Connected: already, or now (unless backing off from a refusal)."""
         if self.stream is not None:
             return True
         if trio.current_time() < self.retry_at:
             return False
-        why = await self._connect()
-        if why is None:
-            if self.backoff:
+        failed = await self._connect()
+        if failed is None:
+            if self.unreachable:
                 log(f"node {self.node.o.node}: reached node {self.peer} at {self.address} again")
-            self.backoff = 0.0
+            self.unreachable, self.backoff = None, 0.0
             return True
-        if not self.backoff:  # (one line an outage, not one a try)
+        why, refused = failed
+        if self.unreachable is None:  # (one line an outage, not one a try)
             log(f"node {self.node.o.node}: cannot reach node {self.peer} at {self.address} ({why}): its messages "
                 f"are dropped until it answers")
-        self.backoff = min(BACKOFF_MOST, max(BACKOFF_FIRST, 2 * self.backoff))
-        self.retry_at = trio.current_time() + self.backoff
+            self.unreachable = why
+        if refused:
+            self.backoff = min(BACKOFF_MOST, max(BACKOFF_FIRST, 2 * self.backoff))
+            self.retry_at = trio.current_time() + self.backoff
         return False
 
     async def _send(self, data: bytes) -> bool:
@@ -483,22 +493,23 @@ class Link:
             return False
         return True
 
-    async def _connect(self) -> str | None:
-        """A connection with the hello sent; else why not."""
-        stream, why = None, None
+    async def _connect(self) -> tuple[str, bool] | None:
+        """A connection with the hello sent; else why not, and whether it was refused (an
+        answer: nothing listens there) rather than unanswered within T/4."""
+        stream, failed = None, None
         within = min(1.0, self.node.config.timeout / 4)
         with trio.move_on_after(within) as waited:
             try:
                 stream = await trio.open_tcp_stream(self.address.host, self.address.port)
                 await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
             except (OSError, trio.BrokenResourceError) as e:
-                why = getattr(e, "strerror", None) or str(e) or type(e).__name__
+                failed = (getattr(e, "strerror", None) or str(e) or type(e).__name__, True)
         if waited.cancelled_caught:
-            why = f"no answer within {within:g} s"
-        if why is not None:
+            failed = (f"no answer within {within:g} s", False)
+        if failed is not None:
             if stream is not None:  # (opened, but the hello did not go: not a link)
                 await trio.aclose_forcefully(stream)
-            return why
+            return failed
         self.stream = stream
         self.node.nursery.start_soon(self._watch, stream)
         return None
