@@ -45,6 +45,8 @@ def _parser() -> _Parser:
     p.add_argument("--parent", metavar="PID", help="stop when process PID, which started this one, is gone")
     p.add_argument("--held", metavar="ID,...", help="peers whose links are held from the start (a cluster's "
                    "partition, for a node started while it lasts)")
+    p.add_argument("--wait-to-start", action="store_true", help="listen at once, but take the first step when the "
+                   "control socket says (a cluster's nodes, once every one of them listens)")
     p.add_argument("--start-at", metavar="UNIX_TIME", help="listen at once, but take the first step at this wall time "
                    "(so that the nodes of a cluster start together)")
     return p
@@ -89,7 +91,7 @@ def options(argv: list[str]) -> NodeOptions:
     return NodeOptions(me, Address.parse(a.listen, "--listen"), peers, algorithm, a.state_dir, config,
                        parse_whole(a.seed or "1", "--seed", 0, MAX_SEED), a.join,
                        None if a.start_at is None else parse_number(a.start_at, "--start-at"),
-                       None if a.parent is None else parse_whole(a.parent, "--parent", 1), held)
+                       None if a.parent is None else parse_whole(a.parent, "--parent", 1), held, a.wait_to_start)
 
 
 def run_node(argv: list[str]) -> int:

@@ -297,6 +297,26 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
         ["crash", "recover", "join"]
 
 
+@on_asyncio
+async def test_the_live_view_is_drawn_while_the_nodes_start_and_quitting_then_stops_every_one(tmp_path):
+    from playground.cli import parse_args
+    from playground.ui.real_app import RealApp
+
+    _, session = parse_args(["--real", "--nodes", "8"])
+    app = RealApp(session, folder=str(tmp_path / "run"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert "starting 8 node processes" in str(app.status.render())
+        await pilot.press("x")
+        assert "the nodes are still starting" in str(app.status.render())
+        starting = app._starting
+        deadline = time.monotonic() + 10
+        while not starting.processes:  # (quit once some are running)
+            assert time.monotonic() < deadline
+            await pilot.pause(0.01)
+    assert starting.processes and all(p.poll() is not None for p in starting.processes.values())
+    assert app.failure is None
+
+
 ORPHANING = """
 import sys, tempfile, time
 from playground.core.config import ClusterConfig, InputError

@@ -2,8 +2,9 @@
 
 Running. Each node is `python -m playground node ...` (node.py) with its own state
 directory under the run's folder, listening on a free port of 127.0.0.1, its stderr in
-DIR/node.log. They all listen first and take their first step at one wall time
-(`--start-at`), as the simulation's nodes start together. Crash is SIGKILL; recover
+DIR/node.log. They all listen first (`--wait-to-start`), and once every one does, the
+cluster tells them one wall time to take their first step at, as the simulation's nodes
+start together. Crash is SIGKILL; recover
 starts the process again from its state directory; elect is SIGUSR1; leave is SIGUSR2
 (the node tells the members and stops). The cluster keeps its own log of those commands
 with their wall times: a killed process cannot write that it was killed. Whatever
@@ -33,8 +34,8 @@ from .merge import Merge, TraceFile, merge, read_trace
 from .node import CONTROL_FILE, TRACE_FILE, unix_socket_path
 from .wire import frame
 
-STARTING = 1.5  # seconds for the processes to start and listen before the first step
-STARTED_WITHIN = 20.0  # seconds after that by which every node must have taken it (64 processes on 2 cores: ~5 s)
+STARTING = 0.2  # seconds from telling the nodes when to start to their first step (they all listen by then)
+STARTED_WITHIN = 20.0  # seconds by which every process must listen (64 on 2 cores: ~5 s)
 STOPPING = 1.0  # seconds a process has to stop after SIGTERM before it is killed
 
 
@@ -68,26 +69,38 @@ class RealCluster:
         self.roster = Members(self.ids)  # who is a member, who is down: a node starts with the members there are
         self.cut: frozenset[int] | None = None  # one side of the partition, while there is one
         self._traces: dict[int, TraceFile] = {}
+        self.cancelled = False  # set from another thread: stop starting (the live view quit meanwhile)
 
     def __enter__(self) -> RealCluster:
-        start_at = time.time() + STARTING
+        """The processes, started together: each listens, and once every one does (64 take
+        seconds to start on two cores), all take their first step at one time. Before
+        that, a node that was ready first would find the others down."""
         try:
             for node in self.ids:
-                self._spawn(node, start_at)
+                if self.cancelled:
+                    raise InputError("stopped while the nodes were starting")
+                self._spawn(node, wait_to_start=True)
+            deadline = time.time() + STARTED_WITHIN
+            self._waited(lambda node: self._control(node, None), deadline)
+            start_at = time.time() + STARTING
+            for node in self.ids:
+                self._control(node, {"command": "start", "at": start_at})
             self.log.append((start_at, "start", ()))
-            self._started(start_at + STARTED_WITHIN)
+            self._waited(lambda node: _booted(self._trace_path(node)), deadline + STARTING)
         except BaseException:
             self.close()
             raise
         return self
 
-    def _started(self, deadline: float) -> None:
-        """Every node has taken its first step; or one line saying which did not, and why
-        (its log's last line: a port taken meanwhile, say)."""
+    def _waited(self, ready, deadline: float) -> None:
+        """Until `ready(node)` holds for every node; or one line saying which did not
+        start, and why (its log's last line: a port taken meanwhile, say)."""
         waiting = set(self.ids)
         while waiting:
+            if self.cancelled:
+                raise InputError("stopped while the nodes were starting")
             for node in sorted(waiting):
-                if _booted(self._trace_path(node)):
+                if ready(node):
                     waiting.discard(node)
                 elif not self.up(node) or time.time() > deadline:
                     said = _last_line(os.path.join(self.state_dir(node), "node.log"))
@@ -100,7 +113,7 @@ class RealCluster:
     def state_dir(self, node: int) -> str:
         return os.path.join(self.folder, str(node))
 
-    def _spawn(self, node: int, start_at: float | None = None, join: bool = False) -> None:
+    def _spawn(self, node: int, wait_to_start: bool = False, join: bool = False) -> None:
         folder = self.state_dir(node)
         os.makedirs(folder, exist_ok=True)
         peers = ",".join(f"{i}@127.0.0.1:{self.ports[i]}" for i in self.roster.members if i != node)
@@ -111,8 +124,8 @@ class RealCluster:
                 "--parent", str(os.getpid())]
         if c.coordinator_timeout is not None:
             argv += ["--coordinator-timeout", repr(c.coordinator_timeout)]
-        if start_at is not None:
-            argv += ["--start-at", repr(start_at)]
+        if wait_to_start:
+            argv += ["--wait-to-start"]
         if join:
             argv += ["--join"]
         if self._across(node):
@@ -206,17 +219,20 @@ class RealCluster:
             return []
         return [i for i in self.roster.members if (i in self.cut) != (node in self.cut)]
 
-    def _control(self, node: int, command: dict) -> None:
-        """A command to a node that is up, through its control socket (node.py)."""
+    def _control(self, node: int, command: dict | None) -> bool:
+        """A command to a node that is up, through its control socket (node.py); or, with
+        None, only whether it listens there yet."""
         if not self.up(node):
-            return
+            return False
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             try:
                 with unix_socket_path(os.path.join(self.state_dir(node), CONTROL_FILE)) as where:
                     s.connect(where)
-                s.sendall(frame(command))
+                if command is not None:
+                    s.sendall(frame(command))
             except OSError:
-                pass  # (it has just gone down)
+                return False  # (not listening yet, or it has just gone down)
+        return True
 
     def close(self) -> None:
         for p in self.processes.values():

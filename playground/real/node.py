@@ -103,9 +103,10 @@ class NodeOptions:
     config: ClusterConfig  # T, T', P; delay_max is --delay, the hold on each message
     seed: int = 1
     join: bool = False  # start as a new member (Join to every peer), not with the cluster
-    start_at: float | None = None  # wall time to take the first step at (a cluster's nodes start together)
+    start_at: float | None = None  # wall time to take the first step at (nodes started together by hand)
     parent: int | None = None  # the process that started it: stop when it is gone (a cluster's nodes)
     held: tuple[int, ...] = ()  # peers whose links are held from the start (started during a cluster's partition)
+    wait_to_start: bool = False  # the first step when the control socket says (a cluster's nodes: once all listen)
 
 
 @contextmanager
@@ -178,6 +179,8 @@ class RealNode:
             raise InputError(f"cannot write {path}: {e.strerror or e}") from None
         self.shown: tuple | None = None
         self.encode = converter(options.algorithm).unstructure
+        self.start_at = options.start_at  # (a cluster's "start" command sets it: _command)
+        self.told_to_start = trio.Event()
 
     # --- the trace ---------------------------------------------------------------------
 
@@ -285,9 +288,11 @@ class RealNode:
             self.nursery.start_soon(self._orphaned, self.o.parent)
         for link in self.links.values():
             self.nursery.start_soon(link.run)
-        if self.o.start_at is not None:  # listening already: whoever starts first reaches the others
-            await trio.sleep(max(0.0, self.o.start_at - time.time()))
-        if self.recovering or self.o.join or self.o.start_at is None:  # (peers may have given up on it)
+        if self.o.wait_to_start:
+            await self.told_to_start.wait()
+        if self.start_at is not None:  # listening already: whoever starts first reaches the others
+            await trio.sleep(max(0.0, self.start_at - time.time()))
+        if self.recovering or self.o.join or self.start_at is None:  # (peers may have given up on it)
             for link in self.links.values():
                 link.greet()
         c = self.config
@@ -339,7 +344,8 @@ class RealNode:
         "hold" or "release", "peers": [...]} (messages to those peers wait, in order,
         until released: a partition of held connections, as the simulation holds links);
         {"command": "peer", "id": K, "address": "HOST:PORT"} (a node about to join: where
-        it listens; its Join tells the machine)."""
+        it listens; its Join tells the machine); {"command": "start", "at": UNIX_TIME} (a
+        node started with --wait-to-start takes its first step then)."""
         frames = wire.Frames()
         try:
             async with stream:
@@ -363,6 +369,10 @@ class RealNode:
                 raise wire.FrameError(str(e)) from None
             link = self.links[obj["id"]] = Link(self, obj["id"], where)
             self.nursery.start_soon(link.run)
+        elif command == "start" and self.o.wait_to_start and type(obj.get("at")) in (int, float) \
+                and math.isfinite(obj["at"]):
+            self.start_at = obj["at"]
+            self.told_to_start.set()
         elif command in ("hold", "release") and isinstance(obj.get("peers"), list):
             for peer in obj["peers"]:
                 if peer in self.links:

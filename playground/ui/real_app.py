@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+import threading
 import time
 
 from textual.app import App, ComposeResult
@@ -78,7 +79,10 @@ class RealApp(App):
         self.selected = session.ids[-1]
         self._folder = folder
         self._temporary: tempfile.TemporaryDirectory | None = None
-        self.cluster: RealCluster | None = None
+        self.cluster: RealCluster | None = None  # once started (_start)
+        self._starting: RealCluster | None = None
+        self._starter: threading.Thread | None = None
+        self._started: bool | str = False  # True once started; why not, if it could not start
         self.events: list = []
         self._settled: ClusterState | None = None  # the state after the merge's settled events (poll); then the newer go on a copy
         self._generation, self._applied = 0, 0  # the merge's start it follows; its settled events applied
@@ -101,8 +105,10 @@ class RealApp(App):
             self._temporary = tempfile.TemporaryDirectory(prefix="bully-real-")
             self._folder = self._temporary.name
         s = self.session
-        if self.watching is None:
-            self.cluster = RealCluster(s.ids, s.algorithm, s.config, self._folder, s.seed).__enter__()
+        if self.watching is None:  # (in a thread: 64 processes take seconds to start, and the screen is drawn meanwhile)
+            self._starting = RealCluster(s.ids, s.algorithm, s.config, self._folder, s.seed)
+            self._starter = threading.Thread(target=self._start, daemon=True)
+            self._starter.start()
         self.title = f"{machine(s.algorithm).title}: {s.nodes} real processes{' (attached)' if self.watching else ''}"
         self.set_interval(POLL, self.poll)
         self.poll()
@@ -115,7 +121,13 @@ class RealApp(App):
         """Every process stopped, the transcript written (if asked), the folder removed."""
         if self.watching is not None:
             self.watching.close()
+        if self._starter is not None:  # (quit while starting: it stops what it started)
+            self._starting.cancelled = True
+            self._starter.join()
+            self._starter = None
         if self.cluster is None:
+            if self._temporary is not None:
+                self._temporary.cleanup()
             return
         cluster, self.cluster = self.cluster, None
         try:
@@ -146,8 +158,25 @@ class RealApp(App):
         """Where the events come from: the cluster this app started, or the nodes it watches."""
         return self.watching if self.watching is not None else self.cluster
 
+    def _start(self) -> None:
+        """The cluster's processes, started (in a thread): poll takes it, or the reason it
+        could not start (then the app ends, saying so)."""
+        try:
+            self._starting.__enter__()
+            self._started = True
+        except InputError as e:
+            self._started = str(e)
+
     def poll(self) -> None:
+        if self._started is True and self.cluster is None:
+            self._starter.join()
+            self.cluster, self._starter = self._starting, None
+        elif isinstance(self._started, str) and self.failure is None:
+            self.failure = self._started
+            self.exit()
         if self.source is None:
+            self.status.update(f"starting {self.session.nodes} node processes: each listens, then all take their "
+                               f"first step together …{' · ' + self.said if self.said else ''}")
             return
         self.events = self.source.events()
         merged = self.source.merged
@@ -181,14 +210,21 @@ class RealApp(App):
         leaders = [n.leader for n in self.state.nodes.values() if n.up and n.leader is not None]
         return max(set(leaders), key=leaders.count) if leaders else None
 
-    def _act(self, what: str, node: int | None) -> None:
+    def _acting(self) -> RealCluster | None:
+        """The cluster a key acts on; or None, and the status line says why not."""
         if self.watching is not None:
             self.said = WATCHING
-        elif node is None or self.cluster is None:
-            self.said = f"no node to {what}"
-        else:
-            refusal = getattr(self.cluster, what)(node)
-            self.said = refusal or f"{what} {node} at {time.strftime('%H:%M:%S')}"
+        elif self.cluster is None:
+            self.said = "the nodes are still starting"
+        return self.cluster
+
+    def _act(self, what: str, node: int | None) -> None:
+        if (cluster := self._acting()) is not None:
+            if node is None:
+                self.said = f"no node to {what}"
+            else:
+                refusal = getattr(cluster, what)(node)
+                self.said = refusal or f"{what} {node} at {time.strftime('%H:%M:%S')}"
         self.poll()
 
     def action_kill_leader(self) -> None:
@@ -204,10 +240,8 @@ class RealApp(App):
         self._act("elect", self.selected)
 
     def action_join(self) -> None:
-        if self.watching is not None:
-            self.said = WATCHING
-        elif self.cluster is not None:
-            node = self.cluster.join()
+        if (cluster := self._acting()) is not None:
+            node = cluster.join()
             self.said = f"join {node} at {time.strftime('%H:%M:%S')}"
         self.poll()
 
@@ -216,27 +250,21 @@ class RealApp(App):
 
     def action_cut_off(self) -> None:
         """The selected node alone on one side of a partition of held connections."""
-        if self.watching is not None:
-            self.said = WATCHING
-        elif self.cluster is not None:
-            self.said = self.cluster.partition((self.selected,)) or f"partition {self.selected}"
+        if (cluster := self._acting()) is not None:
+            self.said = cluster.partition((self.selected,)) or f"partition {self.selected}"
         self.poll()
 
     def action_heal(self) -> None:
-        if self.watching is not None:
-            self.said = WATCHING
-        elif self.cluster is not None:
-            self.cluster.heal()
+        if (cluster := self._acting()) is not None:
+            cluster.heal()
             self.said = "heal"
         self.poll()
 
     def action_timeout(self, step: int) -> None:
-        if self.watching is not None:
-            self.said = WATCHING
-        elif self.cluster is not None:
-            value = self.cluster.config.timeout + step * T_STEP
+        if (cluster := self._acting()) is not None:
+            value = cluster.config.timeout + step * T_STEP
             if TIMEOUT.low <= value <= TIMEOUT.high:
-                self.cluster.timeout(value)
+                cluster.timeout(value)
                 self.said = f"T={value:g}"
         self.poll()
 
