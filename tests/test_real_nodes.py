@@ -24,6 +24,7 @@ from playground.real import state, wire
 from playground.real.cluster import RealCluster
 from playground.real.node import Address, Link, NodeOptions
 from playground.record.reader import load
+from playground.ui.help_screen import HelpScreen
 from protocol import machine
 from protocol.classic import Election
 from tests.test_app import on_asyncio
@@ -275,6 +276,13 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
 
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, all_under(4, (1, 2, 3, 4)))
+        panel = app.panel.shown_text()  # the selected node, 4: its storage from its state file
+        assert "safe storage" in panel and "epoch: " in panel and "not known: a real node's own" in panel
+        await pilot.press("d")
+        assert app.log_view.diagram
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
         await pilot.press("x")  # kill the leader
         assert not app.cluster.up(4)
         await until(pilot, all_under(3, (1, 2, 3)))

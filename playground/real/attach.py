@@ -95,6 +95,11 @@ class Attached:
                     self.log.append((time.time(), "crash", (node,)))
                 time.sleep(RECONNECT)
 
+    internals_unknown = "the node runs elsewhere: this view sees its trace only"
+
+    def internals(self, node: int) -> None:
+        return None
+
     def events(self) -> list[Event]:
         with self._lock:
             traces = {node: list(lines) for node, lines in self.traces.items()}

@@ -30,6 +30,8 @@ from protocol import machine
 from ..core.commands import Crash, Elect, Heal, Join, Leave, Members, Partition, Recover
 from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
+from ..core.host import Internals
+from . import state
 from .merge import Merge, TraceFile, merge, read_trace
 from .node import CONTROL_FILE, TRACE_FILE, unix_socket_path
 from .wire import frame
@@ -247,6 +249,17 @@ class RealCluster:
                 p.wait()
 
     # --- reading what happened ------------------------------------------------------
+
+    internals_unknown = "a real node's own variables stay inside its process"
+
+    def internals(self, node: int) -> Internals | None:
+        """What the node panel shows beyond the trace: its safe storage, as its state file
+        has it (the node writes it after every step that changed it)."""
+        try:
+            storage = state.load(self.state_dir(node), machine(self.algorithm).storage_class, self.algorithm)
+        except InputError:  # (being replaced this instant, or damaged: the panel says it is not known)
+            return None
+        return None if storage is None else Internals(self.up(node), {}, storage.as_dict())
 
     def events(self, final: bool = False) -> list[Event]:
         """What happened, as one run's trace events (merge.py): so far, read and merged

@@ -31,7 +31,6 @@ import outcome
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -69,17 +68,16 @@ from ..run.timeline import Timeline
 from .alert_bar import AlertBar
 from .branch_screen import BranchScreen
 from .compact_grid import CompactGrid
-from .help_screen import HelpScreen
 from .message_log import MessageLog
 from .model import LOG_CAP, ClusterModel
 from .node_grid import NodeGrid
 from .node_panel import NodePanel
 from .status_bar import CsFigures, Status, StatusBar
 from .timeline_row import TimelineRow
+from .view_keys import VIEW_BINDINGS, ViewKeys
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 REDRAW_HZ = 20
-PANEL_NEEDS = 70  # columns below which the node panel gives its room to the log
 COMPACT_ABOVE = 9  # more nodes than this get the one-line-per-node grid
 READ_BATCH = 16  # blocks of a replay's file read at once (8,192 events)
 LOADING_SHOWN_EVERY = 0.5  # seconds between two screens of a replay being read (each costs a fold)
@@ -107,9 +105,11 @@ class Restart:
     diagram: bool = False  # the log drawn as a space-time diagram
 
 
-class BullyApp(App[None]):
+class BullyApp(ViewKeys, App[None]):
     CSS_PATH = str(themes.STYLESHEET)
     TITLE = "bully-tui"
+    PALETTE_NOTE = ("ctrl+p opens the command palette: crash, recover or elect any node, join and leave, hold links "
+                    "and partitions, switch the algorithm, filter the log, change theme.")  # (the help screen's last line)
     # The footer shows the short descriptions; the help screen adds the tooltips.
     BINDINGS = [
         Binding("c", "command('crash')", "crash", tooltip="crash the selected node"),
@@ -125,7 +125,6 @@ class BullyApp(App[None]):
         Binding("P", "heal", "heal", show=False, tooltip="heal: release every held link"),
         Binding("space", "toggle_pause", "pause", tooltip="pause or resume"),
         Binding("s", "save", "save", tooltip="save the transcript so far to a new file"),
-        Binding("question_mark", "help", "help", tooltip="this screen"),
         Binding("comma", "back", "back", show=False, tooltip="back one instant (a live session pauses)"),
         Binding("full_stop", "forward", "step", show=False,
                 tooltip="forward one instant (at the present: pause, and run the next instant)"),
@@ -141,24 +140,9 @@ class BullyApp(App[None]):
         Binding("right_square_bracket", "delay(1)", "delay+", show=False, tooltip=f"raise both link delay bounds by {DELAY_STEP:g}s"),
         Binding("less_than_sign", "pace(-1)", "slower", show=False, tooltip="halve the speed"),
         Binding("greater_than_sign", "pace(1)", "faster", show=False, tooltip="double the speed"),
-        Binding("t", "next_theme", "theme", show=False, tooltip="next theme (dark, light)"),
-        Binding("f", "filter_node", "log node", show=False, tooltip="log: only the selected node (again: all)"),
-        Binding("m", "filter_topic", "log type", show=False, tooltip="log: next message type filter"),
-        Binding("d", "toggle_diagram", "diagram", show=False,
-                tooltip="the log as a space-time diagram: a lane per node, time flowing down (again: the text)"),
+        *VIEW_BINDINGS,
         Binding("D", "export_svg", "export SVG", show=False,
                 tooltip="export the log's window (its time span and filters) as an SVG space-time diagram, and say where"),
-        Binding("h", "toggle_detector", "log detector", show=False,
-                tooltip="log: show or hide failure-detector traffic (probes, heartbeats)"),
-        Binding("pageup", "scroll_log(-1)", show=False, tooltip="scroll the log back a page"),
-        Binding("pagedown", "scroll_log(1)", show=False, tooltip="scroll the log forward a page"),
-        Binding("shift+pageup", "scroll_panel(-1)", show=False, tooltip="scroll the node panel back a page"),
-        Binding("shift+pagedown", "scroll_panel(1)", show=False, tooltip="scroll the node panel forward a page"),
-        Binding("left", "move(-1, 0)", show=False, tooltip="select a node"),
-        Binding("right", "move(1, 0)", show=False, tooltip="select a node"),
-        Binding("up", "move(0, -1)", show=False, tooltip="select a node"),
-        Binding("down", "move(0, 1)", show=False, tooltip="select a node"),
-        *(Binding(str(i), f"select_rank({i})", show=False, tooltip="select a node") for i in range(1, 10)),
         Binding("ctrl+q", "quit", "quit", show=False, tooltip="quit"),  # the App shows its own
     ]
 
@@ -308,9 +292,6 @@ class BullyApp(App[None]):
         for _ in self.timeline.re_run():  # a slice of work at a time: a key pressed meanwhile waits at most one
             await asyncio.sleep(0.01)
         self.redraw(text=True)
-
-    def on_resize(self, event: Resize) -> None:
-        self.panel.display = event.size.width >= PANEL_NEEDS  # a narrow screen keeps the log readable
 
     async def action_quit(self) -> None:
         if self.live is not None:
@@ -556,6 +537,9 @@ class BullyApp(App[None]):
         label = self.model.label
         self._request((Hold if name == "hold" else Release)(src, dst), f"{name} {label[src]} {label[dst]}")
 
+    def show_selection(self) -> None:
+        self.redraw(text=True)
+
     def action_crash_leader(self) -> None:
         leaders = self.state.leaders()
         if not leaders:
@@ -603,48 +587,6 @@ class BullyApp(App[None]):
 
     # --- view-only actions ------------------------------------------------------------
 
-    def action_select_rank(self, rank: int) -> None:
-        """Digit keys: the rank-th node from the lowest id (the id itself for ids 1..N)."""
-        if rank <= len(self.model.ids):
-            self.action_select(self.model.ids[rank - 1])
-
-    def action_select(self, node: int) -> None:
-        if node in self.model.nodes:
-            self.selected = node
-            self.redraw(text=True)
-
-    def action_move(self, dx: int, dy: int) -> None:
-        ids = self.model.ids
-        index = ids.index(self.selected) + dx + dy * self.grid.columns
-        self.action_select(ids[max(0, min(len(ids) - 1, index))])
-
-    def action_filter_node(self) -> None:
-        node = None if self.log_view.node_filter == self.selected else self.selected
-        self.log_view.set_filters(node, self.log_view.topic_filter)
-
-    def action_filter_topic(self) -> None:
-        topics = [None, *self.state.topics]
-        current = topics.index(self.log_view.topic_filter) if self.log_view.topic_filter in topics else 0
-        self.log_view.set_filters(self.log_view.node_filter, topics[(current + 1) % len(topics)])
-
-    def action_toggle_detector(self) -> None:
-        self.log_view.toggle_detector()
-        self.notify("Failure-detector traffic " + ("shown" if self.log_view.show_detector else "hidden") + " in the log.")
-
-    def action_scroll_log(self, pages: int) -> None:
-        _scroll_page(self.log_view, pages)
-
-    def action_scroll_panel(self, pages: int) -> None:
-        _scroll_page(self.panel, pages)
-
-    def action_next_theme(self) -> None:
-        names = [t.name for t in themes.THEMES]
-        self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
-        self.notify(f"Theme: {self.theme}")
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen())
-
     def action_save(self) -> None:
         """Copy the session's transcript so far (a branch's, after a branch, with the
         transcripts it branched from) to a new file, and say where."""
@@ -662,9 +604,6 @@ class BullyApp(App[None]):
             self.notify(f"Saved the transcript to {where}, and {kin} it branched from beside it")
         else:
             self.notify(f"Saved the transcript to {where}")
-
-    def action_toggle_diagram(self) -> None:
-        self.log_view.toggle_diagram()
 
     def action_export_svg(self) -> None:
         """The log's window (from its first line's time to the moment shown, its node and
@@ -759,8 +698,3 @@ class BullyApp(App[None]):
         yield SystemCommand("Filter the log: show everything", "clear the log's filters", lambda: self.log_view.set_filters(None, None))
 
 
-def _scroll_page(view, pages: int) -> None:
-    if pages < 0:
-        view.scroll_page_up(animate=False)
-    else:
-        view.scroll_page_down(animate=False)

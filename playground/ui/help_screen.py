@@ -35,10 +35,7 @@ class HelpScreen(ModalScreen[None]):
                     key_column.styles.width = width + 2
                     yield key_column
                     yield Static(Content(purpose), classes="what")
-            yield Static(Content.from_markup(
-                "\n[$text-muted]ctrl+p opens the command palette: crash, recover or elect any node, join and leave, "
-                "hold links and partitions, switch the algorithm, filter the log, change theme. "
-                "Press ? or escape to close.[/]"))
+            yield Static(Content.from_markup(f"\n[$text-muted]{self.app.PALETTE_NOTE} Press ? or escape to close.[/]"))
 
 
 def _runs_of_digits(keys: list[str]) -> list[str]:

@@ -44,7 +44,8 @@ class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows 
     def show(self, node: NodeView, internals: Internals | None, now: float, labels: dict[int, str],
              unknown: str | None = None) -> None:
         """`internals` None: not known at this moment (a replay's re-run has not got
-        there; or, `unknown` says why, never will be)."""
+        there; or, `unknown` says why, never will be). Given with `unknown`, only its
+        storage is known (a real node's, from its state file)."""
         self.border_title = f"node {labels[node.id]}"
         self.text.labels = labels
         self.text.rows = rows(node, internals, now, labels, unknown)
@@ -125,16 +126,18 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
     else:
         out.append(("  [$text-muted]none yet[/]", None))
     out.append(("[b]variables[/]", None))
-    if internals is None:
+    if internals is None or unknown:  # (a real node's: not known, but its storage is, from its state file)
         why = escape(f"not known: {unknown}") if unknown else "being worked out (the replay is re-run in the background)"
         out.append((f"  [$text-muted]{why}[/]", None))
-        return tuple(out)
-    out += [_variable(name, value, labels) for name, value in internals.variables.items()]
-    if not internals.up:
-        gone = "it left" if node.status is HostStatus.LEFT else "lost in the crash"
-        out.append((f"  [$text-muted]({gone})[/]", None))
-    elif not internals.variables:
-        out.append(("  [$text-muted]none of its own[/]", None))
+        if internals is None:
+            return tuple(out)
+    else:
+        out += [_variable(name, value, labels) for name, value in internals.variables.items()]
+        if not internals.up:
+            gone = "it left" if node.status is HostStatus.LEFT else "lost in the crash"
+            out.append((f"  [$text-muted]({gone})[/]", None))
+        elif not internals.variables:
+            out.append(("  [$text-muted]none of its own[/]", None))
     out.append(("[b]safe storage[/]", None))
     out += [_variable(name, value, labels) for name, value in internals.storage.items()]
     return tuple(out)

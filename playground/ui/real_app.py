@@ -1,5 +1,8 @@
 """The live view of a real cluster (`bully-tui --real`): node processes on the loopback
-(real/cluster.py), shown with the simulation's widgets: the grid, the log and the alert.
+(real/cluster.py), shown with the simulation's widgets: the grid, the log (or its
+space-time diagram, d), the node panel (its safe storage read from its state file; its
+own variables stay in its process) and the alert; the keys that change only the view
+are the simulation app's own (view_keys.py), and ? lists every key.
 
 Four times a second it reads the nodes' traces, merged as a transcript would be
 (real/merge.py, the monitor's verdicts included), into a fresh state that the shown one
@@ -40,28 +43,31 @@ from .compact_grid import CompactGrid
 from .message_log import MessageLog
 from .model import LOG_CAP, ClusterModel
 from .node_grid import NodeGrid
+from .node_panel import NodePanel
+from .view_keys import VIEW_BINDINGS, ViewKeys
 
 WATCHING = "attached: this view only watches (start, stop and tell the nodes where they run)"
 COMPACT_ABOVE = 12  # nodes: more than this, one line each
 POLL = 0.25  # seconds between readings of the traces
 
 
-class RealApp(App):
+class RealApp(ViewKeys, App):
     CSS_PATH = str(themes.STYLESHEET)
+    PALETTE_NOTE = "ctrl+p opens Textual's command palette (theme, keys, quit); the keys above act on the processes."
     BINDINGS = [
-        Binding("x", "kill_leader", "kill leader"),
-        Binding("c", "crash", "crash"),
-        Binding("r", "recover", "recover"),
-        Binding("e", "elect", "elect"),
-        Binding("j", "join", "join"),
-        Binding("l", "leave", "leave", show=False),
-        Binding("p", "cut_off", "cut off", show=False),
-        Binding("P", "heal", "heal", show=False),
-        Binding("plus,equals_sign", "timeout(1)", "T+", show=False),
-        Binding("minus", "timeout(-1)", "T-", show=False),
-        Binding("left", "select(-1)", "select", show=False),
-        Binding("right", "select(1)", "select", show=False),
-        Binding("q,ctrl+q", "quit", "quit"),
+        Binding("x", "kill_leader", "kill leader", tooltip="kill the leader's process (SIGKILL)"),
+        Binding("c", "crash", "crash", tooltip="kill the selected node's process (SIGKILL)"),
+        Binding("r", "recover", "recover", tooltip="start the selected node's process again, from its state folder"),
+        Binding("e", "elect", "elect", tooltip="the selected node starts an election (SIGUSR1)"),
+        Binding("j", "join", "join", tooltip="a new process joins (the next id)"),
+        Binding("l", "leave", "leave", show=False, tooltip="the selected node leaves for good, telling the others"),
+        Binding("p", "cut_off", "cut off", show=False,
+                tooltip="partition: cut the selected node off (its connections across held, both ways)"),
+        Binding("P", "heal", "heal", show=False, tooltip="heal: what waited on held connections goes, in order"),
+        Binding("plus,equals_sign", "timeout(1)", "T+", show=False, tooltip=f"raise T by {T_STEP:g}s on every node"),
+        Binding("minus", "timeout(-1)", "T-", show=False, tooltip=f"lower T by {T_STEP:g}s on every node"),
+        *VIEW_BINDINGS,
+        Binding("q,ctrl+q", "quit", "quit", tooltip="quit: stop every process (and write --transcript)"),
     ]
 
     def __init__(self, session, folder: str | None = None, watching=None):
@@ -74,6 +80,7 @@ class RealApp(App):
         self.model = ClusterModel(self.state, machine(session.algorithm).worst_case_messages(session.nodes))
         self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
+        self.panel = NodePanel()
         self.alert_bar = AlertBar(self.model)
         self.status = Static(id="real-status")
         self.selected = session.ids[-1]
@@ -84,6 +91,7 @@ class RealApp(App):
         self._starter: threading.Thread | None = None
         self._started: bool | str = False  # True once started; why not, if it could not start
         self.events: list = []
+        self.now = 0.0  # the run's time as last read (poll)
         self._settled: ClusterState | None = None  # the state after the merge's settled events (poll); then the newer go on a copy
         self._generation, self._applied = 0, 0  # the merge's start it follows; its settled events applied
         self.said = ""  # the last key's effect, on the status line
@@ -93,6 +101,7 @@ class RealApp(App):
         yield self.grid
         with Horizontal(id="middle"):
             yield self.log_view
+            yield self.panel
         yield self.alert_bar
         yield self.status
         yield Footer(compact=True)
@@ -190,12 +199,21 @@ class RealApp(App):
         self.state.load(moment)
         self.state.apply(self.events[merged.settled:])
         self.model.reload(self.events[-LOG_CAP:])
-        now = self.events[-1].t if self.events else 0.0
+        self.now = self.events[-1].t if self.events else 0.0
         if merged.origin is not None:  # (the time goes on while nothing happens)
-            now = max(now, round(time.time() - merged.origin, 2))
-        self.grid.show(now, self.selected)
-        self.log_view.show()
+            self.now = max(self.now, round(time.time() - merged.origin, 2))
         self.alert_bar.show()
+        self.show_selection()
+
+    def show_selection(self) -> None:
+        if self.source is None:
+            return
+        now = self.now
+        self.grid.show(now, self.selected)
+        self.log_view.selected = self.selected
+        self.log_view.show()
+        self.panel.show(self.model.nodes[self.selected], self.source.internals(self.selected), now, self.model.label,
+                        self.source.internals_unknown)
         node = self.state.nodes[self.selected]
         shown = "down" if not node.up else f"{node.status} under {node.leader}"
         t_now = self.source.config.timeout
@@ -267,13 +285,3 @@ class RealApp(App):
                 cluster.timeout(value)
                 self.said = f"T={value:g}"
         self.poll()
-
-    def action_select(self, step: int) -> None:
-        ids = self.state.ids
-        self.selected = ids[(ids.index(self.selected) + step) % len(ids)]
-        self.poll()
-
-    def on_key(self, event) -> None:
-        if event.character and event.character.isdigit() and int(event.character) in self.state.ids:
-            self.selected = int(event.character)
-            self.poll()
