@@ -33,7 +33,8 @@ def _parser() -> _Parser:
     p = subcommand_parser("node")
     p.add_argument("--id", required=True, metavar="K", help="this node's id, a whole number")
     p.add_argument("--listen", required=True, metavar="HOST:PORT", help="where this node takes its peers' connections")
-    p.add_argument("--peers", required=True, metavar="ID@HOST:PORT,...", help="every other member, and where it listens")
+    p.add_argument("--peers", metavar="ID@HOST:PORT,...", help="every other member, and where it listens (none: a "
+                   "cluster of one)")
     p.add_argument("--algorithm", default="classic", metavar="A", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
     p.add_argument("--state-dir", required=True, metavar="DIR", help="its safe storage (state.json) and trace (trace.jsonl)")
     p.add_argument("--timeout", metavar="T", help="T, seconds (default 4)")
@@ -83,7 +84,7 @@ def options(argv: list[str]) -> NodeOptions:
     config = ClusterConfig(timeout=timeout, coordinator_timeout=seconds(a.coordinator_timeout, COORDINATOR_TIMEOUT, None),
                            probe_interval=seconds(a.probe_interval, PROBE_INTERVAL, 5.0),
                            delay_min=0, delay_max=seconds(a.delay, DELAY, 0.0))
-    peers = parse_peers(a.peers, me)
+    peers = {} if a.peers is None else parse_peers(a.peers, me)
     held = () if a.held is None else tuple(parse_whole(i, "--held", 0, MAX_ID) for i in a.held.split(","))
     strangers = [i for i in held if i not in peers]
     if strangers:

@@ -585,3 +585,60 @@ def test_a_node_started_again_has_the_members_there_are_and_stays_on_its_side_of
         wait_for(cluster, all_follow(4, (1, 2, 4)), within=10)
     boots = [r for r in merge_module.read_trace(str(tmp_path / "2" / "trace.jsonl")) if r["kind"] == "boot"]
     assert boots[0]["ids"] == [1, 2, 3, 4] and boots[-1]["ids"] == [1, 2, 4]
+
+
+def test_a_node_waiting_to_start_stops_at_once_on_sigterm_and_takes_no_step(tmp_path):
+    argv = [*node_argv(tmp_path, peers=f"2@127.0.0.1:{free_port()}"), "--wait-to-start"]
+    node = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "1" / "control.sock").exists():  # listening, and waiting to be told
+            assert time.monotonic() < deadline and node.poll() is None
+            time.sleep(0.02)
+        node.terminate()
+        _, err = node.communicate(timeout=5)
+    finally:
+        node.kill()
+    assert node.returncode == 0 and err == ""
+    assert '"kind":"boot"' not in (tmp_path / "1" / "trace.jsonl").read_text()
+
+
+def test_a_refusal_is_told_from_other_failures_to_connect():
+    from playground.real.node import _refusal
+
+    async def main():
+        with pytest.raises(OSError) as failed:
+            await trio.open_tcp_stream("127.0.0.1", free_port())  # nothing listens: refused at once
+        return failed.value
+
+    assert _refusal(trio.run(main)) is not None
+    assert _refusal(OSError("all attempts failed")) is None
+
+
+def test_the_last_member_starts_again_as_a_cluster_of_one(tmp_path):
+    with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(2, (1, 2)), within=10)
+        assert cluster.leave(1) is None
+        wait_for(cluster, lambda ev: any(e.kind == "leave" and e.node == 1 for e in ev), within=10)
+        cluster.crash(2)
+        assert cluster.recover(2) is None
+        wait_for(cluster, lambda ev: [e.kind for e in ev if e.kind in ("start", "recover") and e.node == 2] ==
+                 ["start", "recover"] and {n: s[:2] for n, s in leaders(ev).items()} == {2: (2, True)}, within=10)
+    boots = [r for r in merge_module.read_trace(str(tmp_path / "2" / "trace.jsonl")) if r["kind"] == "boot"]
+    assert boots[-1]["ids"] == [2]
+
+
+@on_asyncio
+async def test_a_cluster_that_cannot_start_ends_the_live_view_with_one_line(tmp_path):
+    from playground.cli import parse_args
+    from playground.ui.real_app import RealApp
+
+    (tmp_path / "file").write_text("not a folder")
+    _, session = parse_args(["--real", "--nodes", "2"])
+    app = RealApp(session, folder=str(tmp_path / "file" / "run"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        deadline = time.monotonic() + 10
+        while app.failure is None:
+            assert time.monotonic() < deadline
+            await pilot.pause(0.05)
+    assert app.failure.startswith("cannot start the nodes: ") and "\n" not in app.failure

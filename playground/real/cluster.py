@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from protocol import machine
 
-from ..core.commands import Crash, Elect, Heal, Join, Leave, Members, Partition, Recover
+from ..core.commands import Crash, Elect, Heal, Join, Leave, Members, Partition, Recover, held_after
 from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
 from ..core.host import Internals
@@ -69,7 +69,7 @@ class RealCluster:
         self.ports = dict(zip(self.ids, free_ports(len(self.ids)), strict=True))
         self.merged = Merge(self.algorithm, self.ids, self.config, self._sources())  # (events: kept between calls)
         self.roster = Members(self.ids)  # who is a member, who is down: a node starts with the members there are
-        self.cut: frozenset[int] | None = None  # one side of the partition, while there is one
+        self.held: frozenset[tuple[int, int]] = frozenset()  # (from, to): the links a partition holds
         self._traces: dict[int, TraceFile] = {}
         self.cancelled = False  # set from another thread: stop starting (the live view quit meanwhile)
 
@@ -121,7 +121,7 @@ class RealCluster:
         peers = ",".join(f"{i}@127.0.0.1:{self.ports[i]}" for i in self.roster.members if i != node)
         c = self.config
         argv = [sys.executable, "-m", "playground", "node", "--id", str(node), "--listen", f"127.0.0.1:{self.ports[node]}",
-                "--peers", peers, "--algorithm", self.algorithm, "--state-dir", folder, "--timeout", repr(c.timeout),
+                *(["--peers", peers] if peers else []), "--algorithm", self.algorithm, "--state-dir", folder, "--timeout", repr(c.timeout),
                 "--probe-interval", repr(c.probe_interval), "--delay", repr(c.delay_max), "--seed", str(self.seed),
                 "--parent", str(os.getpid())]
         if c.coordinator_timeout is not None:
@@ -142,25 +142,31 @@ class RealCluster:
 
     # --- commands ------------------------------------------------------------------
 
-    def _allowed(self, command) -> str | None:
+    def _allowed(self, command, logged: bool = True) -> str | None:
         """Why `command` cannot mean anything now, the simulation's rule (commands.Members:
         a crashed node crashed again, one that left recovered, ...), or None: then it is
-        noted, and logged. A process that ended by itself counts as crashed."""
+        noted, and (`logged`) logged now. A process that ended by itself counts as crashed."""
         for node, p in self.processes.items():
             if p.poll() is not None and node not in self.roster.left:
                 self.roster.down.add(node)
         refusal = self.roster.refusal(command)
         if refusal is None:
             self.roster.apply(command)
-            name, args = command.words()
-            self.log.append((time.time(), name, args))
+            if logged:
+                self._log(command)
         return refusal
 
+    def _log(self, command) -> None:
+        name, args = command.words()
+        self.log.append((time.time(), name, args))
+
     def crash(self, node: int) -> str | None:
-        """SIGKILL: the process ends at once, its state file as it last wrote it."""
-        if (refusal := self._allowed(Crash(node))) is None:
+        """SIGKILL: the process ends at once, its state file as it last wrote it. (Logged
+        once it has ended: a line it wrote before is not put after its crash.)"""
+        if (refusal := self._allowed(Crash(node), logged=False)) is None:
             self.processes[node].kill()
             self.processes[node].wait()
+            self._log(Crash(node))
         return refusal
 
     def recover(self, node: int) -> str | None:
@@ -202,24 +208,24 @@ class RealCluster:
 
     def partition(self, group: tuple[int, ...]) -> str | None:
         """Cut `group` off from the others, both ways: each holds its messages to the
-        other side (they wait, in order) until `heal`; a node started meanwhile too."""
+        other side (they wait, in order) until `heal`; a node started again meanwhile
+        too. The links held are the simulation's (commands.held_after: the pairs across
+        at the time; a node that joins later is held from nobody)."""
         if (refusal := self._allowed(Partition(tuple(group)))) is None:
-            self.cut = frozenset(group)
+            self.held = held_after(self.held, "partition", tuple(group), self.roster.members)
             for node in self.ids:
                 self._control(node, {"command": "hold", "peers": self._across(node)})
         return refusal
 
     def heal(self) -> None:
         self._allowed(Heal())
-        self.cut = None
+        self.held = frozenset()
         for node in self.ids:
             self._control(node, {"command": "release", "peers": [i for i in self.ids if i != node]})
 
     def _across(self, node: int) -> list[int]:
-        """The members on the other side of the partition from `node` (none if there is none)."""
-        if self.cut is None:
-            return []
-        return [i for i in self.roster.members if (i in self.cut) != (node in self.cut)]
+        """The peers `node` holds its messages to (a partition's other side; none if there is none)."""
+        return sorted(b for a, b in self.held if a == node)
 
     def _control(self, node: int, command: dict | None) -> bool:
         """A command to a node that is up, through its control socket (node.py); or, with

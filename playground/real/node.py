@@ -124,6 +124,15 @@ def unix_socket_path(path: str) -> Iterator[str]:
         os.close(folder)
 
 
+def _refusal(e: BaseException) -> ConnectionRefusedError | None:
+    """The refusal among what a failed connection raised, if any (trio raises one OSError,
+    "all attempts to connect ... failed", from a group of the attempts' own errors)."""
+    if isinstance(e, ConnectionRefusedError):
+        return e
+    causes = e.__cause__.exceptions if isinstance(e.__cause__, BaseExceptionGroup) else (e.__cause__,)
+    return next((r for c in causes if c is not None and (r := _refusal(c)) is not None), None)
+
+
 def _cut_partial_line(path: str) -> None:
     """A last line that a kill cut short (no newline after it) is cut off the trace, so
     that the next run's first line starts a line of its own, not a line of garbage."""
@@ -181,6 +190,7 @@ class RealNode:
         self.encode = converter(options.algorithm).unstructure
         self.start_at = options.start_at  # (a cluster's "start" command sets it: _command)
         self.told_to_start = trio.Event()
+        self.waiting = trio.CancelScope()  # the wait for the first step (_boot)
 
     # --- the trace ---------------------------------------------------------------------
 
@@ -246,38 +256,45 @@ class RealNode:
     # --- running -----------------------------------------------------------------------
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        # The signals first: one that comes while the node starts waits for its first step.
+        # The signals first: a stop that comes while the node starts stops it at once; an
+        # election or a leave waits for its first step.
         with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT) as signals:
             self.nursery.start_soon(self._signals, signals)
-            await self._boot()
+            booted = await self._boot()
             task_status.started()
-            async for item in self.inbox:
-                if item[0] == "timer":
-                    _, name, number = item
-                    if self.timers.get(name, (None,))[0] == number:
-                        del self.timers[name]
-                        self.step(TimerFired(name))
-                elif item[0] == "receive":
-                    _, src, msg_id, lamport, msg = item
-                    self.lamport = max(self.lamport, lamport) + 1
-                    self.record("deliver", id=msg_id, src=src)
-                    self.step(Receive(src, msg))
-                elif item[0] == "elect":
-                    self.step(Suspect())
-                elif item[0] == "leave":
-                    self.step(Leaving())
-                    self.record("leave")
-                    with trio.move_on_after(self.config.delay_max + self.config.timeout):
-                        while any(link.pending for link in self.links.values()):  # the Leaves go out first
-                            await trio.sleep(0.01)
-                    break
-                else:  # stop: down from now on, as after a crash
-                    self.record("stop")
-                    break
+            if booted:
+                await self._steps()
         self.trace.close()
         self.nursery.cancel_scope.cancel()
 
-    async def _boot(self) -> None:
+    async def _steps(self) -> None:
+        """Each input in turn, one step each, until a stop or a leave."""
+        async for item in self.inbox:
+            if item[0] == "timer":
+                _, name, number = item
+                if self.timers.get(name, (None,))[0] == number:
+                    del self.timers[name]
+                    self.step(TimerFired(name))
+            elif item[0] == "receive":
+                _, src, msg_id, lamport, msg = item
+                self.lamport = max(self.lamport, lamport) + 1
+                self.record("deliver", id=msg_id, src=src)
+                self.step(Receive(src, msg))
+            elif item[0] == "elect":
+                self.step(Suspect())
+            elif item[0] == "leave":
+                self.step(Leaving())
+                self.record("leave")
+                with trio.move_on_after(self.config.delay_max + self.config.timeout):
+                    while any(link.pending for link in self.links.values()):  # the Leaves go out first
+                        await trio.sleep(0.01)
+                break
+            else:  # stop: down from now on, as after a crash
+                self.record("stop")
+                break
+
+    async def _boot(self) -> bool:
+        """Listening, then the first step when its time comes: True; False if told to stop first."""
         try:
             listeners = await trio.open_tcp_listeners(self.o.listen.port, host=self.o.listen.host)
         except OSError as e:
@@ -288,10 +305,13 @@ class RealNode:
             self.nursery.start_soon(self._orphaned, self.o.parent)
         for link in self.links.values():
             self.nursery.start_soon(link.run)
-        if self.o.wait_to_start:
-            await self.told_to_start.wait()
-        if self.start_at is not None:  # listening already: whoever starts first reaches the others
-            await trio.sleep(max(0.0, self.start_at - time.time()))
+        with trio.CancelScope() as self.waiting:  # (SIGTERM, or the cluster gone, meanwhile: no first step)
+            if self.o.wait_to_start:
+                await self.told_to_start.wait()
+            if self.start_at is not None:  # listening already: whoever starts first reaches the others
+                await trio.sleep(max(0.0, self.start_at - time.time()))
+        if self.waiting.cancelled_caught:
+            return False
         if self.recovering or self.o.join or self.start_at is None:  # (peers may have given up on it)
             for link in self.links.values():
                 link.greet()
@@ -300,11 +320,20 @@ class RealNode:
                     joining=self.o.join, timeout=c.timeout, coordinator_timeout=c.coordinator_timeout,
                     probe_interval=c.probe_interval, delay=c.delay_max)
         self.step(Joining() if self.o.join and not self.recovering else Start())
+        return True
 
     async def _signals(self, signals) -> None:
         async for number in signals:
-            what = {signal.SIGUSR1: "elect", signal.SIGUSR2: "leave"}.get(number, "stop")
-            self.inbox_in.send_nowait((what,))
+            what = {signal.SIGUSR1: "elect", signal.SIGUSR2: "leave"}.get(number)
+            if what is None:
+                self._stop()
+            else:
+                self.inbox_in.send_nowait((what,))
+
+    def _stop(self) -> None:
+        """Stop: at once if it has not taken its first step yet, else after this step."""
+        self.waiting.cancel()
+        self.inbox_in.send_nowait(("stop",))
 
     async def _watched(self, stream: trio.SocketStream) -> None:
         """Someone watches this node (`bully-tui attach`): its trace so far, then each new
@@ -385,7 +414,7 @@ class RealNode:
         in sessions of their own, so no terminal's hangup reaches them): stop too."""
         while os.getppid() == parent:
             await trio.sleep(0.5)
-        self.inbox_in.send_nowait(("stop",))
+        self._stop()
 
     async def _serve(self, stream: trio.SocketStream) -> None:
         """A peer's connection: its hello, then its messages, in order."""
@@ -513,7 +542,9 @@ class Link:
                 stream = await trio.open_tcp_stream(self.address.host, self.address.port)
                 await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
             except (OSError, trio.BrokenResourceError) as e:
-                failed = (getattr(e, "strerror", None) or str(e) or type(e).__name__, True)
+                refused = _refusal(e)
+                why = os.strerror(refused.errno) if refused is not None and refused.errno else e.strerror
+                failed = (why or str(e) or type(e).__name__, refused is not None)
         if waited.cancelled_caught:
             failed = (f"no answer within {within:g} s", False)
         if failed is not None:

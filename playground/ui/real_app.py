@@ -130,10 +130,12 @@ class RealApp(ViewKeys, App):
         """Every process stopped, the transcript written (if asked), the folder removed."""
         if self.watching is not None:
             self.watching.close()
-        if self._starter is not None:  # (quit while starting: it stops what it started)
+        if self._starter is not None:  # (quit while starting: it stops what it started, unless it is done)
             self._starting.cancelled = True
             self._starter.join()
             self._starter = None
+            if self._started is True and self.cluster is None:  # (done since the last poll)
+                self.cluster = self._starting
         if self.cluster is None:
             if self._temporary is not None:
                 self._temporary.cleanup()
@@ -175,9 +177,11 @@ class RealApp(ViewKeys, App):
             self._started = True
         except InputError as e:
             self._started = str(e)
+        except Exception as e:  # (a folder that cannot be made, no process to be had: the app ends saying so)
+            self._started = f"cannot start the nodes: {getattr(e, 'strerror', None) or e}"
 
     def poll(self) -> None:
-        if self._started is True and self.cluster is None:
+        if self._started is True and self.cluster is None and self._starter is not None:
             self._starter.join()
             self.cluster, self._starter = self._starting, None
         elif isinstance(self._started, str) and self.failure is None:
@@ -274,8 +278,11 @@ class RealApp(ViewKeys, App):
 
     def action_heal(self) -> None:
         if (cluster := self._acting()) is not None:
-            cluster.heal()
-            self.said = "heal"
+            if cluster.held:
+                cluster.heal()
+                self.said = "heal"
+            else:
+                self.said = "nothing to heal: no connection is held"
         self.poll()
 
     def action_timeout(self, step: int) -> None:
@@ -284,4 +291,6 @@ class RealApp(ViewKeys, App):
             if TIMEOUT.low <= value <= TIMEOUT.high:
                 cluster.timeout(value)
                 self.said = f"T={value:g}"
+            else:
+                self.said = f"T stays {cluster.config.timeout:g}: it goes from {TIMEOUT.low:g} to {TIMEOUT.high:g} s"
         self.poll()
