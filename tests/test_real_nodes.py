@@ -642,3 +642,23 @@ async def test_a_cluster_that_cannot_start_ends_the_live_view_with_one_line(tmp_
             assert time.monotonic() < deadline
             await pilot.pause(0.05)
     assert app.failure.startswith("cannot start the nodes: ") and "\n" not in app.failure
+
+
+def test_the_kept_merge_starts_again_when_a_node_sends_another_trace(monkeypatch):
+    """Attached to a node that started afresh elsewhere: its trace is another one, as long
+    as the first or longer; what was settled of the first is not kept."""
+    monkeypatch.setattr(merge_module, "SETTLED_AFTER", 0.3)
+    config = ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0)
+
+    def trace(node: int, leader: int) -> list[dict]:
+        boot = {"t": 100.0, "lamport": 0, "node": node, "kind": "boot", "algorithm": "classic", "ids": [1, 2],
+                "recovering": False, "timeout": 0.5, "probe_interval": 0.5, "coordinator_timeout": None, "delay": 0.0}
+        return [boot, *({"t": 100.0 + k, "lamport": k, "node": node, "kind": "state", "status": "normal",
+                         "leader": leader, "epoch": k} for k in range(1, 5))]
+
+    live = merge_module.Merge("classic", (1, 2), config)
+    first = {1: trace(1, 2), 2: trace(2, 2)}
+    assert live.events((1, 2), [], first) == merge_module.merge("classic", (1, 2), config, [], first)
+    assert live.settled > 0
+    again = {1: trace(1, 1), 2: first[2]}  # (node 1's lines: as many, but not the ones settled)
+    assert live.events((1, 2), [], again) == merge_module.merge("classic", (1, 2), config, [], again)

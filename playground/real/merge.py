@@ -183,6 +183,7 @@ class Merge:
         self.latest: dict[int, float] = {}  # each node's last settled time (its own lines never go back)
         self.sent_at: dict[str, float] = {}  # the settled sends' times
         self.orphans: set[str] = set()  # settled deliveries whose send was not read yet
+        self.last_settled: dict[int, dict] = {}  # each node's last line settled, as read
         self.lives = _Lives()
         self.play = _Play(self, ids)
         self._first: float | None = None  # the first line's time while none is settled
@@ -192,8 +193,7 @@ class Merge:
         """Everything so far, as trace events: `ids`, the members (joins add to them); the
         cluster's `log` and each node's lines, which only grow; with `final`, they are all
         there will be."""
-        if ids != self.ids or len(log) < self.log_taken or any(len(traces.get(node, ())) < taken
-                                                                for node, taken in self.taken.items()):
+        if ids != self.ids or len(log) < self.log_taken or not self._same_lines(traces):
             self._start(ids)  # (new members, or a trace that is not the one read before)
         pending, booted_again = self._pending(log, traces)
         if pending and (pending[0]["t"] < self.horizon or any(r["id"] in self.orphans for r in pending
@@ -209,6 +209,7 @@ class Merge:
         cut = next((i for i, r in enumerate(pending) if r["t"] >= horizon), len(pending))
         arrived = {r["id"]: r["t"] for r in pending if r["kind"] in ("deliver", "drop")}
         self._settle(pending[:cut], arrived)
+        self.last_settled = {node: traces[node][taken - 1] for node, taken in self.taken.items() if taken}
         self.horizon = horizon
         if cut == len(pending):
             self.play.finish(pending[-1]["t"])
@@ -219,6 +220,12 @@ class Merge:
             tail.take(r, arrived)
         tail.finish(pending[-1]["t"])
         return self.play.out + tail.out
+
+    def _same_lines(self, traces: dict[int, list[dict]]) -> bool:
+        """Whether each node's lines still begin with those settled (a node watched again
+        after it started afresh elsewhere sends another trace)."""
+        return all(len(traces.get(node, ())) >= taken and traces[node][taken - 1] == self.last_settled[node]
+                   for node, taken in self.taken.items() if taken)
 
     def _pending(self, log, traces) -> tuple[list[dict], list[tuple[float, float]]]:
         """The lines not settled yet, in the merge's order, their times made consistent
