@@ -266,9 +266,9 @@ def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
     workload = None
     if mutex is not None:
         default = Workload()
-        think = setting("cs-think", lambda v, what: None if v.strip().lower() == "none" else parse_span(v, what, CS_THINK)) \
+        think = setting("cs-think", parse_think) \
             if args.cs_think is not None or _set(scenario, "cs-think") else default.think  # (None: asked by want only)
-        workload = Workload(think, setting("cs-hold", lambda v, what: parse_span(v, what, CS_HOLD)) or default.hold)
+        workload = Workload(think, setting("cs-hold", parse_hold) or default.hold)
         args.algorithm = f"{args.algorithm}+{mutex}"
         if why := delay_refused(args.algorithm, config.delay_max):
             raise InputError(f"--mutex {mutex}: {why}: give --delay above 0")
@@ -281,20 +281,19 @@ def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
     commands = parse_lines(lines + at_lines(args.at), ids, seed, ends)
     _check_membership(commands, args.algorithm)
     if args.real:
-        config = _check_real(args, commands, config, mutex, nodes)
+        config = _check_real(args, commands, config, nodes)
     session = Session(args.algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, args.ids,
                       workload=workload)
     return args, session
 
 
-def _check_real(args: argparse.Namespace, commands: list, config: ClusterConfig, mutex: str | None,
-                nodes: int) -> ClusterConfig:
+def _check_real(args: argparse.Namespace, commands: list, config: ClusterConfig, nodes: int) -> ClusterConfig:
     """What a real run (--real) cannot do yet, refused; its delay is a hold on each
     message, none unless asked."""
     from .real.cluster import REAL_COMMANDS, REAL_MOST_NODES
 
-    if args.compare or args.ids != "seq" or mutex is not None or args.speed is not None:
-        what = "--compare" if args.compare else "--ids uuid" if args.ids != "seq" else "--mutex" if mutex else "--speed"
+    if args.compare or args.ids != "seq" or args.speed is not None:
+        what = "--compare" if args.compare else "--ids uuid" if args.ids != "seq" else "--speed"
         raise InputError(f"--real does not take {what}")
     for s in commands:
         if s.command.name not in REAL_COMMANDS:
@@ -319,6 +318,15 @@ def parse_span(text: str, what: str, allowed: TimeRange) -> tuple[float, float]:
     if low > high:
         raise InputError(f"{what}: {low:g} is above {high:g}")
     return low, high
+
+
+def parse_think(text: str, what: str) -> tuple[float, float] | None:
+    """A workload's think time: A or A:B seconds, or "none" (nobody asks but by `want`)."""
+    return None if text.strip().lower() == "none" else parse_span(text, what, CS_THINK)
+
+
+def parse_hold(text: str, what: str) -> tuple[float, float]:
+    return parse_span(text, what, CS_HOLD)
 
 
 def _check_membership(commands: list, algorithm: str) -> None:

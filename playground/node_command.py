@@ -8,9 +8,9 @@ import signal
 
 import trio
 
-from protocol import ALGORITHMS
+from protocol import ALGORITHMS, MUTEXES
 
-from .cli import _choice, _Parser, subcommand_parser
+from .cli import _choice, _Parser, parse_hold, parse_think, subcommand_parser
 from .core.config import (
     COORDINATOR_TIMEOUT,
     DELAY,
@@ -19,6 +19,7 @@ from .core.config import (
     TIMEOUT,
     ClusterConfig,
     InputError,
+    Workload,
     WriteError,
     parse_number,
     parse_whole,
@@ -36,6 +37,10 @@ def _parser() -> _Parser:
     p.add_argument("--peers", metavar="ID@HOST:PORT,...", help="every other member, and where it listens (none: a "
                    "cluster of one)")
     p.add_argument("--algorithm", default="classic", metavar="A", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
+    p.add_argument("--mutex", metavar="M", help=f"mutual exclusion beside the election: {', '.join(MUTEXES)}")
+    p.add_argument("--cs-think", metavar="A[:B]", help="with --mutex: seconds it thinks before it wants the critical "
+                   "section (default 5:20; none: never)")
+    p.add_argument("--cs-hold", metavar="A[:B]", help="with --mutex: seconds it holds the critical section (default 15:30)")
     p.add_argument("--state-dir", required=True, metavar="DIR", help="its safe storage (state.json) and trace (trace.jsonl)")
     p.add_argument("--timeout", metavar="T", help="T, seconds (default 4)")
     p.add_argument("--coordinator-timeout", metavar="T2", help="T', seconds (default 2T)")
@@ -75,6 +80,14 @@ def options(argv: list[str]) -> NodeOptions:
     a = _parser().parse_args(argv)
     me = parse_whole(a.id, "--id", 0, MAX_ID)
     algorithm = _choice(a.algorithm, "--algorithm", tuple(ALGORITHMS))
+    workload = None
+    if a.mutex is not None:
+        algorithm = f"{algorithm}+{_choice(a.mutex, '--mutex', tuple(MUTEXES))}"
+        default = Workload()
+        workload = Workload(default.think if a.cs_think is None else parse_think(a.cs_think, "--cs-think"),
+                            default.hold if a.cs_hold is None else parse_hold(a.cs_hold, "--cs-hold"))
+    elif a.cs_think is not None or a.cs_hold is not None:
+        raise InputError(f"--{'cs-think' if a.cs_think is not None else 'cs-hold'} only applies with --mutex")
 
     def seconds(value: str | None, kind, default):
         flag = f"--{kind.name.replace(' ', '-')}"
@@ -92,7 +105,8 @@ def options(argv: list[str]) -> NodeOptions:
     return NodeOptions(me, Address.parse(a.listen, "--listen"), peers, algorithm, a.state_dir, config,
                        parse_whole(a.seed or "1", "--seed", 0, MAX_SEED), a.join,
                        None if a.start_at is None else parse_number(a.start_at, "--start-at"),
-                       None if a.parent is None else parse_whole(a.parent, "--parent", 1), held, a.wait_to_start)
+                       None if a.parent is None else parse_whole(a.parent, "--parent", 1), held, a.wait_to_start,
+                       workload)
 
 
 def run_node(argv: list[str]) -> int:

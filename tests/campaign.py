@@ -1339,6 +1339,9 @@ NODE_VALUES = {  # option -> values that must be refused (none of them may start
     "--start-at": ["x", "nan", "-inf"],
     "--parent": ["0", "x", "-2"],
     "--held": ["", "3", "2,", "x", "2,,2", "-1"],
+    "--mutex": ["", "paxos", "central+lamport"],
+    "--cs-think": ["1", "x"],  # (without --mutex: it does not apply)
+    "--cs-hold": ["1", "-1"],
 }
 
 
@@ -1385,7 +1388,9 @@ def gen_real(b: Builder) -> None:
     # --real
     quick = ["--real", "--headless", "--nodes", "2", "--timeout", "0.5", "--probe-interval", "0.5", "--until", "1"]
     b.add("real-valid", "real", [*quick, "--transcript", "r.jsonl"], ACCEPT, outputs={"r.jsonl": "transcript"})
-    for extra, names in [(["--compare"], "--compare"), (["--ids", "uuid"], "--ids"), (["--mutex", "central"], "--mutex"),
+    b.add("real-valid:mutex", "real", [*quick, "--mutex", "central", "--cs-think", "0.1:0.3", "--transcript", "r.jsonl"],
+          ACCEPT, outputs={"r.jsonl": "transcript"})
+    for extra, names in [(["--compare"], "--compare"), (["--ids", "uuid"], "--ids"), (["--speed", "2"], "--speed"),
                          (["--at", "0.5 hold 1 2"], "hold"), (["--at", "0.5 delay 1"], "delay"),
                          (["--nodes", "65"], "65"), (["--at", "0.5 release 1 2"], "release")]:
         b.add(f"real-refused:{' '.join(extra)}", "real", [*quick, *extra], REFUSE, names=names)

@@ -148,6 +148,9 @@ def free_port() -> int:
     (["--id", "1", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d", "--algorithm", "paxos"], "unknown --algorithm"),
     (["--id", "1", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d", "--held", "3"], "--held names node 3, which"),
     (["--id", "1", "--listen", "h:1", "--peers", "2@h:1", "--state-dir", "d", "--held", "2,"], "--held must be a whole"),
+    (["--id", "1", "--listen", "h:1", "--state-dir", "d", "--mutex", "paxos"], "unknown --mutex"),
+    (["--id", "1", "--listen", "h:1", "--state-dir", "d", "--cs-hold", "1"], "--cs-hold only applies with --mutex"),
+    (["--id", "1", "--listen", "h:1", "--state-dir", "d", "--mutex", "central", "--cs-think", "2:1"], "--cs-think: 2"),
 ])
 def test_bad_node_arguments_are_one_line(args, says, capsys):
     assert main(["node", *args]) == 2
@@ -662,3 +665,18 @@ def test_the_kept_merge_starts_again_when_a_node_sends_another_trace(monkeypatch
     assert live.settled > 0
     again = {1: trace(1, 1), 2: first[2]}  # (node 1's lines: as many, but not the ones settled)
     assert live.events((1, 2), [], again) == merge_module.merge("classic", (1, 2), config, [], again)
+
+
+def test_a_lock_beside_the_election_over_real_nodes_is_judged_as_the_simulated_one(tmp_path, capsys):
+    """Ricart and Agrawala's algorithm between three processes: entries, no two inside at
+    once, in (timestamp, id) order, and the lecture's 2(N - 1) messages an entry."""
+    path = tmp_path / "lock.jsonl"
+    assert main(["--headless", "--real", "--nodes", "3", "--mutex", "ricart-agrawala", "--cs-think", "0.1:0.3",
+                 "--cs-hold", "0.1:0.2", "--timeout", "0.5", "--probe-interval", "0.5", "--until", "3",
+                 "--transcript", str(path)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    lock = summary["mutex"]
+    assert summary["violations"] == [] and lock["entries"] >= 3 and lock["violations"] == 0
+    assert lock["out_of_order_entries"] == 0 and 3 <= lock["messages_per_entry"] <= 5  # (4, and the last ones partial)
+    held = [e for e in load(str(path)).events if e.kind == "cs" and e.state == "held"]
+    assert len(held) == lock["entries"] and all(e.stamp is not None for e in held)

@@ -25,10 +25,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from protocol import machine
+from protocol import machine, split_name
 
 from ..core.commands import Crash, Elect, Heal, Join, Leave, Members, Partition, Recover, held_after
-from ..core.config import ClusterConfig, InputError
+from ..core.config import ClusterConfig, InputError, Workload
 from ..core.events import Event
 from ..core.host import Internals
 from . import state
@@ -61,6 +61,7 @@ class RealCluster:
     config: ClusterConfig
     folder: str
     seed: int = 1
+    workload: Workload | None = None  # with a mutex ("classic+central"): when each node wants the critical section
     ports: dict[int, int] = field(default_factory=dict)
     processes: dict[int, subprocess.Popen] = field(default_factory=dict)
     log: list[tuple[float, str, tuple[int, ...]]] = field(default_factory=list)  # (wall time, command, args)
@@ -120,14 +121,19 @@ class RealCluster:
         os.makedirs(folder, exist_ok=True)
         peers = ",".join(f"{i}@127.0.0.1:{self.ports[i]}" for i in self.roster.members if i != node)
         c = self.config
+        election, mutex = split_name(self.algorithm)
         argv = [sys.executable, "-m", "playground", "node", "--id", str(node), "--listen", f"127.0.0.1:{self.ports[node]}",
-                *(["--peers", peers] if peers else []), "--algorithm", self.algorithm, "--state-dir", folder, "--timeout", repr(c.timeout),
+                *(["--peers", peers] if peers else []), "--algorithm", election, "--state-dir", folder, "--timeout", repr(c.timeout),
                 "--probe-interval", repr(c.probe_interval), "--delay", repr(c.delay_max), "--seed", str(self.seed),
                 "--parent", str(os.getpid())]
         if c.coordinator_timeout is not None:
             argv += ["--coordinator-timeout", repr(c.coordinator_timeout)]
         if wait_to_start:
             argv += ["--wait-to-start"]
+        if mutex is not None:
+            w = self.workload or Workload()
+            argv += ["--mutex", mutex, "--cs-think", "none" if w.think is None else "{!r}:{!r}".format(*w.think),
+                     "--cs-hold", "{!r}:{!r}".format(*w.hold)]
         if join:
             argv += ["--join"]
         if self._across(node):
@@ -326,7 +332,7 @@ def run_headless_real(session, until: float) -> dict[str, object]:
     if session.transcript is not None:
         check_new(session.transcript, "transcript", session.overwrite)  # before anything runs
     with tempfile.TemporaryDirectory(prefix="bully-real-") as folder:
-        with RealCluster(session.ids, session.algorithm, session.config, folder, session.seed) as cluster:
+        with RealCluster(session.ids, session.algorithm, session.config, folder, session.seed, session.workload) as cluster:
             start = cluster.log[0][0]
             for scheduled in sorted(session.commands, key=lambda s: s.at):
                 time.sleep(max(0.0, start + scheduled.at - time.time()))
@@ -337,7 +343,7 @@ def run_headless_real(session, until: float) -> dict[str, object]:
     if session.transcript is not None:
         with Recorder.create(session.transcript, replace(session.header, real=True), session.overwrite) as recorder:
             recorder(events)
-    summary = Summary(session.ids, tuple(m.type for m in cls.messages))
+    summary = Summary(session.ids, tuple(m.type for m in cls.messages), cls.mutex)
     summary(events)
     return {"algorithm": session.algorithm, "nodes": session.nodes, "seed": session.seed, "until": until, "real": True,
             **summary.report()}

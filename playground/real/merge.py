@@ -26,13 +26,14 @@ import os
 from collections import ChainMap
 from collections.abc import Callable
 
-from protocol import Message, known, machine
+from protocol import CsState, Message, known, machine
 
 from ..core.config import ClusterConfig, InputError, shown_json, to_us
 from ..core.events import (
     UNSET,
     CommandEvent,
     CrashEvent,
+    CsEvent,
     DeliverEvent,
     DropEvent,
     ElectionStartEvent,
@@ -54,6 +55,8 @@ from .node import TRACE_FILE
 ORDER = {"command": 0, "crash": 1, "boot": 2}
 
 
+CS_STATES = {str(s) for s in CsState}
+
 # What each kind of trace line holds besides t, lamport, node and kind: the field, and a
 # check of its value (node.py writes them; a trace edited by hand or damaged is refused).
 def _id(v) -> bool:
@@ -73,6 +76,7 @@ TRACE_FIELDS: dict[str, dict[str, Callable[[object], bool]]] = {
     "deliver": {"id": lambda v: type(v) is str, "src": _id},
     "drop": {"id": lambda v: type(v) is str, "dst": _id},
     "state": {"status": lambda v: type(v) is str, "leader": lambda v: v is None or _id(v), "epoch": _id},
+    "cs": {"state": lambda v: v in CS_STATES, "stamp": lambda v: v is None or _id(v)},
     "election_start": {}, "leave": {}, "stop": {},
     "timeout": {"value": lambda v: _number(v) and v > 0},  # (the node took a new T: the cluster's log has the command)
 }
@@ -367,6 +371,8 @@ class _Play:
             self._emit(StateEvent(UNSET, t, node, status, r["leader"], status.role, r["epoch"]))
         elif kind == "election_start":
             self._emit(ElectionStartEvent(UNSET, t, node))
+        elif kind == "cs":
+            self._emit(CsEvent(UNSET, t, node, CsState(r["state"]), r["stamp"]))
         elif kind == "leave":
             self._emit(LeaveEvent(UNSET, t, node))
             self._gone(t, node, HostStatus.LEFT)

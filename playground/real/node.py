@@ -52,6 +52,7 @@ import trio
 
 from protocol import (
     CancelTimer,
+    CsState,
     ElectionStarted,
     Joining,
     Leaving,
@@ -65,8 +66,8 @@ from protocol import (
     machine,
 )
 
-from ..core.config import TIMEOUT, ClusterConfig, InputError, WriteError, parse_whole, shown
-from ..core.host import DROPPED_RECEIVER_DOWN
+from ..core.config import TIMEOUT, ClusterConfig, InputError, Workload, WriteError, parse_whole, shown
+from ..core.host import DROPPED_RECEIVER_DOWN, HOLD, THINK, WORKLOAD_INPUTS
 from ..record.codec import converter
 from . import state, wire
 
@@ -107,6 +108,7 @@ class NodeOptions:
     parent: int | None = None  # the process that started it: stop when it is gone (a cluster's nodes)
     held: tuple[int, ...] = ()  # peers whose links are held from the start (started during a cluster's partition)
     wait_to_start: bool = False  # the first step when the control socket says (a cluster's nodes: once all listen)
+    workload: Workload | None = None  # with a mutex ("classic+central"): when it wants the critical section
 
 
 @contextmanager
@@ -190,6 +192,8 @@ class RealNode:
         self.encode = converter(options.algorithm).unstructure
         self.start_at = options.start_at  # (a cluster's "start" command sets it: _command)
         self.told_to_start = trio.Event()
+        self.mutex = cls.mutex is not None
+        self.cs = CsState.RELEASED  # as last traced
         self.waiting = trio.CancelScope()  # the wait for the first step (_boot)
 
     # --- the trace ---------------------------------------------------------------------
@@ -231,10 +235,28 @@ class RealNode:
         if m.status is not None and shown != self.shown:
             self.shown = shown
             self.record("state", status=str(m.status), role=str(m.status.role), leader=m.leader, epoch=m.epoch)
+        if self.mutex and m.cs.state is not self.cs:  # (as the simulation's host: its rule 7)
+            self._cs_changed(m.cs.state)
         now = m.storage.as_dict()
         if now != self.saved:
             state.save(self.o.state_dir, m.storage, self.o.algorithm)
             self.saved = now
+
+    def _cs_changed(self, cs: CsState) -> None:
+        """The critical section's state, traced; and the workload's next time: a hold once
+        inside, a think once out."""
+        self.cs = cs
+        self.record("cs", state=str(cs), stamp=self.machine.cs.stamp())
+        if cs is CsState.HELD:
+            self._workload_timer(HOLD)
+        elif cs is CsState.RELEASED:
+            self._workload_timer(THINK)
+
+    def _workload_timer(self, name: str) -> None:
+        workload = self.o.workload
+        span = None if workload is None else workload.think if name == THINK else workload.hold
+        if span is not None:
+            self._set_timer(name, self.draws.uniform(*span))
 
     def _set_timer(self, name: str, delay: float) -> None:
         self._cancel_timer(name)
@@ -274,7 +296,7 @@ class RealNode:
                 _, name, number = item
                 if self.timers.get(name, (None,))[0] == number:
                     del self.timers[name]
-                    self.step(TimerFired(name))
+                    self.step(WORKLOAD_INPUTS.get(name) or TimerFired(name))  # (the workload's: Want, Exit)
             elif item[0] == "receive":
                 _, src, msg_id, lamport, msg = item
                 self.lamport = max(self.lamport, lamport) + 1
@@ -320,6 +342,10 @@ class RealNode:
                     joining=self.o.join, timeout=c.timeout, coordinator_timeout=c.coordinator_timeout,
                     probe_interval=c.probe_interval, delay=c.delay_max)
         self.step(Joining() if self.o.join and not self.recovering else Start())
+        if self.mutex and self.recovering:  # (out of the critical section: said, since it may have crashed inside)
+            self._cs_changed(CsState.RELEASED)
+        elif self.mutex:
+            self._workload_timer(THINK)
         return True
 
     async def _signals(self, signals) -> None:

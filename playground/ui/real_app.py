@@ -115,7 +115,7 @@ class RealApp(ViewKeys, App):
             self._folder = self._temporary.name
         s = self.session
         if self.watching is None:  # (in a thread: 64 processes take seconds to start, and the screen is drawn meanwhile)
-            self._starting = RealCluster(s.ids, s.algorithm, s.config, self._folder, s.seed)
+            self._starting = RealCluster(s.ids, s.algorithm, s.config, self._folder, s.seed, s.workload)
             self._starter = threading.Thread(target=self._start, daemon=True)
             self._starter.start()
         self.title = f"{machine(s.algorithm).title}: {s.nodes} real processes{' (attached)' if self.watching else ''}"
