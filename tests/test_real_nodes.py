@@ -672,7 +672,7 @@ def test_a_lock_beside_the_election_over_real_nodes_is_judged_as_the_simulated_o
     once, in (timestamp, id) order, and the lecture's 2(N - 1) messages an entry."""
     path = tmp_path / "lock.jsonl"
     assert main(["--headless", "--real", "--nodes", "3", "--mutex", "ricart-agrawala", "--cs-think", "0.1:0.3",
-                 "--cs-hold", "0.1:0.2", "--timeout", "0.5", "--probe-interval", "0.5", "--until", "3",
+                 "--cs-hold", "0.1:0.2", "--timeout", "0.5", "--probe-interval", "0.5", "--until", "2",
                  "--transcript", str(path)]) == 0
     summary = json.loads(capsys.readouterr().out)
     lock = summary["mutex"]
