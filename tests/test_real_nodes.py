@@ -680,3 +680,13 @@ def test_a_lock_beside_the_election_over_real_nodes_is_judged_as_the_simulated_o
     assert lock["out_of_order_entries"] == 0 and 3 <= lock["messages_per_entry"] <= 5  # (4, and the last ones partial)
     held = [e for e in load(str(path)).events if e.kind == "cs" and e.state == "held"]
     assert len(held) == lock["entries"] and all(e.stamp is not None for e in held)
+
+
+def test_want_asks_for_the_critical_section_on_a_real_node(tmp_path, capsys):
+    assert main(["--headless", "--real", "--nodes", "3", "--mutex", "central", "--cs-think", "none", "--cs-hold", "0.2",
+                 "--timeout", "0.5", "--probe-interval", "0.5", "--until", "2", "--at", "0.5 want 1",
+                 "--at", "0.6 want 2"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["violations"] == [] and summary["mutex"]["entries"] == 2  # (nobody else asks: think is none)
+    cluster = RealCluster((1, 2), "classic", FAST, str(tmp_path))  # (not started: nothing to ask)
+    assert cluster.want(1) == "want asks for the critical section: run a mutex beside the election (--mutex)"

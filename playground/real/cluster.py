@@ -27,7 +27,19 @@ from dataclasses import dataclass, field
 
 from protocol import machine, split_name
 
-from ..core.commands import Crash, Elect, Heal, Join, Leave, Members, Partition, Recover, held_after
+from ..core.commands import (
+    Crash,
+    Elect,
+    Heal,
+    Join,
+    Leave,
+    Members,
+    Partition,
+    Recover,
+    Want,
+    held_after,
+    want_refused,
+)
 from ..core.config import ClusterConfig, InputError, Workload
 from ..core.events import Event
 from ..core.host import Internals
@@ -186,6 +198,12 @@ class RealCluster:
             self.processes[node].send_signal(signal.SIGUSR1)
         return refusal
 
+    def want(self, node: int) -> str | None:
+        """With a mutex: the node asks for the critical section now."""
+        if (refusal := want_refused(self.algorithm) or self._allowed(Want(node))) is None:
+            self._control(node, {"command": "want"})
+        return refusal
+
     def leave(self, node: int) -> str | None:
         """SIGUSR2: the node says Leave to the members and ends, for good."""
         if (refusal := self._allowed(Leave(node))) is None:
@@ -313,7 +331,7 @@ def _last_line(path: str) -> str:
 
 # --- a headless real run -------------------------------------------------------------------
 
-REAL_COMMANDS = ("crash", "recover", "elect", "join", "leave", "timeout", "partition", "heal")  # what it takes
+REAL_COMMANDS = ("crash", "recover", "elect", "join", "leave", "timeout", "partition", "heal", "want")  # what it takes
 REAL_MOST_NODES = 64
 REAL_UNTIL = 10.0  # real seconds a headless real run lasts unless --until says
 

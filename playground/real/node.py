@@ -63,6 +63,7 @@ from protocol import (
     Start,
     Suspect,
     TimerFired,
+    Want,
     machine,
 )
 
@@ -304,6 +305,8 @@ class RealNode:
                 self.step(Receive(src, msg))
             elif item[0] == "elect":
                 self.step(Suspect())
+            elif item[0] == "want":
+                self.step(Want())
             elif item[0] == "leave":
                 self.step(Leaving())
                 self.record("leave")
@@ -400,7 +403,8 @@ class RealNode:
         until released: a partition of held connections, as the simulation holds links);
         {"command": "peer", "id": K, "address": "HOST:PORT"} (a node about to join: where
         it listens; its Join tells the machine); {"command": "start", "at": UNIX_TIME} (a
-        node started with --wait-to-start takes its first step then)."""
+        node started with --wait-to-start takes its first step then); {"command": "want"}
+        (with a mutex: it asks for the critical section now)."""
         frames = wire.Frames()
         try:
             async with stream:
@@ -428,6 +432,8 @@ class RealNode:
                 and math.isfinite(obj["at"]):
             self.start_at = obj["at"]
             self.told_to_start.set()
+        elif command == "want" and self.mutex:  # (stepped by the one task that steps the machine)
+            self.inbox_in.send_nowait(("want",))
         elif command in ("hold", "release") and isinstance(obj.get("peers"), list):
             for peer in obj["peers"]:
                 if peer in self.links:

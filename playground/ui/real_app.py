@@ -59,6 +59,8 @@ class RealApp(ViewKeys, App):
         Binding("c", "crash", "crash", tooltip="kill the selected node's process (SIGKILL)"),
         Binding("r", "recover", "recover", tooltip="start the selected node's process again, from its state folder"),
         Binding("e", "elect", "elect", tooltip="the selected node starts an election (SIGUSR1)"),
+        Binding("w", "want", "want CS", show=False,
+                tooltip="the selected node asks for the critical section (with a mutex: --mutex)"),
         Binding("j", "join", "join", tooltip="a new process joins (the next id)"),
         Binding("l", "leave", "leave", show=False, tooltip="the selected node leaves for good, telling the others"),
         Binding("p", "cut_off", "cut off", show=False,
@@ -260,6 +262,9 @@ class RealApp(ViewKeys, App):
 
     def action_elect(self) -> None:
         self._act("elect", self.selected)
+
+    def action_want(self) -> None:
+        self._act("want", self.selected)
 
     def action_join(self) -> None:
         if (cluster := self._acting()) is not None:
