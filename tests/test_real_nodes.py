@@ -266,7 +266,7 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
 
     _, session = parse_args(["--real", "--nodes", "4", "--algorithm", "epoch-bully", "--timeout", "0.5",
                              "--probe-interval", "0.5", "--transcript", str(tmp_path / "live.jsonl")])
-    app = RealApp(session, folder=str(tmp_path / "run"))
+    app = RealApp(session, folder=str(tmp_path / "run"), save_dir=str(tmp_path))
 
     async def until(pilot, check, within=10.0):
         deadline = time.monotonic() + within
@@ -290,6 +290,9 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
         assert not app.cluster.up(4)
         await until(pilot, all_under(3, (1, 2, 3)))
         assert "down" in app.grid.node_text(4) and "no time travel" in str(app.status.render())
+        await pilot.press("s")  # the run so far, as a transcript
+        saved = load(str(app.saved))
+        assert app.saved.parent == tmp_path and saved.header.real and any(e.kind == "crash" for e in saved.events)
         await pilot.press("4", "r")  # select it, recover it: from its state folder
         await until(pilot, all_under(4, (1, 2, 3, 4)))
         await pilot.press("j")  # a new process, node 5, joins (and leads: epoch-bully's highest)

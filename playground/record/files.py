@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import BinaryIO
 
 from ..core.config import InputError, WriteError
@@ -114,6 +115,24 @@ def write_whole(path: str, what: str, data: bytes | Iterable[bytes], overwrite: 
         if os.path.lexists(temporary):
             os.unlink(temporary)
         guard.done(guard.REMOVE, temporary)
+
+
+def saved_as_new(folder: Path, base: str, save: Callable[[Path], object]) -> Path:
+    """`save(path)` to the first of FOLDER/BASE.jsonl, BASE-1.jsonl, ... BASE-99.jsonl
+    whose name is free (with any suffix: a saved transcript's parents go beside it), and
+    that path; one taken meanwhile ("already exists") is passed over. InputError if all are."""
+    for n in range(100):
+        target = folder / (f"{base}.jsonl" if n == 0 else f"{base}-{n}.jsonl")
+        if any(folder.glob(f"{target.stem}.*")):
+            continue
+        try:
+            save(target)
+        except InputError as e:
+            if "already exists" in str(e):
+                continue
+            raise
+        return target
+    raise InputError(f"{base}.jsonl and 99 variants exist in {folder}")
 
 
 def _link(temporary: str, path: str) -> None:

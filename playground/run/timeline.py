@@ -37,6 +37,7 @@ from ..core.engine import Engine, steps
 from ..core.events import Event
 from ..core.host import Internals
 from ..record import guard
+from ..record.files import saved_as_new
 from ..record.recorder import Recorder
 from .cluster import Cluster
 from .history import History, Loading, save_with_parents
@@ -290,18 +291,9 @@ class Timeline:
         how many parents were saved beside it. InputError or WriteError if it cannot."""
         s = self.session
         base = f"bully-{s.algorithm}-n{s.nodes}-seed{s.seed}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-        for n in range(100):
-            target = folder / (f"{base}.jsonl" if n == 0 else f"{base}-{n}.jsonl")
-            if any(target.parent.glob(f"{target.stem}.*")):
-                continue  # (its parents' names are taken)
-            try:
-                written = save_with_parents(self.history.path, target)
-            except InputError as e:
-                if "already exists" in str(e):
-                    continue
-                raise
-            return target, len(written) - 1
-        raise InputError(f"{base}.jsonl and 99 variants exist in {folder}")
+        written: list[Path] = []
+        target = saved_as_new(folder, base, lambda path: written.extend(save_with_parents(self.history.path, path)))
+        return target, len(written) - 1
 
 
 def _temporary_file(files: ExitStack) -> str:

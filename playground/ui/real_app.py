@@ -24,6 +24,9 @@ import asyncio
 import tempfile
 import threading
 import time
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -35,6 +38,8 @@ from protocol import machine
 
 from ..core.config import TIMEOUT, InputError, WriteError
 from ..real.cluster import RealCluster
+from ..record.files import saved_as_new
+from ..record.recorder import Recorder
 from ..run import interrupt
 from ..run.state import ClusterState
 from .alert_bar import AlertBar
@@ -66,16 +71,20 @@ class RealApp(ViewKeys, App):
         Binding("p", "cut_off", "cut off", show=False,
                 tooltip="partition: cut the selected node off (its connections across held, both ways)"),
         Binding("P", "heal", "heal", show=False, tooltip="heal: what waited on held connections goes, in order"),
+        Binding("s", "save", "save", tooltip="save the run so far (its traces, merged) as a new transcript, and say where"),
         Binding("plus,equals_sign", "timeout(1)", "T+", show=False, tooltip=f"raise T by {T_STEP:g}s on every node"),
         Binding("minus", "timeout(-1)", "T-", show=False, tooltip=f"lower T by {T_STEP:g}s on every node"),
         *VIEW_BINDINGS,
         Binding("q,ctrl+q", "quit", "quit", tooltip="quit: stop every process (and write --transcript)"),
     ]
 
-    def __init__(self, session, folder: str | None = None, watching=None):
+    def __init__(self, session, folder: str | None = None, watching=None, save_dir: str = "."):
         """`watching`: nodes started elsewhere (real/attach.py), shown but not acted on;
-        else the app starts a cluster of its own, in `folder` (default: a temporary one)."""
+        else the app starts a cluster of its own, in `folder` (default: a temporary one).
+        `save_dir`: where s saves the run so far."""
         super().__init__()
+        self.save_dir = Path(save_dir)
+        self.saved: Path | None = None  # the last transcript s saved
         self.session = session
         self.watching = watching
         self.state = ClusterState(session.ids, session.config, session.algorithm)
@@ -146,18 +155,32 @@ class RealApp(ViewKeys, App):
         try:
             cluster.close()
             if self.session.transcript is not None:
-                from dataclasses import replace
-
-                from ..record.recorder import Recorder
-
-                header = replace(self.session.header, real=True)
-                with Recorder.create(self.session.transcript, header, self.session.overwrite) as recorder:
-                    recorder(cluster.events(final=True))
+                self._write(self.session.transcript, cluster.events(final=True), self.session.overwrite)
         except (InputError, WriteError) as e:  # said after the app has ended, in one line
             self.failure = str(e)
         finally:
             if self._temporary is not None:
                 self._temporary.cleanup()
+
+    def _write(self, path: str, events: list, overwrite: bool) -> None:
+        """A transcript of `events`, its header saying the run was real."""
+        with Recorder.create(path, replace(self.session.header, real=True), overwrite) as recorder:
+            recorder(events)
+
+    def action_save(self) -> None:
+        """The run so far (as merged now) as a new transcript beside where the app started, and say where."""
+        if self.source is None:
+            self.said = "the nodes are still starting"
+            return
+        events, s = list(self.events), self.session
+        base = f"bully-real-{s.algorithm}-n{len(self.state.ids)}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        try:
+            target = saved_as_new(self.save_dir, base, lambda path: self._write(str(path), events, False))
+        except (InputError, WriteError) as e:  # a full disk or a read-only folder: say so, keep running
+            self.notify(f"Could not save: {e}", severity="error")
+            return
+        self.saved = target
+        self.notify(f"Saved the run so far to {target.resolve()} (bully-tui replay or export it)")
 
     def _signalled(self, signum: int, _frame: object) -> None:
         """SIGINT, SIGTERM or SIGHUP (the terminal closed): quit, stopping the processes."""
