@@ -10,7 +10,8 @@ becomes (ClusterState.load): the widgets hold the model, and redraw from it. Key
 processes: x kills the leader (SIGKILL), c the selected node, r starts it again from its
 state folder (a recovery from disk), e makes it start an election, j starts a new one
 that joins, l makes the selected one leave, p cuts it off (a partition of held
-connections) and P heals, + and - change T on every node. Time travel, branches
+connections) and P heals, + and - change T on every node, w asks for the critical
+section (with a mutex), s saves the run so far as a new transcript. Time travel, branches
 and verify are not offered: a real run is not deterministic, and the status line says
 so. Quitting (q, ctrl+q) stops every process and, with --transcript, writes the merged
 run as a transcript marked real, which replay and export read. The terminal closing
