@@ -44,6 +44,9 @@ from ..core.events import (
     SendEvent,
     StartEvent,
     StateEvent,
+    TimerCancelEvent,
+    TimerEvent,
+    TimerSetEvent,
 )
 from ..core.host import DROPPED_RECEIVER_DOWN, HostStatus
 from ..core.monitor import Monitor
@@ -77,6 +80,8 @@ TRACE_FIELDS: dict[str, dict[str, Callable[[object], bool]]] = {
     "drop": {"id": lambda v: type(v) is str, "dst": _id},
     "state": {"status": lambda v: type(v) is str, "leader": lambda v: v is None or _id(v), "epoch": _id},
     "cs": {"state": lambda v: v in CS_STATES, "stamp": lambda v: v is None or _id(v)},
+    "timer_set": {"name": lambda v: type(v) is str, "fires": _number}, "timer_cancel": {"name": lambda v: type(v) is str},
+    "timer": {"name": lambda v: type(v) is str},
     "election_start": {}, "leave": {}, "stop": {},
     "timeout": {"value": lambda v: _number(v) and v > 0},  # (the node took a new T: the cluster's log has the command)
 }
@@ -373,6 +378,12 @@ class _Play:
             self._emit(ElectionStartEvent(UNSET, t, node))
         elif kind == "cs":
             self._emit(CsEvent(UNSET, t, node, CsState(r["state"]), r["stamp"]))
+        elif kind == "timer_set":
+            self._emit(TimerSetEvent(UNSET, t, node, r["name"], max(t, self.at(r["fires"]))))
+        elif kind == "timer_cancel":
+            self._emit(TimerCancelEvent(UNSET, t, node, r["name"]))
+        elif kind == "timer":
+            self._emit(TimerEvent(UNSET, t, node, r["name"]))
         elif kind == "leave":
             self._emit(LeaveEvent(UNSET, t, node))
             self._gone(t, node, HostStatus.LEFT)

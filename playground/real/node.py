@@ -260,16 +260,22 @@ class RealNode:
             self._set_timer(name, self.draws.uniform(*span))
 
     def _set_timer(self, name: str, delay: float) -> None:
-        self._cancel_timer(name)
+        self._stop_timer(name)
         self.timer_count += 1
         scope = trio.CancelScope()
         self.timers[name] = (self.timer_count, scope)
         self.nursery.start_soon(self._timer, name, self.timer_count, delay, scope)
+        self.record("timer_set", name=name, fires=round(time.time() + delay, 6))  # (wall time, as every line's)
 
     def _cancel_timer(self, name: str) -> None:
+        if self._stop_timer(name):
+            self.record("timer_cancel", name=name)
+
+    def _stop_timer(self, name: str) -> bool:
         running = self.timers.pop(name, None)
         if running is not None:
             running[1].cancel()
+        return running is not None
 
     async def _timer(self, name: str, number: int, delay: float, scope: trio.CancelScope) -> None:
         with scope:
@@ -297,6 +303,7 @@ class RealNode:
                 _, name, number = item
                 if self.timers.get(name, (None,))[0] == number:
                     del self.timers[name]
+                    self.record("timer", name=name)
                     self.step(WORKLOAD_INPUTS.get(name) or TimerFired(name))  # (the workload's: Want, Exit)
             elif item[0] == "receive":
                 _, src, msg_id, lamport, msg = item
