@@ -583,6 +583,9 @@ def run_attach(argv: list[str]) -> int:
     session = Session(watching.algorithm, len(watching.ids), 1, watching.config, given_ids=watching.ids)
     app = RealApp(session, watching=watching)
     app.run()
+    if app.failure is not None:
+        _say(f"bully-tui: error: {app.failure}")
+        return 1
     return 0
 
 

@@ -4,9 +4,10 @@ space-time diagram, d), the node panel (its safe storage read from its state fil
 own variables stay in its process) and the alert; the keys that change only the view
 are the simulation app's own (view_keys.py), and ? lists every key.
 
-Four times a second it reads the nodes' traces, merged as a transcript would be
-(real/merge.py, the monitor's verdicts included), into a fresh state that the shown one
-becomes (ClusterState.load): the widgets hold the model, and redraw from it. Keys act on
+Four times a second it reads the nodes' traces in a thread, merged as a transcript would
+be (real/merge.py, the monitor's verdicts included; only what is new is merged), into a
+state that the shown one becomes (ClusterState.load): the widgets hold the model, and
+redraw from it. Keys act on
 processes: x kills the leader (SIGKILL), c the selected node, r starts it again from its
 state folder (a recovery from disk), e makes it start an election, j starts a new one
 that joins, l makes the selected one leave, p cuts it off (a partition of held
@@ -104,10 +105,11 @@ class RealApp(ViewKeys, App):
         self._started: bool | str = False  # True once started; why not, if it could not start
         self.events: list = []
         self.now = 0.0  # the run's time as last read (poll)
+        self._reading = False  # a read of the traces is under way (_read)
         self._settled: ClusterState | None = None  # the state after the merge's settled events (poll); then the newer go on a copy
         self._generation, self._applied = 0, 0  # the merge's start it follows; its settled events applied
         self.said = ""  # the last key's effect, on the status line
-        self.failure: str | None = None  # why the transcript could not be written, to say after the app
+        self.failure: str | None = None  # why the app ended early, or the transcript could not be written: said after it
 
     def compose(self) -> ComposeResult:
         yield self.grid
@@ -217,7 +219,30 @@ class RealApp(ViewKeys, App):
             self.status.update(f"starting {self.session.nodes} node processes: each listens, then all take their "
                                f"first step together …{' · ' + self.said if self.said else ''}")
             return
-        self.events = self.source.events()
+        if not self._reading:  # (one read at a time, in a thread: 64 nodes' start can take seconds to merge)
+            self._reading = True
+            threading.Thread(target=self._read, args=(self.source,), daemon=True).start()
+
+    def _read(self, source) -> None:
+        """The traces read and merged, off the app's thread; then shown on it."""
+        try:
+            events = source.events()
+        except InputError as e:  # (a node sent what is not a trace: the app ends, saying so)
+            events = e
+        try:
+            self.call_from_thread(self._show_read, events)
+        except RuntimeError:  # (the app has ended meanwhile)
+            pass
+
+    def _show_read(self, events) -> None:
+        self._reading = False
+        if self.source is None:  # (stopped meanwhile)
+            return
+        if isinstance(events, InputError):
+            self.failure = str(events)
+            self.exit()
+            return
+        self.events = events
         merged = self.source.merged
         if merged.generation != self._generation:  # (the merge started again from the top: so does the state)
             self._generation, self._applied = merged.generation, 0
