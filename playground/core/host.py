@@ -92,6 +92,15 @@ DROPPED_RECEIVER_DOWN = "receiver down"
 DROPPED_RECEIVER_LEFT = "receiver left"
 THINK, HOLD = "cs_think", "cs_hold"  # the workload's timers (rule 7): what each gives the machine
 WORKLOAD_INPUTS = {THINK: Want(), HOLD: Exit()}
+WORKLOAD_AFTER = {CsState.HELD: HOLD, CsState.RELEASED: THINK}  # the timer each reported state starts (rule 7)
+
+
+def workload_span(workload: Workload | None, name: str) -> tuple[float, float] | None:
+    """The range the workload's timer `name` is drawn from; None if it has none (no
+    workload, or a think time of "none": only `want` asks). Real nodes (real/node.py) too."""
+    if workload is None:
+        return None
+    return workload.think if name == THINK else workload.hold
 
 
 class HostStatus(Status):
@@ -235,14 +244,12 @@ class NodeHost:
     def _cs_changed(self, state: CsState) -> None:
         self.cs = state
         self.records.append(CsEvent(UNSET, self._t, self.id, state, self.machine.cs.stamp()))
-        if state is CsState.HELD:
-            self._workload_timer(HOLD)
-        elif state is CsState.RELEASED:
-            self._workload_timer(THINK)
+        if state in WORKLOAD_AFTER:
+            self._workload_timer(WORKLOAD_AFTER[state])
 
     def _workload_timer(self, name: str) -> None:
         """The next think or hold time of the workload, if there is one (rule 7)."""
-        span = None if self.workload is None else self.workload.think if name == THINK else self.workload.hold
+        span = workload_span(self.workload, name)
         if span is not None:
             self._set_timer(name, self._now + to_us(self._draws.uniform(*span)))
 

@@ -68,7 +68,7 @@ from protocol import (
 )
 
 from ..core.config import TIMEOUT, ClusterConfig, InputError, Workload, WriteError, parse_whole, shown
-from ..core.host import DROPPED_RECEIVER_DOWN, HOLD, THINK, WORKLOAD_INPUTS
+from ..core.host import DROPPED_RECEIVER_DOWN, THINK, WORKLOAD_AFTER, WORKLOAD_INPUTS, workload_span
 from ..record.codec import converter
 from . import state, wire
 
@@ -248,14 +248,11 @@ class RealNode:
         inside, a think once out."""
         self.cs = cs
         self.record("cs", state=str(cs), stamp=self.machine.cs.stamp())
-        if cs is CsState.HELD:
-            self._workload_timer(HOLD)
-        elif cs is CsState.RELEASED:
-            self._workload_timer(THINK)
+        if cs in WORKLOAD_AFTER:
+            self._workload_timer(WORKLOAD_AFTER[cs])
 
     def _workload_timer(self, name: str) -> None:
-        workload = self.o.workload
-        span = None if workload is None else workload.think if name == THINK else workload.hold
+        span = workload_span(self.o.workload, name)
         if span is not None:
             self._set_timer(name, self.draws.uniform(*span))
 
