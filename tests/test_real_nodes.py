@@ -45,16 +45,33 @@ def leaders(events) -> dict[int, tuple[int | None, bool, int]]:
     return {n: last[n] for n in up if n in last}
 
 
+def waited(check, within: float = 10.0, why=lambda: "") -> None:
+    """Until `check()` holds, looked at every 50 ms (real processes: real time); fails,
+    saying `why()`, after `within` seconds."""
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, why()
+        time.sleep(0.05)
+
+
+async def shown_within(pilot, check, within: float = 10.0, why=lambda: "") -> None:
+    """`waited` for a driven app: the app runs meanwhile."""
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, why()
+        await pilot.pause(0.05)
+
+
 def wait_for(cluster: RealCluster, check, within: float):
     """The merged events once `check(events)` holds; fails after `within` real seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        events = cluster.events()
-        if check(events):
-            return events
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {within} s: {leaders(events)}")
-        time.sleep(0.05)
+    read = []
+
+    def holds() -> bool:
+        read[:] = [cluster.events()]
+        return check(read[0])
+
+    waited(holds, within, why=lambda: f"not within {within} s: {leaders(read[0])}")
+    return read[0]
 
 
 def merged_as_it_grows_as_all_at_once(cluster: RealCluster, folder, monkeypatch, skew: dict[int, float] | None = None,
@@ -177,15 +194,14 @@ def test_a_peer_that_cannot_be_reached_is_one_line_in_the_log_and_the_node_stays
     node = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         trace = tmp_path / "1" / "trace.jsonl"
-        deadline = time.monotonic() + 10
-        while '"leader":1' not in (trace.read_text() if trace.exists() else ""):  # it leads alone
-            assert time.monotonic() < deadline and node.poll() is None
-            time.sleep(0.05)
+
+        def says(text: str, times: int = 1) -> bool:
+            assert node.poll() is None  # (up all along)
+            return trace.exists() and trace.read_text().count(text) >= times
+
+        waited(lambda: says('"leader":1'))  # it leads alone
         node.send_signal(signal.SIGUSR1)  # another election: its Election to 2 is dropped again, and not said again
-        deadline = time.monotonic() + 10
-        while trace.read_text().count('"kind":"election_start"') < 2:
-            assert time.monotonic() < deadline and node.poll() is None
-            time.sleep(0.05)
+        waited(lambda: says('"kind":"election_start"', 2))
     finally:
         node.terminate()
         _, err = node.communicate(timeout=10)
@@ -268,11 +284,8 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
                              "--probe-interval", "0.5", "--transcript", str(tmp_path / "live.jsonl")])
     app = RealApp(session, folder=str(tmp_path / "run"), save_dir=str(tmp_path))
 
-    async def until(pilot, check, within=10.0):
-        deadline = time.monotonic() + within
-        while not check():
-            assert time.monotonic() < deadline, str(app.status.render())
-            await pilot.pause(0.1)
+    async def until(pilot, check):
+        await shown_within(pilot, check, why=lambda: str(app.status.render()))
 
     def all_under(leader, nodes):
         return lambda: all(app.state.nodes[i].up and app.state.nodes[i].leader == leader for i in nodes)
@@ -323,10 +336,7 @@ async def test_the_live_view_is_drawn_while_the_nodes_start_and_quitting_then_st
         await pilot.press("x")
         assert "the nodes are still starting" in str(app.status.render())
         starting = app._starting
-        deadline = time.monotonic() + 10
-        while not starting.processes:  # (quit once some are running)
-            assert time.monotonic() < deadline
-            await pilot.pause(0.01)
+        await shown_within(pilot, lambda: starting.processes)  # (quit once some are running)
     assert starting.processes and all(p.poll() is not None for p in starting.processes.values())
     assert app.failure is None
 
@@ -350,10 +360,7 @@ def test_nodes_whose_cluster_is_killed_outright_stop_by_themselves():
     finally:
         parent.kill()
         parent.wait()
-    deadline = time.monotonic() + 10
-    while any(_running(pid) for pid in pids):
-        assert time.monotonic() < deadline, "a node outlived its cluster"
-        time.sleep(0.05)
+    waited(lambda: not any(_running(pid) for pid in pids), why=lambda: "a node outlived its cluster")
 
 
 def _running(pid: int) -> bool:
@@ -438,14 +445,12 @@ def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp
             assert (watching.algorithm, watching.ids, watching.config.timeout) == ("classic", (1, 2, 3), 0.5)
             assert leaders(watching.events()) == {n: s for n, s in leaders(cluster.events()).items()}
             cluster.crash(3)  # its connection ends: down, as far as a watcher can tell
-            deadline = time.monotonic() + 10
-            while {n: s[:2] for n, s in leaders(watching.events()).items()} != {1: (2, True), 2: (2, True)}:
-                assert time.monotonic() < deadline, leaders(watching.events())
-                time.sleep(0.05)
+            def seen(expected):
+                return lambda: {n: s[:2] for n, s in leaders(watching.events()).items()} == expected
+
+            waited(seen({1: (2, True), 2: (2, True)}), why=lambda: leaders(watching.events()))
             cluster.recover(3)  # back: its whole trace again, and it leads
-            while {n: s[:2] for n, s in leaders(watching.events()).items()} != {n: (3, True) for n in (1, 2, 3)}:
-                assert time.monotonic() < deadline, leaders(watching.events())
-                time.sleep(0.05)
+            waited(seen({n: (3, True) for n in (1, 2, 3)}), why=lambda: leaders(watching.events()))
         finally:
             watching.close()
     assert main(["attach", f"1@127.0.0.1:{free_port()}"]) == 2  # (no terminal: refused before connecting)
@@ -553,10 +558,7 @@ def test_a_cluster_in_a_folder_deeper_than_a_unix_socket_path_still_reaches_its_
     with RealCluster((1, 2), "classic", FAST, str(deep)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
         cluster.timeout(0.7)
-        deadline = time.monotonic() + 10
-        while not all('"kind":"timeout","value":0.7' in (deep / str(n) / "trace.jsonl").read_text() for n in (1, 2)):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        waited(lambda: all('"kind":"timeout","value":0.7' in (deep / str(n) / "trace.jsonl").read_text() for n in (1, 2)))
 
 
 def recovered(events) -> float:
@@ -597,10 +599,11 @@ def test_a_node_waiting_to_start_stops_at_once_on_sigterm_and_takes_no_step(tmp_
     argv = [*node_argv(tmp_path, peers=f"2@127.0.0.1:{free_port()}"), "--wait-to-start"]
     node = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 10
-        while not (tmp_path / "1" / "control.sock").exists():  # listening, and waiting to be told
-            assert time.monotonic() < deadline and node.poll() is None
-            time.sleep(0.02)
+        def listening() -> bool:
+            assert node.poll() is None
+            return (tmp_path / "1" / "control.sock").exists()
+
+        waited(listening)  # listening, and waiting to be told
         node.terminate()
         _, err = node.communicate(timeout=5)
     finally:
@@ -643,10 +646,7 @@ async def test_a_cluster_that_cannot_start_ends_the_live_view_with_one_line(tmp_
     _, session = parse_args(["--real", "--nodes", "2"])
     app = RealApp(session, folder=str(tmp_path / "file" / "run"))
     async with app.run_test(size=(100, 30)) as pilot:
-        deadline = time.monotonic() + 10
-        while app.failure is None:
-            assert time.monotonic() < deadline
-            await pilot.pause(0.05)
+        await shown_within(pilot, lambda: app.failure is not None)
     assert app.failure.startswith("cannot start the nodes: ") and "\n" not in app.failure
 
 
