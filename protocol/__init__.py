@@ -50,7 +50,7 @@ from .interface import (
     TimerFired,
 )
 from .lamport import Lamport
-from .mutex import CsState, Exit, Figures, Mutex, Want, with_mutex
+from .mutex import CsState, Exit, Figures, Mutex, Serves, Want, serves, with_mutex
 from .ricart_agrawala import RicartAgrawala
 from .raft import Raft
 from .ring import Ring
@@ -115,6 +115,7 @@ __all__ = [
     "Ring",
     "SafeStorage",
     "Send",
+    "Serves",
     "SetTimer",
     "Start",
     "Status",
@@ -125,6 +126,7 @@ __all__ = [
     "Want",
     "known",
     "machine",
+    "serves",
     "split_name",
     "with_mutex",
 ]

@@ -41,13 +41,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .interface import Message, MessageRole
-from .mutex import HELD, RELEASED, WANTED, Figures, Mutex
+from .mutex import HELD, RELEASED, WANTED, Figures, Mutex, Serves
 
 
 @dataclass(frozen=True, slots=True)
 class Request(Message):
     type: ClassVar[str] = "cs_request"
     label: ClassVar[str] = "Request"
+    serves: ClassVar[Serves] = Serves.SENDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,7 @@ class Grant(Message):
     type: ClassVar[str] = "cs_grant"
     label: ClassVar[str] = "Grant"
     role: ClassVar[MessageRole] = MessageRole.REPLY
+    serves: ClassVar[Serves] = Serves.RECEIVER
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,7 @@ class Release(Message):
     type: ClassVar[str] = "cs_release"
     label: ClassVar[str] = "Release"
     role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
+    serves: ClassVar[Serves] = Serves.SENDER
 
 
 class CentralLock(Mutex):
@@ -78,7 +81,7 @@ class CentralLock(Mutex):
 
     @classmethod
     def figures(cls, n: int) -> Figures:
-        return Figures("3 (Request, Grant; Release)", "2 (Release, Grant)")
+        return Figures("3 (Request, Grant, Release; 0 at the leader)", "2 (Release, Grant)")
 
     @property
     def leading(self) -> bool:

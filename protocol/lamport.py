@@ -37,13 +37,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .interface import Message, MessageRole
-from .mutex import HELD, RELEASED, WANTED, Figures, StampedRequests
+from .mutex import HELD, RELEASED, WANTED, Figures, Serves, StampedRequests
 
 
 @dataclass(frozen=True, slots=True)
 class LamportRequest(Message):
     type: ClassVar[str] = "lamport_request"
     label: ClassVar[str] = "Request"
+    serves: ClassVar[Serves] = Serves.SENDER
     ts: int
 
 
@@ -52,6 +53,7 @@ class LamportReply(Message):
     type: ClassVar[str] = "lamport_reply"
     label: ClassVar[str] = "Reply"
     role: ClassVar[MessageRole] = MessageRole.REPLY
+    serves: ClassVar[Serves] = Serves.RECEIVER
     ts: int
 
 
@@ -60,6 +62,7 @@ class LamportRelease(Message):
     type: ClassVar[str] = "lamport_release"
     label: ClassVar[str] = "Release"
     role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
+    serves: ClassVar[Serves] = Serves.SENDER
     ts: int
 
 

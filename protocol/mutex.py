@@ -23,6 +23,10 @@ leader, what of its traffic never rests (`never_rests`: the token, which needs a
 delay above 0), a request's timestamp where requests are ordered by one (`stamp`: the
 runtime reports it, and the order of entries is checked), and the lecture's figures
 (`figures`): messages per entry, and the synchronization delay in messages, for N nodes.
+Each of its messages declares whose request it serves (`serves`: the sender's, which
+asks or lets go, or the receiver's, which is answered or granted), so that messages are
+counted per request, as the lecture counts them (per entry and exit); a message that
+serves no one request (the token going round) declares none.
 """
 
 from __future__ import annotations
@@ -43,6 +47,18 @@ class CsState(StrEnum):
 
 
 RELEASED, WANTED, HELD = CsState
+
+
+class Serves(StrEnum):
+    """Whose critical-section request a mutex message serves."""
+
+    SENDER = "sender"  # it asks (Request) or lets go (Release)
+    RECEIVER = "receiver"  # it answers (Reply) or grants (Grant)
+
+
+def serves(message: type[Message]) -> Serves | None:
+    """Whose request a mutex message class serves (None: no one request, the token's)."""
+    return getattr(message, "serves", None)
 
 
 @dataclass(frozen=True, slots=True)

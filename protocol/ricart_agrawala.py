@@ -36,13 +36,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .interface import Message, MessageRole
-from .mutex import HELD, RELEASED, WANTED, Figures, StampedRequests
+from .mutex import HELD, RELEASED, WANTED, Figures, Serves, StampedRequests
 
 
 @dataclass(frozen=True, slots=True)
 class RaRequest(Message):
     type: ClassVar[str] = "ra_request"
     label: ClassVar[str] = "Request"
+    serves: ClassVar[Serves] = Serves.SENDER
     ts: int
 
 
@@ -51,6 +52,7 @@ class RaReply(Message):
     type: ClassVar[str] = "ra_reply"
     label: ClassVar[str] = "Reply"
     role: ClassVar[MessageRole] = MessageRole.REPLY
+    serves: ClassVar[Serves] = Serves.RECEIVER
     ts: int
 
 

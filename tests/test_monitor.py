@@ -5,7 +5,8 @@ import pytest
 
 from playground.core.config import ClusterConfig
 from playground.core.events import CommandEvent, CrashEvent, StartEvent, StateEvent
-from playground.core.monitor import Episodes, Monitor, Rounds, describe
+from playground.core.monitor import Episodes, Monitor, describe
+from playground.core.rounds import Rounds
 from playground.run.harness import Harness
 from protocol import ALGORITHMS
 from protocol.classic import ClassicStatus

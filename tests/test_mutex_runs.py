@@ -11,8 +11,8 @@ import pytest
 
 from playground.cli import main
 from playground.core.config import ClusterConfig, Workload
-from playground.core.events import CsEvent, ViolationEvent
-from playground.core.monitor import CsEntries
+from playground.core.cs_entries import CsEntries
+from playground.core.events import CrashEvent, CsEvent, SendEvent, ViolationEvent
 from playground.record.recorder import Recorder
 from playground.record.transcript import Header
 from playground.run.session import Session, run_headless
@@ -44,7 +44,7 @@ def test_without_faults_many_enter_and_never_two_at_once(mutex):
     assert len(entries) >= 20 and len({e.node for e in entries}) == 6  # everyone got in, many times
     assert max(holders_over_time(events)) == 1
     assert not [e for e in events if type(e) is ViolationEvent]  # neither two inside nor anyone stuck
-    measured = CsEntries(frozenset(m.type for m in MUTEXES[mutex].messages))
+    measured = CsEntries.of(MUTEXES[mutex])
     for e in events:
         measured.observe(e)
     assert measured.entries == len(entries) and measured.unfair == 0  # nobody entered twice while another waited
@@ -122,8 +122,8 @@ def test_a_want_in_a_transcript_without_a_mutex_is_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize(("mutex", "per_entry", "sync"), [
     ("central", (2.2, 3.0), 2.0),  # 3 for a follower, 0 for the leader (1 in 5 entries here)
-    ("lamport", (11.9, 12.2), 1.0),  # 3(N-1)
-    ("ricart-agrawala", (7.9, 8.2), 1.0),  # 2(N-1)
+    ("lamport", (12, 12), 1.0),  # 3(N-1), exactly: counted per request that entered and left
+    ("ricart-agrawala", (8, 8), 1.0),  # 2(N-1), exactly
     ("token-ring", (1.0, 5.0), 1.0),  # 1 to N hops; busy, about one
 ])
 def test_the_lecture_figures_measured(mutex, per_entry, sync):
@@ -207,9 +207,78 @@ def test_a_partition_gives_two_lock_servers_and_two_in_the_cs():
 
 
 def test_the_measures_of_fairness_catch_an_entry_out_of_order_and_a_second_entry_past_a_waiting_node():
-    cs = CsEntries(frozenset())
+    cs = CsEntries({})
     wanted, held, released = CsState.WANTED, CsState.HELD, CsState.RELEASED
     for t, node, state, stamp in [(1, 1, wanted, 5), (2, 2, wanted, 7), (3, 2, held, 7),  # 2 passes 1's older (5, 1)
                                   (4, 2, released, None), (5, 2, wanted, 9), (6, 2, held, 9)]:  # and enters again
         cs.observe(CsEvent(0, t, node, state, stamp))
     assert cs.entries == 2 and cs.out_of_order == 2 and cs.unfair == 1
+
+
+def test_messages_are_counted_per_request_that_entered_and_left_and_open_requests_add_nothing():
+    # Lamport among 3: node 1 asks (2 Requests), gets 2 Replies, enters, leaves (2 Releases):
+    # 6 = 3(N-1). Node 2 has asked meanwhile and is still waiting: its messages count for
+    # nothing yet, where a total divided by entries read 8 after the first entry.
+    from protocol.lamport import Lamport, LamportRelease, LamportReply, LamportRequest
+
+    cs = CsEntries.of(Lamport)
+    wanted, held, released = CsState.WANTED, CsState.HELD, CsState.RELEASED
+    send = iter(range(100))
+
+    def sends(t, src, dsts, kind):
+        for dst in dsts:
+            cs.observe(SendEvent(0, t, src, dst, next(send), kind(1), t + 1))
+
+    sends(1, 1, [2, 3], LamportRequest)  # (a node's sends come before its report that it wants)
+    cs.observe(CsEvent(0, 1, 1, wanted, 1))
+    sends(2, 2, [1], LamportReply)  # replies to node 1's request: they serve it (the receiver)
+    sends(2, 3, [1], LamportReply)
+    sends(2.5, 2, [1, 3], LamportRequest)
+    cs.observe(CsEvent(0, 2.5, 2, wanted, 3))
+    assert cs.messages_per_entry is None  # nobody has entered and left: not defined yet
+    cs.observe(CsEvent(0, 3, 1, held, 1))
+    assert cs.entries == 1 and cs.messages_per_entry is None
+    sends(4, 1, [2, 3], LamportRelease)
+    cs.observe(CsEvent(0, 4, 1, released))
+    assert cs.messages == 8 and cs.completed == 1 and cs.messages_per_entry == 6.0
+
+
+def test_a_request_a_crash_ended_adds_nothing_and_a_release_nobody_asked_for_serves_no_request():
+    from protocol.central import CentralLock, Grant, Release, Request
+
+    cs = CsEntries.of(CentralLock)
+    wanted, held, released = CsState.WANTED, CsState.HELD, CsState.RELEASED
+    cs.observe(SendEvent(0, 1, 2, 3, 1, Request(), 2))
+    cs.observe(CsEvent(0, 1, 2, wanted))
+    cs.observe(CrashEvent(0, 1.5, 2))  # node 2's request dies with it
+    cs.observe(SendEvent(0, 2, 3, 2, 2, Grant(), 3))
+    cs.observe(SendEvent(0, 5, 1, 3, 3, Release(), 6))  # node 1 gives back a grant it no longer wants
+    cs.observe(SendEvent(0, 6, 1, 3, 4, Request(), 7))
+    cs.observe(CsEvent(0, 6, 1, wanted))
+    cs.observe(SendEvent(0, 7, 3, 1, 5, Grant(), 8))
+    cs.observe(CsEvent(0, 8, 1, held))
+    cs.observe(SendEvent(0, 9, 1, 3, 6, Release(), 10))
+    cs.observe(CsEvent(0, 9, 1, released))
+    assert cs.completed == 1 and cs.completed_messages == 3 and cs.messages == 6
+
+
+def test_the_synchronization_delay_leaves_out_an_exit_while_another_node_is_still_inside():
+    cs = CsEntries({})
+    wanted, held, released = CsState.WANTED, CsState.HELD, CsState.RELEASED
+    for t, node, state in [(1, 1, held), (1, 2, held), (1, 3, wanted),  # two inside (a violation), 3 waits
+                           (2, 1, released),  # the CS is not free: 2 is inside; nothing is handed on
+                           (3, 2, released), (4, 3, held)]:  # now it is, and 3 enters 1 s later
+        cs.observe(CsEvent(0, t, node, state))
+    assert cs.sync_delays == [1.0] and cs.sync_left_out == 1
+
+
+def test_the_status_bar_says_when_the_messages_per_entry_are_not_defined_yet():
+    from playground.core.config import ClusterConfig as Config
+    from playground.ui.status_bar import CsFigures, Status, parts
+
+    def cs_part(figures):
+        return parts(Status(0.0, 1.0, False, None, Config(), 1, False, 0, None, cs=figures))["cs"][0]
+
+    assert "msgs each: after a first exit" in cs_part(CsFigures(1, None, "3(N-1) = 21", 2.0))
+    assert "21.0 msgs each (lecture: 3(N-1) = 21)" in cs_part(CsFigures(2, 21.0, "3(N-1) = 21", 2.0))
+    assert "msgs each" not in cs_part(CsFigures(0, None, "3(N-1) = 21", None))

@@ -63,7 +63,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from protocol import CsState, MessageRole, StatusRole
+from protocol import CsState, StatusRole
 
 from .commands import LINK_COMMANDS, UNSETTLING_COMMANDS, held_after
 from .config import duration_text, to_us
@@ -73,12 +73,10 @@ from .events import (
     CommandEvent,
     CrashEvent,
     CsEvent,
-    ElectionStartEvent,
     Event,
     JoinEvent,
     LeaveEvent,
     RecoverEvent,
-    SendEvent,
     StartEvent,
     StateEvent,
     ViolationEvent,
@@ -426,182 +424,3 @@ class Episodes:
         self.all.append(episode)
         if v.property in self.lasting:
             self.open[v.property] = episode
-
-
-@dataclass(slots=True)
-class Round:
-    """One election round: who began it, when and at which event, the messages sent while
-    it ran (by type, failure detection apart), and when it ended in agreement, under whom."""
-
-    began: float
-    by: int
-    seq: int
-    messages: Counter[str] = field(default_factory=Counter)
-    agreed: float | None = None
-    leader: int | None = None
-
-    def copy(self) -> Round:
-        return Round(self.began, self.by, self.seq, Counter(self.messages), self.agreed, self.leader)
-
-
-@dataclass
-class Rounds:
-    """Election rounds, the one definition (the status bar's count, the summary's rounds,
-    the timeline's markers). A round begins with an election and ends at the next
-    agreement (rule 5). Which election:
-      - the very first (the start-up's);
-      - once agreement is lost, the first election started since;
-      - when agreement is lost, an election that came before the verdict: one started
-        at that instant (agreement is judged at the end of an instant, so an election
-        that a crash at the same instant caused comes before the verdict), or else the
-        first that a follower started while all agreed, since agreement was reached
-        (Garcia-Molina's Election first asks the higher nodes for T, and changes no
-        status until nobody answers: the election began there, not at the loss). The
-        leader's own election is over when it starts (it announces itself), so only
-        one at the instant of the loss can begin a round.
-    A loss of agreement that no election comes with or follows (a node recovering under
-    the leader) begins none. The events do not say when an election that changed
-    nothing ended (a higher node's answer stopped it), so one that a follower started
-    while all agreed is taken for the start of the round if agreement is lost before
-    any verdict. Its messages are those sent while it runs, failure-detection traffic
-    apart. Feed it election starts, agreements and sends, in trace order."""
-
-    count: int = 0
-    current: Round | None = None  # the round under way, or the last one
-    agreed: int | None = None  # the leader of the agreement, while there is one
-    lost: bool = False  # agreement was lost, and no election has started since
-    kept: list[Round] | None = None  # every round, for whoever asked (the summary)
-    _maybe: Round | None = None  # an election started while all agree: a round, if agreement is lost at its instant
-    _first: Round | None = None  # the first election a follower started while all agree: a round, if agreement is lost
-
-    def observe(self, e: Event) -> Round | None:
-        """Take one event; the round it began, if it began one."""
-        kind = type(e)
-        if kind is SendEvent:
-            if e.msg.role is not MessageRole.DETECTOR:
-                if self.running:
-                    self.current.messages[e.msg.type] += 1
-                    return None
-                if self._maybe is not None and self._maybe.began == e.t:
-                    self._maybe.messages[e.msg.type] += 1
-                if self._first is not None:
-                    self._first.messages[e.msg.type] += 1
-        elif kind is ElectionStartEvent:
-            if self.count == 0 or self.lost:
-                return self._begin(Round(e.t, e.node, e.seq))
-            if self.agreed is not None:
-                if self._maybe is None or self._maybe.began != e.t:
-                    self._maybe = Round(e.t, e.node, e.seq)
-                if self._first is None and e.node != self.agreed:
-                    self._first = Round(e.t, e.node, e.seq)
-        elif kind is AgreementEvent:
-            maybe, first, self._maybe, self._first = self._maybe, self._first, None, None
-            if e.leader is None and self.agreed is not None:
-                began = maybe if maybe is not None and maybe.began == e.t else first
-                if began is not None:
-                    self.agreed = None
-                    return self._begin(began)
-            if e.leader is None:
-                self.lost = self.lost or self.agreed is not None
-            elif self.running:
-                self.current.agreed, self.current.leader = e.t, e.leader
-            self.agreed = e.leader
-        return None
-
-    def _begin(self, round_: Round) -> Round:
-        self.count += 1
-        self.lost = False
-        self.current = round_
-        if self.kept is not None:
-            self.kept.append(round_)
-        return round_
-
-    @property
-    def running(self) -> bool:
-        """A round is under way: it began, and agreement has not come since."""
-        return self.current is not None and self.current.agreed is None and not self.lost
-
-    def copy(self) -> Rounds:
-        return Rounds(self.count, self.current and self.current.copy(), self.agreed, self.lost, None,
-                      self._maybe and self._maybe.copy(), self._first and self._first.copy())
-
-
-@dataclass(slots=True)
-class CsEntries:
-    """Entries into the critical section, with the lecture's measures (3-3): each
-    entry's client delay (from wanting to holding), the synchronization delay (from one
-    node's exit to the next entry, when someone was waiting at that exit), the messages
-    of the mutex (`types`) per entry, and fairness (the lecture's: no node enters twice
-    while another has been waiting, `unfair` counts the entries that did; and for the
-    algorithms that stamp their requests, entries in (timestamp, id) order,
-    `out_of_order` counts those that overtook an older waiting request). The one definition, for the summary and
-    the status bar."""
-
-    types: frozenset[str]  # the mutex's message types
-    entries: int = 0
-    messages: int = 0
-    client_delays: list[float] = field(default_factory=list)
-    sync_delays: list[float] = field(default_factory=list)
-    unfair: int = 0  # entries by a node that had entered once already while another waited throughout
-    out_of_order: int = 0  # entries ahead of a waiting request with an older (timestamp, id)
-    _wanted: dict[int, float] = field(default_factory=dict)  # node -> when it asked
-    _exit: float | None = None  # the last exit while someone waited
-    _passed: dict[int, set[int]] = field(default_factory=dict)  # a waiting node -> who entered while it waited
-    _inside: set[int] = field(default_factory=set)  # who holds it now
-    _stamps: dict[int, tuple[int, int]] = field(default_factory=dict)  # a waiting node -> its request's (ts, id)
-
-    @classmethod
-    def of(cls, mutex: type) -> CsEntries:
-        """The measures of a run with `mutex` (its messages are the ones counted)."""
-        return cls(frozenset(m.type for m in mutex.messages))
-
-    def observe(self, e: Event) -> None:
-        kind = type(e)
-        if kind is SendEvent:
-            if e.msg.type in self.types:
-                self.messages += 1
-        elif kind is CsEvent:
-            if e.state is CsState.WANTED:
-                self._wanted[e.node] = e.t
-                self._passed[e.node] = set()
-                if e.stamp is not None:
-                    self._stamps[e.node] = (e.stamp, e.node)
-            elif e.state is CsState.HELD:
-                self.entries += 1
-                self._inside.add(e.node)
-                mine = self._stamps.pop(e.node, None)  # timestamp order: no older request left waiting
-                if mine is not None and any(other < mine for other in self._stamps.values()):
-                    self.out_of_order += 1
-                self._passed.pop(e.node, None)
-                for node, passed in self._passed.items():  # fairness: nobody enters twice while another waits
-                    if e.node in passed:
-                        self.unfair += 1
-                        break
-                for passed in self._passed.values():
-                    passed.add(e.node)
-                asked = self._wanted.pop(e.node, e.t)
-                self.client_delays.append(round(e.t - asked, 6))
-                if self._exit is not None:
-                    self.sync_delays.append(round(e.t - self._exit, 6))
-                self._exit = None
-            else:  # released: an exit hands the CS on, if anyone waits (a recovery's release is no exit)
-                self._wanted.pop(e.node, None)
-                self._passed.pop(e.node, None)
-                self._stamps.pop(e.node, None)
-                if e.node in self._inside:
-                    self._inside.discard(e.node)
-                    self._exit = e.t if self._wanted else None
-        elif kind is CrashEvent or kind is LeaveEvent:
-            self._wanted.pop(e.node, None)
-            self._passed.pop(e.node, None)
-            self._inside.discard(e.node)
-            self._stamps.pop(e.node, None)
-
-    @property
-    def messages_per_entry(self) -> float | None:
-        return round(self.messages / self.entries, 3) if self.entries else None
-
-    def copy(self) -> CsEntries:
-        return CsEntries(self.types, self.entries, self.messages, list(self.client_delays), list(self.sync_delays),
-                         self.unfair, self.out_of_order, dict(self._wanted), self._exit,
-                         {k: set(v) for k, v in self._passed.items()}, set(self._inside), dict(self._stamps))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
+from ..core.cs_entries import CsEntries
 from ..core.events import (
     AgreementEvent,
     CrashEvent,
@@ -20,7 +21,8 @@ from ..core.events import (
     ViolationEvent,
 )
 from ..core.host import HostStatus
-from ..core.monitor import CS_WAIT, MUTEX, CsEntries, Episodes, Rounds, describe
+from ..core.monitor import CS_WAIT, MUTEX, Episodes, describe
+from ..core.rounds import Rounds
 
 
 class Summary:
@@ -108,8 +110,9 @@ class Summary:
 
     def _mutex(self, violations: list[dict]) -> dict[str, object]:
         cs = self.cs
-        return {"entries": cs.entries, "messages": cs.messages, "messages_per_entry": cs.messages_per_entry,
-                "client_delay": _spread(cs.client_delays), "sync_delay": _spread(cs.sync_delays),
+        return {"entries": cs.entries, "messages": cs.messages, "requests_completed": cs.completed,
+                "messages_per_entry": cs.messages_per_entry, "client_delay": _spread(cs.client_delays),
+                "sync_delay": _spread(cs.sync_delays), "sync_delay_left_out": cs.sync_left_out,
                 "unfair_entries": cs.unfair, "out_of_order_entries": cs.out_of_order,
                 "violations": sum(v["property"] == MUTEX for v in violations),
                 "stuck": sum(v["property"] == CS_WAIT for v in violations), "lecture": self._lecture()}

@@ -6,10 +6,10 @@ every message takes exactly `delay` seconds (1 by default, so that a delay in se
 is one in messages), and each node wants the critical section after a think time of
 2N to 6N seconds (`workload`: light enough that most requests find the CS free, as the
 lecture's per-entry figures assume, and some do not, for the synchronization delay)
-and holds it 1 to 3 s, for RUN seconds. Read off the summary (monitor.CsEntries, the one
-definition): messages per entry, client delay (asking to entering) and synchronization
-delay (one exit to the next entry, while someone waits), median and worst, beside the
-lecture's figure; and the bandwidth used when nobody wants the CS (an idle run of the
+and holds it 1 to 3 s, for RUN seconds. Read off the summary (core/cs_entries.py, the one
+definition): messages per entry (per request that entered and left), client delay
+(asking to entering) and synchronization delay (an exit that left the CS empty to the
+next entry, while someone waits), median and worst, beside the lecture's figure; and the bandwidth used when nobody wants the CS (an idle run of the
 same length: only the token ring's token keeps moving).
 """
 
@@ -65,9 +65,9 @@ def mutex_table(results: list[MutexResult], config: ClusterConfig, election: str
     rows = [
         (f"Mutual exclusion beside {election}; every message takes {config.delay_min:g}"
          f"{'' if config.delay_min == config.delay_max else f'..{config.delay_max:g}'} s; each node wants the "
-         f"critical section after 2N..6N s and holds it 1..3 s; {RUN:g} s per run (requests still open at its end "
-         "add a little to the messages per entry). Delays in seconds (median / worst); idle: messages per second "
-         "when nobody wants the CS."),
+         f"critical section after 2N..6N s and holds it 1..3 s; {RUN:g} s per run. Messages per entry are counted "
+         "per request that entered and left; delays in seconds (median / worst), a synchronization delay only "
+         "from an exit that left the CS empty; idle: messages per second when nobody wants the CS."),
         "",
         "| mutex | N | entries | msgs per entry | lecture | client delay | sync delay | lecture (msgs) | idle msgs/s |"
         " violations |",

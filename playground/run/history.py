@@ -38,7 +38,7 @@ from ..core.events import (
     RecoverEvent,
     ViolationEvent,
 )
-from ..core.monitor import Rounds
+from ..core.rounds import Rounds
 from ..record.files import write_whole
 from ..record.reader import Reader
 from ..record.transcript import INDEX_BLOCK as BLOCK

@@ -52,7 +52,8 @@ from protocol import Message
 from ..core.commands import COMMANDS, parse_delay
 from ..core.config import ClusterConfig, InputError
 from ..core.events import Event
-from ..core.monitor import PROPERTY_NAMES, Rounds, describe
+from ..core.monitor import PROPERTY_NAMES, describe
+from ..core.rounds import Rounds
 from .harness import Harness
 
 SEPARATOR = "----"

@@ -22,6 +22,7 @@ from protocol import CsState, MessageRole, Status, StatusRole, machine
 
 from ..core.commands import Settings
 from ..core.config import ClusterConfig
+from ..core.cs_entries import CsEntries
 from ..core.events import (
     COMES_UP,
     GOES_DOWN,
@@ -42,7 +43,8 @@ from ..core.events import (
     ViolationEvent,
 )
 from ..core.host import HostStatus
-from ..core.monitor import CsEntries, Episodes, Rounds, groups_of
+from ..core.monitor import Episodes, groups_of
+from ..core.rounds import Rounds
 
 
 class ViewStatus(Status):

@@ -45,7 +45,7 @@ class Status:
 @dataclass(frozen=True)
 class CsFigures:
     entries: int
-    per_entry: float | None  # the mutex's messages per entry so far
+    per_entry: float | None  # the mutex's messages per completed request so far (None: none has completed)
     lecture: str  # the lecture's figure for it at this N
     waited: float | None  # the last entry's client delay (s)
     handed: float | None = None  # the last synchronization delay (s): an exit to the next entry
@@ -102,7 +102,10 @@ def parts(s: Status) -> dict[str, list[str]]:
              "count": count}
     if s.cs is not None:
         entries = f"CS {s.cs.entries:,} in"
-        each = "" if s.cs.per_entry is None else f" · {s.cs.per_entry:.1f} msgs each"
+        if s.cs.per_entry is not None:
+            each = f" · {s.cs.per_entry:.1f} msgs each"
+        else:  # counted per request that entered and left: none has yet
+            each = " · msgs each: after a first exit" if s.cs.entries else ""
         waited = "" if s.cs.waited is None else f" · last waited {s.cs.waited:.1f}s"
         handed = "" if s.cs.handed is None else f", handed on in {s.cs.handed:.1f}s"
         forms["cs"] = [f"{entries}{each} (lecture: {s.cs.lecture}){waited}{handed}",
