@@ -196,3 +196,61 @@ def test_a_lane_is_heavy_while_its_node_is_in_the_critical_section():
     assert diagram.within_after(leave, within) == set()
     crash = LogLine(3.0, "crash", "crash", None, (2,), "")
     assert diagram.within_after(crash, within) == set()
+
+
+def test_a_line_draws_a_row_only_if_it_draws_on_a_lane_kept():
+    """`draws` says which lines `row` draws something for besides the lanes: a message
+    between two nodes without a lane, a send or a state change on a lane left out, drew a
+    row of bare │ │ │ (11 of 14 rows at 64 nodes)."""
+    lanes = (1, 3)
+    kinds = [("deliver", (1, 2)), ("deliver", (2, 4)), ("drop", (4, 3)), ("held", (2, 4)), ("send", (1, 2)),
+             ("send", (2, 1)), ("crash", (2,)), ("recover", (3,)), ("join", (4,)), ("command", ()),
+             ("agreement", ()), ("violation", (2, 4))]
+    lines = [LogLine(1.0, kind, "Election", "request" if len(nodes) == 2 else None, nodes, "x") for kind, nodes in kinds]
+    lines += [LogLine(1.0, "state", "state", None, (n,), "", ClassicStatus.ELECTION) for n in (2, 3)]
+    lines += [LogLine(1.0, "cs", "cs", None, (n,), "", CsState.WANTED) for n in (1, 4)]
+    bare = text(diagram.row(LogLine(1.0, "crash", "crash", None, (2,), ""), lanes, 10, frozenset(), LABELS, 20))
+    assert bare.strip() == "│ │".replace(" ", " " * 9)  # what a row with nothing drawn in it is
+    drawn = {(line.kind, line.nodes): diagram.draws(line, frozenset(lanes)) for line in lines}
+    for line in lines:
+        row = text(diagram.row(line, lanes, 10, frozenset(), {**LABELS, 4: "4"}, 20))
+        assert (row != bare) == drawn[line.kind, line.nodes], line
+    assert [key for key, yes in drawn.items() if not yes] == [("deliver", (2, 4)), ("held", (2, 4)), ("send", (2, 1)),
+                                                            ("crash", (2,)), ("join", (4,)), ("state", (2,)), ("cs", (4,))]
+
+
+def test_lanes_left_over_go_to_the_busiest_other_nodes():
+    """At a transcript's first instant the selected node has exchanged nothing yet: the
+    room for five lanes held one, and every other line had no lane."""
+    ids = tuple(range(1, 33))
+    lines = [LogLine(0.0, "send", "Coordinator", "announce", (32, k), "") for k in range(1, 32)]
+    lines += [LogLine(0.0, "state", "state", None, (k,), "", ClassicStatus.ELECTION) for k in (7, 7, 9)]
+    lanes, _ = diagram.choose_lanes(ids, 24, 32, lines)
+    assert len(lanes) == 4 and 32 in lanes and 7 in lanes and 9 in lanes
+
+
+@on_asyncio
+async def test_the_diagram_has_no_row_without_a_mark_when_lanes_are_left_out(tmp_path):
+    """64 nodes at 80 columns: five lanes. Every row shown draws something on them, and
+    the count below says how many lines have a row."""
+    app = make_app(tmp_path, nodes=64)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 2)
+        await pilot.press("d")
+        app.redraw(text=True)
+        header, *rows = app.log_view.visible_text()
+        lanes = header.split()[1:]
+        assert len(lanes) < 64 and rows
+        for r in rows:
+            assert r[9:].replace("│", "").replace("┊", "").replace("┃", "").strip(), r
+        shown = int(app.log_view.border_subtitle.split(" of ")[0].replace(",", ""))
+        assert shown < len(app.model.log)
+        for _ in range(3):  # scrolled back: still rows with something in them
+            await pilot.press("pageup")
+        app.redraw(text=True)
+        assert all(r[9:].replace("│", "").replace("┊", "").replace("┃", "").strip() for r in app.log_view.visible_text()[1:])
+        await pilot.press("home")  # the first instant: every lane kept has something at it
+        app.redraw(text=True)
+        header, *rows = app.log_view.visible_text()
+        assert len(header.split()[1:]) > 1 and rows
+        assert all(r[9:].replace("│", "").replace("┊", "").replace("┃", "").strip() for r in rows)

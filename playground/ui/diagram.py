@@ -17,7 +17,8 @@ A lane is │ while its node is up and ┊ while it is down, and ┃ in the crit
 section's colour while its node is inside (from the log's lines: a stay that began
 before the oldest line kept is not drawn). When the lanes do not fit, the
 diagram keeps the selected node and the nodes it talks with in the lines, and says how
-many it left out.
+many it left out; a line that would draw nothing on the lanes kept (a message between
+two nodes left out, a left-out node's state) gets no row (`draws`).
 """
 
 from __future__ import annotations
@@ -38,19 +39,39 @@ HELD_STATE = next(state for state in CS_LOOK if inside(state))  # (the look of a
 
 def choose_lanes(ids: tuple[int, ...], width: int, selected: int, lines: Iterable[LogLine]) -> tuple[tuple[int, ...], int]:
     """The nodes that get a lane in `width` columns, and the lane width. All of them if they
-    fit; else the selected node and those it exchanged messages with (most lines first)."""
+    fit; else the selected node and those it exchanged messages with (most lines first),
+    and if room is left, the nodes with most lines of their own (the others draw no row)."""
     if len(ids) * MIN_LANE <= width:
         return ids, max(MIN_LANE, min(MAX_LANE, width // max(1, len(ids))))
     room = max(1, width // MIN_LANE)
     talk: dict[int, int] = {}
+    busy: dict[int, int] = {}
     for line in lines:
+        for node in line.nodes:
+            busy[node] = busy.get(node, 0) + 1
         if line.kind in MESSAGE_KINDS and selected in line.nodes:
             for node in line.nodes:
                 if node != selected:
                     talk[node] = talk.get(node, 0) + 1
     partners = sorted(talk, key=lambda n: -talk[n])[: room - 1]
-    chosen = tuple(sorted({selected, *partners}, key=ids.index))
+    others = sorted((n for n in busy if n != selected and n not in talk and n in ids), key=lambda n: -busy[n])
+    chosen = tuple(sorted({selected, *partners, *others[: room - 1 - len(partners)]}, key=ids.index))
     return chosen, max(MIN_LANE, min(MAX_LANE, width // len(chosen)))
+
+
+def draws(line: LogLine, lanes: frozenset[int] | dict[int, int]) -> bool:
+    """Whether `row` draws anything for `line` on `lanes` besides the lanes themselves: a
+    row that would be only │ │ │ is left out of the diagram."""
+    kind, nodes = line.kind, line.nodes
+    if kind in MESSAGE_KINDS:  # (most lines: first)
+        return nodes[0] in lanes or nodes[1] in lanes
+    if kind in WHOLE_ROW:
+        return True
+    if not nodes or nodes[0] not in lanes:
+        return False
+    if kind in ("state", "cs"):
+        return line.state is not None
+    return kind == "send" or kind in GOES_DOWN_KINDS or kind in COMES_UP_KINDS
 
 
 def row(line: LogLine, lanes: tuple[int, ...], lane_width: int, down: frozenset[int], label: dict[int, str],

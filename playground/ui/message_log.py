@@ -9,12 +9,14 @@ node, one message type, and failure-detector traffic (probes, heartbeats and the
 replies), which is hidden until asked for, since it would drown the election.
 
 The same lines can be drawn as a space-time diagram (`diagram`, the app's `d`): one lane
-per node, a row per line (`diagram.py`). For that each kept line remembers who was down
-when it happened, so a lane is drawn dashed while its node is down.
+per node, a row per line that draws something on the lanes kept (`diagram.py`). For that
+each kept line remembers who was down when it happened, so a lane is drawn dashed while
+its node is down.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from itertools import islice
 
@@ -56,6 +58,8 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         self._within_now: frozenset[int] = frozenset()
         self.selected: int | None = None  # the app's selected node: the diagram keeps its lane
         self._lanes: tuple[tuple, tuple[tuple[int, ...], int]] | None = None  # (key, lanes): drawn once per change
+        self._rows: tuple[tuple, list[int]] | None = None  # (key, the diagram's rows: indices of the lines drawn on them)
+        self._lanes_drawn: tuple[int, ...] = ()  # the lanes the diagram was last sized for
         self._styles: dict[tuple[str, str], Style] = {}  # (theme, colour variable) -> style, for the diagram
         self._taken = 0  # model.logged when the last new line was looked at
         self._loads = 0  # model.loads then: a model loaded with another moment is filtered afresh
@@ -89,6 +93,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         down = frozenset(drawing.down_at_start(log, {i for i, n in self.model.nodes.items() if not n.up}))
         self._lines, self._down, self._within = deque(maxlen=LOG_CAP), deque(maxlen=LOG_CAP), deque(maxlen=LOG_CAP)
         self._within_now = frozenset()  # (from the oldest line on: what began before it is not drawn)
+        self._lanes = self._rows = None  # (other lines: other lanes, other rows, however many there are)
         self._keep(log, down)
         self._taken = self.model.logged
         self._resize(follow=True)
@@ -119,16 +124,21 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             return
         new = self.model.logged - self._taken
         if not new:
+            if self.diagram and self._lanes_now()[0] != self._lanes_drawn:  # another node selected, or resized
+                self._resize(follow=self.following)
             return
         if new >= LOG_CAP:  # all of it is new: who was down is known only from the model
             self._refilter()
             return
-        self._taken = self.model.logged
         following = self.following
+        rows_before = self._drawn() if self.diagram and not following else None  # (before _taken moves on: its key)
+        self._taken = self.model.logged
         before = len(self._lines)
         newest = list(islice(reversed(self.model.log), new))
         kept = self._keep(reversed(newest), self._down_now)
-        dropped = before + kept - len(self._lines)  # fell off the front
+        dropped = before + kept - len(self._lines)  # lines that fell off the front
+        if rows_before is not None:  # ... and the diagram's rows they had
+            dropped = bisect_left(rows_before, dropped)
         if not following and dropped:
             self.scroll_to(y=max(0, self.scroll_y - dropped), animate=False, immediate=True)
         self._resize(follow=following)
@@ -138,8 +148,14 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         """Rows above the lines: the diagram's row of lane names."""
         return 1 if self.diagram else 0
 
+    def _count(self) -> int:
+        """Rows below the header: a line each, or in the diagram, a line drawn on its lanes each."""
+        return len(self._drawn()) if self.diagram else len(self._lines)
+
     def _resize(self, follow: bool) -> None:
-        self.virtual_size = Size(self.size.width, len(self._lines) + self._top)
+        if self.diagram:
+            self._lanes_drawn = self._lanes_now()[0]
+        self.virtual_size = Size(self.size.width, self._count() + self._top)
         if follow:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         self._title()
@@ -149,9 +165,10 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         label = self.model.label
         filters = [f"node {label[self.node_filter]}" if self.node_filter is not None else "", self.topic_filter or "",
                    "" if self.show_detector else "detector hidden (h)"]
-        back = max(0, len(self._lines) + self._top - int(self.scroll_y) - self.scrollable_content_region.height)
+        count = self._count()
+        back = max(0, count + self._top - int(self.scroll_y) - self.scrollable_content_region.height)
         self.border_subtitle = " · ".join(
-            [f"{len(self._lines):,} of {len(self.model.log):,} shown", *filter(None, filters)] + ([f"{back:,} back"] if back else []))
+            [f"{count:,} of {len(self.model.log):,} shown", *filter(None, filters)] + ([f"{back:,} back"] if back else []))
         self.border_title = "messages"
         if self.diagram:
             lanes, _ = self._lanes_now()
@@ -165,7 +182,9 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         self._title()
 
     def on_resize(self) -> None:
-        if self.following:  # a taller alert bar must not push the newest lines out of view
+        if self.diagram:  # the lanes that fit, so the rows, follow the width
+            self.call_after_refresh(self._resize, self.following)
+        elif self.following:  # a taller alert bar must not push the newest lines out of view
             self.call_after_refresh(self.scroll_end, animate=False, immediate=True, x_axis=False)
 
     # --- drawing ----------------------------------------------------------------------------
@@ -180,6 +199,18 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             self._lanes = (key, drawing.choose_lanes(self.model.ids, width, selected, self._lines))
         return self._lanes[1]
 
+    def _drawn(self) -> list[int] | range:
+        """The diagram's rows: the indices of the kept lines that draw something on its lanes
+        (all of them when every node has a lane)."""
+        lanes, _ = self._lanes_now()
+        if len(lanes) == len(self.model.ids):
+            return range(len(self._lines))
+        key = (self._lanes[0], lanes)
+        if self._rows is None or self._rows[0] != key:
+            chosen, draws = frozenset(lanes), drawing.draws
+            self._rows = (key, [k for k, line in enumerate(self._lines) if draws(line, chosen)])
+        return self._rows[1]
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         if self.diagram and y == 0:  # the lanes' names stay on top as the rows scroll
@@ -189,8 +220,11 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             segments += [Segment(text, self._style("$secondary" if kind else "")) for text, kind in names]
             return Strip(segments).adjust_cell_length(width, self.rich_style).crop(0, width)
         index = int(self.scroll_y) + y - self._top
-        if index >= len(self._lines):
+        rows = self._drawn() if self.diagram else None
+        if index >= (len(self._lines) if rows is None else len(rows)):
             return Strip.blank(width, self.rich_style)
+        if rows is not None:
+            index = rows[index]
         line = self._lines[index]
         if self.diagram:
             lanes, lane_width = self._lanes_now()
@@ -231,5 +265,5 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     def visible_text(self) -> list[str]:
         """The lines on screen, as text (for tests)."""
         top = int(self.scroll_y)
-        rows = min(self.scrollable_content_region.height, len(self._lines) + self._top - top)
+        rows = min(self.scrollable_content_region.height, self._count() + self._top - top)
         return [self.render_line(y).text for y in range(rows)]
