@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 from protocol import machine, split_name
@@ -44,132 +44,170 @@ from .config import (
 )
 from .ids import next_id
 
+# --- what a command takes ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Takes:
+    """One kind of argument a command takes: how it is written (`shown`, for the usage),
+    how many words it is typed as and how many values the trace records of it (None: one
+    or more), and whether it names nodes the cluster has."""
+
+    shown: str
+    typed: int
+    recorded: int | None
+    names_nodes: bool = False
+
+
+NODE = Takes("K", 1, 1, names_nodes=True)
+LINK = Takes("K L", 2, 2, names_nodes=True)  # two different nodes: a link's ends
+NODES = Takes("K,L,...", 1, None, names_nodes=True)
+SECONDS = Takes("T", 1, 1)
+DELAY = Takes("MIN[:MAX]", 1, 2)
+NEWCOMER = Takes("", 0, 1)  # a new node's id: made when the line is read, recorded
+
+
+class Command:
+    """A command that steers a run. Each declares its `name` (as typed and recorded),
+    what it `takes`, and what it is to the monitor (`unsettling`: the cluster needs its
+    time after it, monitor rule 6; `changes_links`; `membership`); its fields are its
+    arguments, in order. Every table the parser, the reader, the monitor and the labels
+    use is derived from these declarations."""
+
+    __slots__ = ()
+    name: ClassVar[str]
+    takes: ClassVar[tuple[Takes, ...]] = ()
+    unsettling: ClassVar[bool] = False
+    changes_links: ClassVar[bool] = False
+    membership: ClassVar[bool] = False
+
+    def words(self) -> tuple[str, tuple]:
+        """Its name and arguments as the trace records them (ids, seconds)."""
+        values: list = []
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            values.extend(value if type(value) is tuple else (value,))
+        return self.name, tuple(values)
+
+    @classmethod
+    def usage(cls) -> str:
+        return " ".join([cls.name, *(t.shown for t in cls.takes if t.shown)])
+
 
 @dataclass(frozen=True, slots=True)
-class Crash:
+class Crash(Command):
     name: ClassVar[str] = "crash"
+    takes: ClassVar[tuple[Takes, ...]] = (NODE,)
     node: int
-
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.node,)
 
 
 @dataclass(frozen=True, slots=True)
-class Recover:
+class Recover(Command):
     name: ClassVar[str] = "recover"
+    takes: ClassVar[tuple[Takes, ...]] = (NODE,)
     node: int
-
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.node,)
 
 
 @dataclass(frozen=True, slots=True)
-class Elect:
-    """The node's failure detector fires: it starts an election."""
+class Elect(Command):
+    """The node's failure detector fires: it starts an election (on purpose: the cluster
+    needs its time after it, as after a fault)."""
 
     name: ClassVar[str] = "elect"
+    takes: ClassVar[tuple[Takes, ...]] = (NODE,)
+    unsettling: ClassVar[bool] = True
     node: int
 
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.node,)
-
 
 @dataclass(frozen=True, slots=True)
-class SetTimeout:
+class SetTimeout(Command):
     name: ClassVar[str] = "timeout"
+    takes: ClassVar[tuple[Takes, ...]] = (SECONDS,)
+    unsettling: ClassVar[bool] = True
     seconds: float
 
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.seconds,)
-
 
 @dataclass(frozen=True, slots=True)
-class SetDelay:
+class SetDelay(Command):
     name: ClassVar[str] = "delay"
+    takes: ClassVar[tuple[Takes, ...]] = (DELAY,)
+    unsettling: ClassVar[bool] = True
     low: float
     high: float
 
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.low, self.high)
-
 
 @dataclass(frozen=True, slots=True)
-class Hold:
+class Hold(Command):
     """Messages from `src` to `dst` wait at the link's end, in order, until released."""
 
     name: ClassVar[str] = "hold"
+    takes: ClassVar[tuple[Takes, ...]] = (LINK,)
+    unsettling: ClassVar[bool] = True
+    changes_links: ClassVar[bool] = True
     src: int
     dst: int
 
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.src, self.dst)
-
 
 @dataclass(frozen=True, slots=True)
-class Release:
+class Release(Command):
     """The link from `src` to `dst` delivers again: what waited arrives now, in order."""
 
     name: ClassVar[str] = "release"
+    takes: ClassVar[tuple[Takes, ...]] = (LINK,)
+    unsettling: ClassVar[bool] = True
+    changes_links: ClassVar[bool] = True
     src: int
     dst: int
 
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.src, self.dst)
-
 
 @dataclass(frozen=True, slots=True)
-class Partition:
+class Partition(Command):
     """Cut `group` off from every other node, both ways: each link across the cut held."""
 
     name: ClassVar[str] = "partition"
+    takes: ClassVar[tuple[Takes, ...]] = (NODES,)
+    unsettling: ClassVar[bool] = True
+    changes_links: ClassVar[bool] = True
     group: tuple[int, ...]
-
-    def words(self) -> tuple[str, tuple]:
-        return self.name, self.group
 
 
 @dataclass(frozen=True, slots=True)
-class Heal:
+class Heal(Command):
     """Release every held link."""
 
     name: ClassVar[str] = "heal"
-
-    def words(self) -> tuple[str, tuple]:
-        return self.name, ()
+    unsettling: ClassVar[bool] = True
+    changes_links: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
-class Join:
+class Join(Command):
     """A new node, `node`, joins and starts as a recovering node (ids.next_id makes its
     id: when the line is read, or for a live key, None, when it runs)."""
 
     name: ClassVar[str] = "join"
+    takes: ClassVar[tuple[Takes, ...]] = (NEWCOMER,)
+    membership: ClassVar[bool] = True
     node: int | None = None
-
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.node,)
 
 
 @dataclass(frozen=True, slots=True)
-class Leave:
+class Leave(Command):
     """Node `node` leaves for good, telling the others."""
 
     name: ClassVar[str] = "leave"
+    takes: ClassVar[tuple[Takes, ...]] = (NODE,)
+    membership: ClassVar[bool] = True
     node: int
-
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.node,)
 
 
 @dataclass(frozen=True, slots=True)
-class Want:
+class Want(Command):
     """Node `node` asks for the critical section now (a mutex runs beside the election)."""
 
     name: ClassVar[str] = "want"
+    takes: ClassVar[tuple[Takes, ...]] = (NODE,)
     node: int
-
-    def words(self) -> tuple[str, tuple]:
-        return self.name, (self.node,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,24 +227,17 @@ class ChangeDelay:
 
 NodeCommand = Crash | Recover | Elect | Join | Leave
 LinkCommand = Hold | Release | Partition | Heal
-Command = Crash | Recover | Elect | SetTimeout | SetDelay | Hold | Release | Partition | Heal | Join | Leave | Want
 Request = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
-NODE_COMMANDS: tuple[type, ...] = (Crash, Recover, Elect, Leave, Want)
-MEMBERSHIP_COMMANDS = ("join", "leave")
-LINK_COMMANDS = ("hold", "release", "partition", "heal")
-# Commands after which the cluster needs its time, as after a fault (monitor rule 6): a
-# change of the links, an election started on purpose, new T or delays (c changes too).
-UNSETTLING_COMMANDS = (*LINK_COMMANDS, "elect", "timeout", "delay")
-COMMANDS: dict[str, type] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
-                                                         Hold, Release, Partition, Heal, Join, Leave, Want)}
-USAGE = {"crash": "crash K", "recover": "recover K", "elect": "elect K", "timeout": "timeout T", "delay": "delay MIN[:MAX]",
-         "hold": "hold K L", "release": "release K L", "partition": "partition K,L,...", "heal": "heal",
-         "join": "join", "leave": "leave K", "want": "want K"}
-ARITY = {"hold": 2, "release": 2, "heal": 0, "join": 0}  # arguments each takes as typed (the others: one)
-RECORDED_ARITY = {**ARITY, "delay": 2, "join": 1}  # ... and as the trace records them (words())
-# whose arguments are nodes the cluster already has (join's is the newcomer)
-NODE_ARGUMENTS = ("crash", "recover", "elect", "hold", "release", "partition", "leave", "want")
-NODE_ARGUMENT_COMMANDS = tuple(COMMANDS[name] for name in NODE_ARGUMENTS)
+COMMANDS: dict[str, type[Command]] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
+                                                                 Hold, Release, Partition, Heal, Join, Leave, Want)}
+# Derived from the declarations: the commands' usage, those that change membership or
+# the links, those after which the cluster needs its time (monitor rule 6), and those
+# whose arguments are nodes the cluster already has (join's is the newcomer).
+USAGE = {name: cls.usage() for name, cls in COMMANDS.items()}
+MEMBERSHIP_COMMANDS = tuple(name for name, cls in COMMANDS.items() if cls.membership)
+LINK_COMMANDS = tuple(name for name, cls in COMMANDS.items() if cls.changes_links)
+UNSETTLING_COMMANDS = tuple(name for name, cls in COMMANDS.items() if cls.unsettling)
+NODE_ARGUMENTS = tuple(name for name, cls in COMMANDS.items() if any(t.names_nodes for t in cls.takes))
 
 
 def membership_refused(algorithm: str) -> str | None:
@@ -271,7 +302,7 @@ def from_words(name: str, args: tuple) -> Command:
     """A command from the name and arguments the trace recorded (ids, not ranks), as
     `check_words` has checked them."""
     cls = COMMANDS[name]
-    return Partition(tuple(args)) if cls is Partition else cls(*args)
+    return cls(tuple(args)) if NODES in cls.takes else cls(*args)
 
 
 def check_words(name: object, args: object, nodes: set[int] | tuple[int, ...]) -> Command:
@@ -285,23 +316,26 @@ def check_words(name: object, args: object, nodes: set[int] | tuple[int, ...]) -
         raise ValueError(f"field 'command': unknown command {shown_json(name)} (expected one of: {', '.join(COMMANDS)})")
     if type(args) is not tuple:
         raise ValueError(f"field 'args': expected a list, got {shown_json(args)}")
-    arity = RECORDED_ARITY.get(name, 1)
-    if len(args) != arity and not (cls is Partition and args):
-        raise ValueError(f"field 'args': {name} takes {_count(arity)}, not {shown_json(list(args))}")
-    if cls in NODE_ARGUMENT_COMMANDS:
+    counts = [t.recorded for t in cls.takes]
+    if None in counts:  # one or more (a partition's group)
+        if not args:
+            raise ValueError(f"field 'args': {name} takes one or more nodes, not {shown_json(list(args))}")
+    elif len(args) != sum(counts):
+        raise ValueError(f"field 'args': {name} takes {_count(sum(counts))}, not {shown_json(list(args))}")
+    if any(t.names_nodes for t in cls.takes):
         for node in args:
             if type(node) is not int or node not in nodes:
                 raise ValueError(f"field 'args': {shown_json(list(args))} names a node that is not one of the header's")
         if len(set(args)) != len(args):
             raise ValueError(f"field 'args': {name} names a node twice in {shown_json(list(args))}")
     try:
-        if cls is SetTimeout:
-            return SetTimeout(TIMEOUT.check(_seconds(args[0]), "timeout"))
-        if cls is SetDelay:
-            return SetDelay(*check_delay(_seconds(args[0]), _seconds(args[1])))
+        if SECONDS in cls.takes:
+            args = (TIMEOUT.check(_seconds(args[0]), "timeout"),)
+        elif DELAY in cls.takes:
+            args = check_delay(_seconds(args[0]), _seconds(args[1]))
     except InputError as e:
         raise ValueError(f"field 'args': {e}") from None
-    if cls is Join and (type(args[0]) is not int or args[0] in nodes):
+    if NEWCOMER in cls.takes and (type(args[0]) is not int or args[0] in nodes):
         raise ValueError(f"field 'args': a join names one new node, not {shown_json(list(args))}")
     return from_words(name, args)
 
@@ -357,28 +391,35 @@ def parse_command(words: list[str], ids: tuple[int, ...], seed: int = 1) -> Comm
     """A command's words, its nodes named by rank among `ids` (every node so far);
     a join's newcomer gets its id from `ids` and the seed."""
     name, args = words[0].lower(), words[1:]
-    if name not in COMMANDS:
+    cls = COMMANDS.get(name)
+    if cls is None:
         raise InputError(f"unknown command {shown(words[0])} (expected one of: {', '.join(COMMANDS)})")
-    arity = ARITY.get(name, 1)
-    if len(args) != arity:
-        raise InputError(f"{name} takes {_count(arity)}: {USAGE[name]}")
-    cls = COMMANDS[name]
-    if cls in NODE_COMMANDS:
-        return cls(parse_node(args[0], ids))
-    if cls is SetTimeout:
-        return SetTimeout(TIMEOUT.check(parse_number(args[0], "timeout")))
-    if cls is SetDelay:
-        return SetDelay(*parse_delay(args[0]))
-    if cls in (Hold, Release):
-        src, dst = parse_node(args[0], ids), parse_node(args[1], ids)
+    typed = sum(t.typed for t in cls.takes)
+    if len(args) != typed:
+        raise InputError(f"{name} takes {_count(typed)}: {USAGE[name]}")
+    values: list = []
+    for takes in cls.takes:
+        mine, args = args[:takes.typed], args[takes.typed:]
+        values += _parsed(takes, mine, ids, seed, name)
+    return from_words(name, tuple(values))
+
+
+def _parsed(takes: Takes, words: list[str], ids: tuple[int, ...], seed: int, name: str) -> list:
+    """The values one argument of a command gives, as the trace records them."""
+    if takes is NODE:
+        return [parse_node(words[0], ids)]
+    if takes is LINK:
+        src, dst = parse_node(words[0], ids), parse_node(words[1], ids)
         if src == dst:
             raise InputError(f"{name} needs two different nodes: {USAGE[name]}")
-        return cls(src, dst)
-    if cls is Partition:
-        return Partition(tuple(sorted({parse_node(k, ids) for k in parse_list(args[0], "partition's nodes")})))
-    if cls is Join:
-        return Join(next_id(ids, seed))
-    return Heal()
+        return [src, dst]
+    if takes is NODES:
+        return sorted({parse_node(k, ids) for k in parse_list(words[0], f"{name}'s nodes")})
+    if takes is SECONDS:
+        return [TIMEOUT.check(parse_number(words[0], "timeout"))]
+    if takes is DELAY:
+        return list(parse_delay(words[0]))
+    return [next_id(ids, seed)]  # NEWCOMER
 
 
 @dataclass(slots=True)
