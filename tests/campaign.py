@@ -1730,55 +1730,70 @@ class Result:
         return self.problems[0][0] if self.problems else None
 
 
-class Campaign:
-    """One run of the cases against one checkout: its setup transcripts and its work folder."""
+class Bases:
+    """The setup transcripts, recorded by the checkout under test: each made once, by the
+    first run of cases that needs it, and kept for every later run that shares this
+    object (the suite's shards of the campaign in one process share one)."""
 
-    def __init__(self, root: Path, workers: int = WORKERS, keep: bool = False):
+    def __init__(self, root: Path, folder: Path):
+        self.root = root
+        self.folder = folder
+        self.made: dict[str, Path] = {}
+        self.errors: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._parsed: dict[str, Lines] = {}
+
+    def make(self, keys: set[str], pool: ThreadPoolExecutor) -> None:
+        with self._lock:
+            wanted = sorted(keys - set(self.made) - set(self.errors), key=lambda k: k != "big")
+            self.folder.mkdir(parents=True, exist_ok=True)
+            list(pool.map(self._make, wanted))
+
+    def _make(self, key: str) -> None:
+        cwd, tmp = self.folder / f"{key}.cwd", self.folder / f"{key}.tmp"
+        cwd.mkdir(), tmp.mkdir()
+        proc = spawn([*BASES[key], "--transcript", "t.jsonl"], cwd, tmp, self.root, limit=60)
+        path = cwd / "t.jsonl"
+        if proc.returncode != 0 or not path.exists():
+            self.errors[key] = (f"`{' '.join(BASES[key][:6])} ...` exit {proc.returncode}: "
+                                f"{proc.stderr.decode('utf-8', 'replace').strip()[-200:]}")
+        else:
+            self.made[key] = path
+
+    def lines(self, key: str) -> Lines:
+        with self._lock:
+            if key not in self._parsed:
+                self._parsed[key] = Lines(self.made[key].read_bytes())
+            return self._parsed[key]
+
+    def missing(self, key: str) -> str | None:
+        """Why the transcript `key` is not there (None: it is)."""
+        return None if key in self.made else f"setup transcript {key!r}: {self.errors.get(key, 'not made')}"
+
+
+class Campaign:
+    """One run of the cases against one checkout: its work folder, and the setup
+    transcripts (its own, or `bases` shared with other runs)."""
+
+    def __init__(self, root: Path, workers: int = WORKERS, keep: bool = False, bases: Bases | None = None):
         self.root = Path(root).resolve()
         self.workers = workers
         self.keep = keep
         self.work = Path(tempfile.mkdtemp(prefix="bully-campaign-"))
-        self.bases: dict[str, Path] = {}
-        self.base_errors: dict[str, str] = {}
-        self._parsed: dict[str, Lines] = {}
-        self._lock = threading.Lock()
+        self.bases = bases or Bases(self.root, self.work / "bases")
         self.cpu = 0.0  # seconds of CPU the processes took
 
     def close(self) -> None:
         if not self.keep:
             shutil.rmtree(self.work, ignore_errors=True)
 
-    # the setup step: real transcripts, made once by the checkout under test
-    def make_bases(self, keys: set[str], pool: ThreadPoolExecutor) -> None:
-        folder = self.work / "bases"
-        folder.mkdir()
-
-        def make(key: str) -> None:
-            cwd, tmp = folder / f"{key}.cwd", folder / f"{key}.tmp"
-            cwd.mkdir(), tmp.mkdir()
-            proc = spawn([*BASES[key], "--transcript", "t.jsonl"], cwd, tmp, self.root, limit=60)
-            path = cwd / "t.jsonl"
-            if proc.returncode != 0 or not path.exists():
-                self.base_errors[key] = (f"`{' '.join(BASES[key][:6])} ...` exit {proc.returncode}: "
-                                         f"{proc.stderr.decode('utf-8', 'replace').strip()[-200:]}")
-            else:
-                self.bases[key] = path
-
-        list(pool.map(make, sorted(keys, key=lambda k: k != "big")))
-
-    def lines(self, key: str) -> Lines:
-        with self._lock:
-            if key not in self._parsed:
-                self._parsed[key] = Lines(self.bases[key].read_bytes())
-            return self._parsed[key]
-
     def derive(self, spec: Derived) -> tuple[bytes, int | None]:
         """The mutated transcript, and the line it spoiled. If its base has no line the
         mutation needs, the classic base (which has every kind of line) is used."""
         for key in (spec.base, "classic"):
-            if key not in self.bases:
-                raise LookupError(f"setup transcript {key!r}: {self.base_errors.get(key, 'not made')}")
-            made = MUTATIONS[spec.op](self.lines(key), random.Random(spec.seed), *spec.params)
+            if why := self.bases.missing(key):
+                raise LookupError(why)
+            made = MUTATIONS[spec.op](self.bases.lines(key), random.Random(spec.seed), *spec.params)
             if made is not None:
                 return made
         raise LookupError(f"no line for mutation {spec.op!r} in the setup transcripts")
@@ -1816,10 +1831,9 @@ class Campaign:
             elif content is FIFO:
                 os.mkfifo(path)
             elif isinstance(content, Base):
-                if content.key not in self.bases:
-                    why = self.base_errors.get(content.key, "not made")
-                    raise LookupError(f"setup transcript {content.key!r}: {why}")
-                shutil.copyfile(self.bases[content.key], path)
+                if why := self.bases.missing(content.key):
+                    raise LookupError(why)
+                shutil.copyfile(self.bases.made[content.key], path)
             elif isinstance(content, Derived):
                 data, line = self.derive(content)
                 path.write_bytes(data)
@@ -1868,7 +1882,7 @@ class Campaign:
         if any(isinstance(c, Derived) for case in cases for c in case.files.values()):
             keys.add("classic")
         with ThreadPoolExecutor(self.workers) as pool:
-            self.make_bases(keys, pool)
+            self.bases.make(keys, pool)
             setup = time.monotonic() - start
 
             def one(case: Case) -> Result:
@@ -1907,10 +1921,11 @@ def _resolve(case: Case, line: int | None) -> Any:
 
 
 def run_campaign(cases: list[Case], root: Path = REPO, workers: int = WORKERS, keep: bool = False,
-                 progress: Callable[[Result], None] | None = None) -> tuple[list[Result], float, float]:
+                 progress: Callable[[Result], None] | None = None,
+                 bases: Bases | None = None) -> tuple[list[Result], float, float]:
     """(results, wall seconds, of which setup); the CPU seconds are in the module's LAST_CPU."""
     global LAST_CPU
-    campaign = Campaign(root, workers, keep)
+    campaign = Campaign(root, workers, keep, bases)
     try:
         return campaign.run(cases, progress)
     finally:
