@@ -28,13 +28,17 @@ Rules:
      timeout, delay) go through the engine's command path, as the app's keys do
      (`Engine.submit`), so they are resolved, recorded and run exactly as there. A
      released link delivers what waited on it at once, as in any run.
+  5. With a mutex beside the election, the workload is a run's (host rule 7: the
+     default Workload unless the test gives one): its timers, `cs_think` (the node
+     asks for the critical section) and `cs_hold` (it leaves), are set as in a run
+     and, like any timer, fire when the test says (`fire 2 cs_hold`); `want` asks at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from protocol import Message, Node, Status, machine
+from protocol import CsState, Message, Node, Status, machine
 
 from ..core.commands import (
     Crash,
@@ -51,7 +55,7 @@ from ..core.commands import (
     SetTimeout,
     parse_command,
 )
-from ..core.config import ClusterConfig, to_seconds, to_us
+from ..core.config import ClusterConfig, Workload, to_seconds, to_us
 from ..core.engine import Engine, step_sync
 from ..core.events import Event
 from ..core.host import NodeHost
@@ -62,10 +66,13 @@ DELIVER_ALL_LIMIT = 100_000  # deliveries before deliver_all gives up: the nodes
 
 class Harness:
     def __init__(self, algorithm: type[Node] | str, nodes: int | Iterable[int] = 3,
-                 config: ClusterConfig | None = None, seed: int = 1):
+                 config: ClusterConfig | None = None, seed: int = 1, workload: Workload | None = None):
         algorithm = machine(algorithm) if isinstance(algorithm, str) else algorithm
         ids = range(1, nodes + 1) if isinstance(nodes, int) else nodes
-        self.engine = Engine(algorithm, ids, config or ClusterConfig(), seed, lookahead=False, by_hand=True)
+        if algorithm.mutex is not None:  # rule 5
+            workload = workload or Workload()
+        self.engine = Engine(algorithm, ids, config or ClusterConfig(), seed, lookahead=False, by_hand=True,
+                             workload=workload)
         self.events: list[Event] = []  # the whole trace so far
         self.engine.subscribe(self.events.extend)
         self.now_us = 0
@@ -123,12 +130,14 @@ class Harness:
         self.engine.links.bring_forward(src, dst, self.now_us)  # rule 1
         return self._run()
 
-    def deliver_all(self) -> list[Event]:
+    def deliver_all(self, leave: tuple[int, int] | None = None) -> list[Event]:
         """Deliver until nothing is in flight, each round taking the head of every busy
         link in (src, dst) order. Timers do not fire. One interleaving of many: a test
-        that cares about the order says it with `deliver`."""
+        that cares about the order says it with `deliver`. `leave`: a link (src, dst)
+        whose messages stay in flight, such as a token that never rests (delivered, it
+        would be passed on for ever)."""
         start, limit = len(self.events), DELIVER_ALL_LIMIT
-        while busy := self.in_flight():
+        while busy := [link for link in self.in_flight() if link != leave]:
             for src, dst in busy:
                 self.deliver(src, dst)
                 limit -= 1
@@ -212,6 +221,10 @@ class Harness:
         """(status, leader), as the node last reported them."""
         status, leader = self.hosts[node].state
         return status, leader
+
+    def cs(self, node: int) -> CsState:
+        """Where the node is with respect to the critical section, as last reported (rule 5)."""
+        return self.hosts[node].cs
 
     def leaders(self) -> dict[int, int | None]:
         """Each node's leader (None for a down node or one without a leader)."""

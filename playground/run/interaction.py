@@ -19,39 +19,51 @@ Commands:
                        the cluster (first); nothing runs yet. The probe interval is 0
                        unless given: no failure-detector timers the file does not ask
                        for. The test is the network, but the delay bounds still give
-                       the monitor its c (SLE2), as the algorithm works it out
+                       the monitor its c (SLE2), as the algorithm works it out.
+                       ALGORITHM may be an election and a lock (`classic+lamport`):
+                       the workload's timers, cs_think and cs_hold, then run as in a
+                       run, and wait for `fire` like the others (harness rule 5)
   boot                 every node starts, at t=0
   at T                 time moves on to T: the instant left behind is over, and the
                        monitor's reports on it (and any SLE2 check due on the way) show
   deliver A B          the head of the link A->B arrives now
   deliver-all          every message in flight, a round of link heads at a time, until none is
+  deliver-all except A B
+                       the same, leaving the link A->B's messages in flight (a token,
+                       which would otherwise go round for ever)
   fire N NAME          node N's timer NAME (its words, as `states` shows it) fires now
   crash N, recover N, elect N, join, leave N, hold A B, release A B, partition A,B,..,
-  heal, timeout T, delay MIN[:MAX]
+  heal, timeout T, delay MIN[:MAX], want N
                        the engine's commands, as a scenario line says them
-  states               each node's status, leader and running timers (name@when it would
+  states               each node's status, leader, place in the critical section (if
+                       it wants or holds it) and running timers (name@when it would
                        fire in a run with a clock); the messages in flight and those
                        waiting at held links
   rounds               the election rounds so far (monitor.Rounds), as the summary has them
+  entries              with a lock: its entries into the critical section so far, and
+                       their messages per entry (core/cs_entries.py) beside the lecture's
 
 What a step did, one line per trace event (timer settings apart: `states` shows the
 timers that run): `send 1→2 Election e1`, `recv ...` (delivered), `drop ... (why)`,
 `held ...` (it waits at a held link's end), `2 fires answer_wait`, `3 starts an
 election`, `3: normal, leads` / `1: normal, follows 3` (a node's new state), `3 crashes`,
-the monitor's verdicts (`agreement under 3`, `agreement lost`, `SLE1: ...`), and
-`error: ...` if the step was refused. A line about an instant other than the present
-(what `at` closes) starts with its time: `@14 SLE1: ...`.
+`2 wants the critical section (stamp 3)` (the stamp where requests are ordered by one),
+`2 enters the critical section`, `2 leaves the critical section` (or, at a recovery,
+`2 is released again (...)`), the monitor's verdicts (`agreement under 3`, `agreement
+lost`, `SLE1: ...`), and `error: ...` if the step was refused. A line about an instant
+other than the present (what `at` closes) starts with its time: `@14 SLE1: ...`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from protocol import Message
+from protocol import CsState, Message
 
 from ..core.commands import COMMANDS, parse_delay
 from ..core.config import ClusterConfig, InputError
-from ..core.events import Event
+from ..core.cs_entries import CsEntries
+from ..core.events import CsEvent, Event
 from ..core.monitor import PROPERTY_NAMES, describe
 from ..core.rounds import Rounds
 from .harness import Harness
@@ -61,6 +73,7 @@ SETTINGS = {"timeout": "timeout", "probe-interval": "probe_interval", "coordinat
             "settle": "settle"}
 HAPPENS = {"start": "starts", "crash": "crashes", "recover": "recovers", "join": "joins", "leave": "leaves"}
 ARRIVES = {"deliver": "recv", "drop": "drop", "held": "held"}
+CS_TEXT = {CsState.WANTED: "wants the critical section", CsState.HELD: "in the critical section"}
 
 
 @dataclasses.dataclass
@@ -106,6 +119,8 @@ class Interaction:
     def __init__(self):
         self.h: Harness | None = None
         self.sent: dict[int, Message] = {}  # message id -> the message
+        self.cs: dict[int, CsState] = {}  # node -> its place in the critical section, as last reported
+        self.crashed: set[int] = set()  # nodes that crashed since their last report of it
 
     def run(self, line: str) -> list[str]:
         name, *args = line.split()
@@ -119,6 +134,8 @@ class Interaction:
                 return self.states()
             if name == "rounds":
                 return self.rounds()
+            if name == "entries":
+                return self.entries()
             events = self.step(h, name, args)
         except (ValueError, InputError) as e:
             return [f"error: {e}"]
@@ -146,7 +163,11 @@ class Interaction:
         if name == "deliver":
             return h.deliver(int(args[0]), int(args[1]))
         if name == "deliver-all":
-            return h.deliver_all()
+            if not args:
+                return h.deliver_all()
+            if len(args) != 3 or args[0] != "except":
+                raise ValueError("deliver-all takes nothing, or `except A B` (a link whose messages stay in flight)")
+            return h.deliver_all(leave=(int(args[1]), int(args[2])))
         if name == "fire":
             return h.fire(int(args[0]), " ".join(args[1:]))  # (the ring's timers have words: hop_wait 2 1)
         if name in COMMANDS:
@@ -171,7 +192,11 @@ class Interaction:
             return f"{ARRIVES[kind]} {e.src}→{e.dst} {message_text(self.sent[e.id])}{why}"
         if kind == "state":
             return f"{e.node}: {state_text(e.node, e.status, e.leader)}"
+        if kind == "cs":
+            return self.cs_text(e)
         if kind in HAPPENS:
+            if kind == "crash":
+                self.crashed.add(e.node)
             return f"{e.node} {HAPPENS[kind]}"
         if kind == "election_start":
             return f"{e.node} starts an election"
@@ -185,12 +210,30 @@ class Interaction:
             return f"{PROPERTY_NAMES[e.property]}: {describe(e)}"
         return None  # timer settings (see `states`) and the command itself (the block's line)
 
+    def cs_text(self, e: CsEvent) -> str:
+        node, before = e.node, self.cs.get(e.node, CsState.RELEASED)
+        self.cs[node] = e.state
+        crashed = node in self.crashed
+        self.crashed.discard(node)
+        if e.state is CsState.WANTED:
+            return f"{node} wants the critical section" + (f" (stamp {e.stamp})" if e.stamp is not None else "")
+        if e.state is CsState.HELD:
+            return f"{node} enters the critical section"
+        if crashed:  # a node that recovers is released again: the crash took what it had
+            lost = "it left the critical section" if before is CsState.HELD else "its request was lost"
+            return f"{node} is released again ({lost} when it crashed)"
+        return f"{node} leaves the critical section"
+
     def states(self) -> list[str]:
         h = self.h
         out = []
         for node, host in sorted(h.hosts.items()):
             timers = ", ".join(f"{name}@{due:g}" for name, due in h.due(node).items())
-            out.append(f"{node}: {state_text(node, *host.state)}" + (f" (timers: {timers})" if timers else ""))
+            cs = ""
+            if host.up and host.cs in CS_TEXT:
+                stamp = host.machine.cs.stamp()
+                cs = f", {CS_TEXT[host.cs]}" + (f" (stamp {stamp})" if stamp is not None else "")
+            out.append(f"{node}: {state_text(node, *host.state)}{cs}" + (f" (timers: {timers})" if timers else ""))
         for (src, dst), messages in h.in_flight().items():
             out.append(f"in flight {src}→{dst}: {', '.join(message_text(m) for m in messages)}")
         for (src, dst), count in sorted(h.engine.links.waiting_at().items()):
@@ -210,6 +253,21 @@ class Interaction:
             counts = ", ".join(f"{n} {t}" for t, n in sorted(r.messages.items()))
             out.append(f"round at {r.began:g} by {r.by}, {end}: {counts or 'no messages'}")
         return out or ["no rounds"]
+
+    def entries(self) -> list[str]:
+        mutex = self.h.engine.algorithm.mutex
+        if mutex is None:
+            raise ValueError("no lock runs beside the election (a cluster such as classic+lamport has one)")
+        measures = CsEntries.of(mutex)
+        for e in self.h.events:
+            measures.observe(e)
+        per = measures.messages_per_entry
+        figure = mutex.figures(len(self.h.engine.roster.members)).entry_messages
+        out = [f"{measures.entries} entries, {measures.completed} left again: "
+               f"{'no figure yet' if per is None else f'{per:g} messages per entry'} (the lecture's: {figure})"]
+        if measures.out_of_order or measures.unfair:
+            out.append(f"{measures.out_of_order} out of (timestamp, id) order, {measures.unfair} unfair")
+        return out
 
 
 def state_text(node: int, status: object, leader: int | None) -> str:
