@@ -60,3 +60,20 @@ def test_a_refused_step_says_why_and_the_run_goes_on():
     assert interaction.run("at 5") == ["@0 agreement under 2"]
     assert interaction.run("at 4") == ["error: time runs forward: it is 5 s, not 4 s"]
     assert interaction.run("cluster ring 3 speed=2")[0].startswith("error: unknown setting 'speed'")
+
+
+def test_a_lock_step_is_refused_where_there_is_no_lock_and_deliver_all_says_what_it_takes():
+    interaction = Interaction()
+    interaction.run("cluster classic 2")
+    interaction.run("boot")
+    assert interaction.run("entries")[0].startswith("error: no lock runs beside the election")
+    assert interaction.run("deliver-all but 1 2")[0].startswith("error: deliver-all takes nothing, or `except A B`")
+
+
+def test_with_a_lock_the_workload_timers_wait_for_the_test_and_states_say_who_wants_it():
+    interaction = play("lamport-lock.txt")
+    h = interaction.h
+    assert h.timers(1) == []  # down: its timers went with it
+    assert "cs_think" in h.timers(3)  # set at start-up, never fired: nothing fires by itself
+    assert str(h.cs(2)) == "wanted"
+    assert interaction.run("states")[1] == "2: normal, follows 3, wants the critical section (stamp 13)"
