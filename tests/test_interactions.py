@@ -77,3 +77,13 @@ def test_with_a_lock_the_workload_timers_wait_for_the_test_and_states_say_who_wa
     assert "cs_think" in h.timers(3)  # set at start-up, never fired: nothing fires by itself
     assert str(h.cs(2)) == "wanted"
     assert interaction.run("states")[1] == "2: normal, follows 3, wants the critical section (stamp 13)"
+
+
+def test_deliver_round_delivers_what_was_in_flight_and_none_of_what_it_made():
+    interaction = Interaction()
+    interaction.run("cluster hs 4 timeout=4")
+    interaction.run("boot")
+    before = interaction.h.in_flight()
+    out = interaction.run("deliver-round")
+    assert sum(line.startswith("recv ") for line in out) == sum(len(m) for m in before.values()) == 8
+    assert sum(line.startswith("send ") for line in out) == sum(len(m) for m in interaction.h.in_flight().values())

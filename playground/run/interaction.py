@@ -31,6 +31,9 @@ Commands:
   deliver-all except A B
                        the same, leaving the link A->B's messages in flight (a token,
                        which would otherwise go round for ever)
+  deliver-round        every message in flight now, a round of link heads at a time, and
+                       none of those they make: one message delay, as a round of a
+                       synchronous network
   fire N NAME          node N's timer NAME (its words, as `states` shows it) fires now
   crash N, recover N, elect N, join, leave N, hold A B, release A B, partition A,B,..,
   heal, timeout T, delay MIN[:MAX], want N
@@ -168,6 +171,8 @@ class Interaction:
             if len(args) != 3 or args[0] != "except":
                 raise ValueError("deliver-all takes nothing, or `except A B` (a link whose messages stay in flight)")
             return h.deliver_all(leave=(int(args[1]), int(args[2])))
+        if name == "deliver-round":
+            return deliver_round(h)
         if name == "fire":
             return h.fire(int(args[0]), " ".join(args[1:]))  # (the ring's timers have words: hop_wait 2 1)
         if name in COMMANDS:
@@ -268,6 +273,20 @@ class Interaction:
         if measures.out_of_order or measures.unfair:
             out.append(f"{measures.out_of_order} out of (timestamp, id) order, {measures.unfair} unfair")
         return out
+
+
+def deliver_round(h: Harness) -> list[Event]:
+    """Every message in flight now, not those they make (links are FIFO: what is sent
+    meanwhile queues behind), taking the head of every busy link in turn, as deliver-all does."""
+    start = len(h.events)
+    left = {link: len(messages) for link, messages in h.in_flight().items()}
+    while left:
+        for link in list(left):
+            h.deliver(*link)
+            left[link] -= 1
+            if not left[link]:
+                del left[link]
+    return h.events[start:]
 
 
 def state_text(node: int, status: object, leader: int | None) -> str:
