@@ -59,7 +59,7 @@ from .core.config import (
     parse_whole,
     shown,
 )
-from .core.ids import ID_KINDS, node_ids
+from .core.ids import ID_KINDS, node_ids, ring_order
 from .record.files import check_new, open_to_write
 from .record.scenario import read_scenario
 from .run import interrupt
@@ -144,6 +144,9 @@ def _parser() -> _Parser:
     p.add_argument("--nodes", metavar="N", help=f"number of nodes (1 to {MAX_NODES}; default 7)")
     p.add_argument("--ids", metavar="KIND", help="node ids: seq (1..N, the default) or uuid (random 128-bit, from the seed)")
     p.add_argument("--algorithm", metavar="NAME", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
+    p.add_argument("--ring", metavar="ORDER", help=f"{' and '.join(ON_A_RING)}: the order of the nodes round the ring: "
+                   "sorted (each node's successor is the next higher id; the default), reversed, shuffled (from the "
+                   "seed), or ranks K,L,... (every node once); a node that joins goes after the last")
     p.add_argument("--mutex", metavar="NAME", nargs="?", const=EVERY_MUTEX,
                    help=f"mutual exclusion beside the election: {', '.join(MUTEXES)} (default none); with --compare "
                         "and no NAME, all four")
@@ -177,7 +180,9 @@ def _parser() -> _Parser:
 DEFAULTS = {"algorithm": "classic", "nodes": "7", "ids": "seq", "seed": "1"}
 # What --compare does not use: it runs its own scenario, on ids 1..N, to its own limit,
 # and writes no transcript.
-NOT_FOR_COMPARE = ("scenario", "at", "transcript", "overwrite", "until", "settle", "ids", "speed", "cs_think", "cs_hold")
+NOT_FOR_COMPARE = ("scenario", "at", "transcript", "overwrite", "until", "settle", "ids", "speed", "cs_think", "cs_hold",
+                   "ring")  # (it runs the ring algorithms over several orders of its own)
+ON_A_RING = tuple(name for name, cls in ALGORITHMS.items() if cls.on_a_ring)
 EVERY_MUTEX = "every"  # --mutex with no name: with --compare, all of them
 
 
@@ -277,6 +282,10 @@ def parse_args(argv: list[str]):  # -> (argparse.Namespace, Session)
             if getattr(args, name.replace("-", "_")) is not None or _set(scenario, name):
                 raise InputError(f"--{name} only applies with --mutex")
     ids = node_ids(args.ids, nodes, seed)
+    if (args.ring is not None or _set(scenario, "ring")) and not machine(args.algorithm).on_a_ring:
+        where = "--ring" if args.ring is not None else f"{scenario.settings['ring'][1]}: ring"
+        raise InputError(f"{where} applies to {' and '.join(ON_A_RING)} only: {args.algorithm}'s nodes do not form a ring")
+    config = replace(config, ring=setting("ring", lambda v, what: ring_order(v, ids, seed, what)))
     lines = scenario.lines_to_run() if scenario else []
     commands = parse_lines(lines + at_lines(args.at), ids, seed, ends)
     _check_membership(commands, args.algorithm)
@@ -292,8 +301,9 @@ def _check_real(args: argparse.Namespace, commands: list, config: ClusterConfig,
     message, none unless asked."""
     from .real.cluster import REAL_COMMANDS, REAL_MOST_NODES
 
-    if args.compare or args.ids != "seq" or args.speed is not None:
-        what = "--compare" if args.compare else "--ids uuid" if args.ids != "seq" else "--speed"
+    if args.compare or args.ids != "seq" or args.speed is not None or config.ring is not None:
+        what = "--compare" if args.compare else "--ids uuid" if args.ids != "seq" else "--speed" \
+            if args.speed is not None else "--ring"
         raise InputError(f"--real does not take {what}")
     for s in commands:
         if s.command.name not in REAL_COMMANDS:

@@ -1,9 +1,10 @@
 """Hirschberg & Sinclair's election on a bidirectional ring (1980; lecture 3-8), made to
 heal after crashes and recoveries as our ring does (ring.py), though more simply.
 
-Theory in one paragraph. The nodes form a ring in id order, and each talks to its two
-neighbours: "right" is the next higher id (the highest wraps round to the lowest),
-"left" the next lower. Every node is a candidate, and works in phases k = 0, 1, 2, ...:
+Theory in one paragraph. The nodes form a ring, and each talks to its two neighbours:
+"right" is its successor in Config.ring's order (ring_order.py; by default the next
+higher id, the highest wrapping round to the lowest), "left" its predecessor. Every
+node is a candidate, and works in phases k = 0, 1, 2, ...:
 in phase k it sends a probe both ways, to reach 2^k nodes on each side. A node passes on
 a probe of a higher candidate and swallows a lower one's. A probe that has gone its 2^k
 hops turns back as a reply, and a candidate with both replies of phase k goes on to
@@ -13,10 +14,11 @@ round the ring). A candidate is still in at phase k only if it is the highest wi
 2^(k-1) on both sides, so at most n / (2^(k-1) + 1) candidates probe in phase k, each
 with at most 4 * 2^k messages: at most 8n messages a phase, 8n(1 + ceil(log2 n)) in
 all, where Chang & Roberts' one-way ring can take n(n+1)/2 (ids descending the way
-its messages go). With the ring in id order and every node starting at once, as here,
-only the highest survives phase 0: N = 64 costs 568 probes and replies (and 63
-Elected), where C&R's worst case is 2,080 Elections; but N = 8 costs 64, C&R's worst
-36: HS pays off from about 24 nodes (scenarios/hs-vs-chang-roberts.scenario).
+its messages go). With the ring in id order (or reversed: a mirror image) and every
+node starting at once, only the highest survives phase 0: N = 64 costs 568 probes and
+replies (and 63 Elected). On a random ring more survive: 1,219 on average over ten
+shuffles, where C&R takes 308.5 Elections on the same rings; C&R costs more only near
+its worst order, 2,080 reversed (scenarios/hs-vs-chang-roberts.scenario, `--compare`).
 
 Crashes (what HS leaves out: it assumes nobody fails during the election). What makes
 it heal, once crashes and recoveries stop:
@@ -86,12 +88,12 @@ Statuses: candidate (electing), relay (out, waiting for Elected), normal.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from typing import ClassVar
 
 from .interface import Config, Message, MessageRole, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
+from .ring_order import AFTER, BEFORE, OnARing
 
 
 class HsStatus(Status):
@@ -102,7 +104,7 @@ class HsStatus(Status):
 
 CANDIDATE, RELAY, NORMAL = HsStatus
 
-RIGHT, LEFT = 1, -1  # directions round the ring: to the next higher id, to the next lower
+RIGHT, LEFT = AFTER, BEFORE  # directions round the ring: to the successor, to the predecessor
 ELECTED_WAIT = "elected_wait"
 ELECTED_WAIT_LAPS = 6  # a failure-free election: under 8n hops of phases and n of Elected, each <= T/2
 HOP_WAIT = "hop_wait "  # + the node whose ack is awaited, a space and the message's seq
@@ -179,7 +181,7 @@ class HsBack(Message):
 RING_MESSAGES = (HsProbe, HsReply, HsElected)
 
 
-class HirschbergSinclair(ProbingNode):
+class HirschbergSinclair(OnARing, ProbingNode):
     name = "hs"
     title = "Hirschberg & Sinclair"
     messages = (HsProbe, HsReply, HsElected, HsAck, HsBack, Probe, ProbeReply)
@@ -194,11 +196,18 @@ class HirschbergSinclair(ProbingNode):
         self.unacked: dict[int, dict[int, HsProbe | HsReply | HsElected]] = {}  # per neighbour, by seq
         self.presumed_down: set[int] = set()
 
+    counted = (HsProbe, HsReply, HsElected)  # (acks and Backs are transport)
+
     @classmethod
     def worst_case_messages(cls, n: int) -> int:
         """Hirschberg & Sinclair's bound, 8n(1 + ceil(log2 n)) probes and replies, and the
         n - 1 Elected."""
         return 8 * n * (1 + (n - 1).bit_length()) + n - 1 if n > 1 else 0
+
+    @classmethod
+    def all_start_messages(cls, n: int) -> tuple[None, int]:
+        """At most the bound, in any order round the ring."""
+        return None, cls.worst_case_messages(n)
 
     @classmethod
     def lap(cls, n: int, config: Config) -> float:
@@ -342,12 +351,9 @@ class HirschbergSinclair(ProbingNode):
 
     # --- hops, acks and skips (rule 9) -------------------------------------------------
 
-    def _next(self, node: int, way: int) -> int | None:
+    def _next(self, node: int, way: int) -> int:
         """The member next to `node` going `way` (node itself if it is alone)."""
-        ids = self.ids
-        if way == RIGHT:
-            return ids[bisect.bisect_right(ids, node) % len(ids)]
-        return ids[bisect.bisect_left(ids, node) - 1]
+        return self.ring_next(node, way)
 
     def _pass(self, kind: type[HsProbe | HsReply | HsElected], *fields: int) -> None:
         """Send a new message the way it goes (its last field), from this node."""

@@ -229,11 +229,14 @@ class Config:
     coordinator_timeout T': how long to wait for the Coordinator after an Answer;
                         None means 2T (see PROTOCOLS.md: T' = T races the Coordinator).
     probe_interval      P: how often a follower probes its coordinator; 0 turns it off.
+    ring                the ring algorithms' order of the ids round the ring (ring_order.py);
+                        None: ascending, each node's successor the next higher id.
     """
 
     timeout: float = 4.0
     coordinator_timeout: float | None = None
     probe_interval: float = 5.0
+    ring: tuple[int, ...] | None = None
 
     @property
     def coordinator_wait(self) -> float:
@@ -277,6 +280,7 @@ class Node:
       leaders_per_epoch  whether a split brain is two leaders of one epoch only (default False)
       needs_majority   whether it elects only while a majority of the members is up (default False)
       groups           whether its promise is per group, the epoch naming the group (default False)
+      on_a_ring        whether its nodes talk round a ring laid out in Config.ring's order (default False)
       mutex            (set by mutex.with_mutex) the mutual exclusion beside it, or None
     """
 
@@ -298,6 +302,7 @@ class Node:
     # has, and it is their epoch: SLE1 and split brain are judged within a group, and after
     # faults each side of a cut is expected to end as one group (monitor rule 10).
     groups: ClassVar[bool] = False
+    on_a_ring: ClassVar[bool] = False  # its nodes form a ring in Config.ring's order (ring_order.py)
     mutex: ClassVar[type | None] = None  # the mutual exclusion beside it, if any (mutex.with_mutex)
 
     def __init__(self, node_id: int, ids: tuple[int, ...], config: Config, storage: SafeStorage):

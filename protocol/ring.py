@@ -1,15 +1,17 @@
 """Chang & Roberts ring election (lecture 3-9), as PROTOCOLS.md section 4 reads it, made
 to tolerate crashes and recoveries (the lecture's self-study question; this is our answer).
 
-Theory in one paragraph. The nodes form a logical ring in id order (each node's
-successor is the next higher id, the highest wraps round to the lowest), and each node
-talks only to its successor. An initiator sends Election(its id) round the ring. A node
-forwards a larger id, swaps a smaller one for its own (unless it already takes part,
-then it swallows it), and the node whose own id comes back is the largest alive: it
-sends Elected round the ring, and everyone follows it. With one initiator just after
-the highest id that is N-1 messages up to the highest id, N for its id to come back and
-N for the announcement: 3N-1. When every node starts at once with ids in the worst
-order it is N(N+1)/2 Election messages.
+Theory in one paragraph. The nodes form a logical ring, and each node talks only to its
+successor. The ring is laid out in Config.ring's order (ring_order.py): by default in id
+order (each node's successor is the next higher id, the highest wraps round to the
+lowest). An initiator sends Election(its id) round the ring. A node forwards a larger
+id, swaps a smaller one for its own (unless it already takes part, then it swallows
+it), and the node whose own id comes back is the largest alive: it sends Elected round
+the ring, and everyone follows it. With one initiator just after the highest id that is
+N-1 messages up to the highest id, N for its id to come back and N for the
+announcement: 3N-1, in any order. When every node starts at once the order decides:
+2N-1 Election messages with the ids ascending round the ring (the default), N(N+1)/2
+descending (`--ring reversed`), about N ln N on a random ring.
 
 Crashes (what the lecture leaves out). C&R assumes nobody fails. Here a node can crash
 and recover at any time, so messages get lost with the nodes that held them, a node
@@ -105,12 +107,12 @@ Statuses: election (a participant, or quiet after a recovery), normal (following
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from typing import ClassVar
 
 from .interface import Config, Message, MessageRole, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
+from .ring_order import OnARing
 
 
 class RingStatus(Status):
@@ -183,7 +185,7 @@ class Back(Message):
     role: ClassVar[MessageRole] = MessageRole.DETECTOR
 
 
-class Ring(ProbingNode):
+class Ring(OnARing, ProbingNode):
     name = "ring"
     title = "Chang & Roberts ring"
     messages = (Election, Elected, RingAck, Back, Probe, ProbeReply)
@@ -203,10 +205,21 @@ class Ring(ProbingNode):
         self.presumed_down: set[int] = set()  # skipped without waiting (rule 10)
         self.backs: dict[int, int] = {}  # Backs heard from each node
 
+    counted = (Election, Elected)  # (acks and Backs are transport)
+
     @classmethod
     def worst_case_messages(cls, n: int) -> int:
-        """One initiator just after the highest id: 3N-1 Election and Elected messages."""
+        """One initiator just after the highest id: 3N-1 Election and Elected messages
+        (in any order round the ring: one initiator's Election reaches the highest id
+        within N-1 hops)."""
         return 3 * n - 1 if n > 1 else 0
+
+    @classmethod
+    def all_start_messages(cls, n: int) -> tuple[int, int]:
+        """Every node starts at once: each Election goes at least one hop, the highest's
+        N: 2N-1 (ids ascending round the ring), and at most N(N+1)/2 (descending); then N
+        Elected."""
+        return (3 * n - 1, n * (n + 1) // 2 + n) if n > 1 else (0, 0)
 
     @classmethod
     def lap(cls, n: int, config: Config) -> float:
@@ -356,10 +369,9 @@ class Ring(ProbingNode):
             self.schedule_probe()
 
     def _successor_of(self, node: int) -> int | None:
-        """The next id round the ring after `node` (a member or one that has left), never
-        this node itself."""
-        ids = self.ids
-        nxt = ids[bisect.bisect_right(ids, node) % len(ids)]
+        """The next member round the ring after `node` (a member or one that has left),
+        never this node itself."""
+        nxt = self.ring_next(node)
         return None if nxt == self.id else nxt
 
     def _remember(self, key: tuple) -> None:

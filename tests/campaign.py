@@ -185,6 +185,14 @@ HOSTILE = [  # (label, value) for any option that takes a number
     ("garbage", LONG_GARBAGE), ("dash-5", "-5"), ("word", "abc"), ("comma", "1,5"), ("unit", "5s"),
 ]
 ARGPARSE_MISREAD = "expected one argument"  # what an option-looking value must not be called
+RING_POOL = [  # --ring: (label, value, algorithm, expectation) with --nodes 3
+    ("sorted", "sorted", "ring", "accept"), ("reversed", "reversed", "hs", "accept"),
+    ("SHUFFLED", "SHUFFLED", "ring", "either"), ("list", "3,1,2", "hs", "accept"), ("spaced-list", " 2, 3,1", "ring", "either"),
+    ("bogus", "bogus", "ring", "refuse"), ("empty", "", "hs", "refuse"), ("twice", "1,1,2", "ring", "refuse"),
+    ("short", "1,2", "ring", "refuse"), ("no-node", "1,2,9", "hs", "refuse"), ("zero", "0,1,2", "ring", "refuse"),
+    ("arabic-digits", "١,٢,٣", "ring", "refuse"), ("5000-digits", "1" + "0" * 4999, "hs", "refuse"),
+    ("garbage", LONG_GARBAGE, "ring", "refuse"), ("option-looking", "-1,2,3", "ring", "refuse"),
+]
 
 _DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # ASCII, no sign
 
@@ -349,6 +357,24 @@ def gen_options(b: Builder) -> None:
         expect = {"ok": ACCEPT, "bad": REFUSE, "either": EITHER}[name_verdict(value, ("seq", "uuid"))]
         b.add(f"name:--ids={value}", "headless", ["--headless", "--until", "5", *b.spelled("--ids", value)], expect,
               names="--ids")
+    # ring orders: every value of RING_POOL on an algorithm on a ring, and where --ring does not apply (no draws:
+    # the cases after these stay as they were)
+    for label, value, algorithm, expect in RING_POOL:
+        b.add(f"ring:--ring={label}", "headless", ["--headless", "--until", "5", "--nodes", "3", "--algorithm", algorithm,
+                                                   "--ring", value], expect, names="--ring",
+              forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
+    b.add("ring:not-on-a-ring", "headless", ["--headless", "--until", "5", "--algorithm", "garcia-molina", "--ring",
+                                             "reversed"], REFUSE, names=("--ring", "garcia-molina"))
+    b.add("ring:compare", "compare", ["--headless", "--compare", "--nodes", "4", "--ring", "reversed"], REFUSE,
+          names="--ring")
+    b.add("ring:real", "headless", ["--headless", "--real", "--algorithm", "ring", "--ring", "shuffled"], REFUSE,
+          names="--ring")
+    b.add("ring:scenario-not-on-a-ring", "headless", ["--headless", "--scenario", "s.scenario", "--until", "5"], REFUSE,
+          names="s.scenario line 2", files={"s.scenario": b"set algorithm classic\nset ring reversed\n"})
+    b.add("ring:scenario-shuffled", "headless", ["--headless", "--scenario", "s.scenario", "--until", "20",
+                                                 "--transcript", "t.jsonl"], ACCEPT,
+          files={"s.scenario": b"set algorithm hs\nset ring shuffled\nset nodes 5\n10 crash 5\n"},
+          outputs={"t.jsonl": "transcript"})
     # mutual exclusion: names, the workload's spans, what needs a mutex, a token with no delay
     mutexes = ("central", "token-ring", "lamport", "ricart-agrawala")
     for value in [b.rng.choice(mutexes), "LAMPORT", b.rng.choice(["paxos", ""]), LONG_GARBAGE]:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from playground.core.config import ClusterConfig
-from playground.run.compare import compare, table
+from playground.run.compare import SHUFFLES, compare, ring_table, table
 from protocol import ALGORITHMS
 from tests.test_cli import headless
 
@@ -14,7 +14,7 @@ CONSTANT = ClusterConfig(delay_min=1, delay_max=1)
 
 def test_every_algorithm_re_elects_after_the_leader_crashes():
     results = compare(CONSTANT, seed=1, sizes=(5,))
-    assert [r.algorithm for r in results] == list(ALGORITHMS)
+    assert [r.algorithm for r in results if r.ring in (None, "sorted")] == list(ALGORITHMS)
     for r in results:
         assert r.fault_at is not None and r.detect is not None and r.agree is not None, r
         assert 0 < r.detect < r.agree
@@ -42,8 +42,9 @@ def test_failure_detector_traffic_is_counted_apart():
 
 def test_the_table_has_one_row_per_algorithm_and_size():
     results = compare(CONSTANT, seed=1, sizes=(4, 8))
-    rows = [line for line in table(results, CONSTANT).splitlines() if line.startswith("| ") and "algorithm" not in line]
-    assert len(rows) == 2 * len(ALGORITHMS) == 16  # eight algorithms, two sizes
+    main = table(results, CONSTANT).split("\n\n")[1]
+    rows = [line for line in main.splitlines() if line.startswith("| ") and "algorithm" not in line]
+    assert len(rows) == 2 * len(ALGORITHMS) == 16  # eight algorithms, two sizes (the rings sorted)
     assert rows[0] == "| classic | 4 | 10.0 s | 15.0 s | 12 | election 6, answer 3, coordinator 3 | 3 | probe 3 |"
 
 
@@ -51,14 +52,62 @@ def test_the_cli_prints_the_table(capsys):
     code, out, err = headless(capsys, "--compare", "--nodes", "4")
     assert code == 0 and err == ""
     assert "delay 1..1 s" in out  # compare counts with a constant delay unless told
-    assert out.count("| 4 |") == len(ALGORITHMS)
+    main, rings = out.split("\n\n")[1], out.split("\n\n")[3]
+    assert main.count("| 4 |") == len(ALGORITHMS)
+    assert rings.count("| 4 |") == 2 * 4  # ring and hs: sorted, reversed, the shuffles' mean and worst
 
 
 def test_json_gives_one_object_per_row(capsys):
     code, out, _ = headless(capsys, "--compare", "--nodes", "4", "--algorithm", "stoller", "--format", "json")
     [row] = [json.loads(line) for line in out.splitlines()]
-    assert set(row) == {"algorithm", "nodes", "messages", "detector_messages", "detect", "agree"}
+    assert set(row) == {"algorithm", "nodes", "messages", "detector_messages", "detect", "agree", "ring", "start_up"}
     assert (row["algorithm"], row["nodes"], row["messages"]) == ("stoller", 4, {"halt": 2, "ack": 2, "ldr": 2})
+    assert row["ring"] is None and row["start_up"] == {"halt": 3, "ack": 3, "ldr": 3}
+    code, out, _ = headless(capsys, "--compare", "--nodes", "4", "--algorithm", "hs", "--format", "json")
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["ring"] for r in rows] == ["sorted", "reversed", *(f"shuffled {1 + k}" for k in range(SHUFFLES))]
+
+
+# --- the algorithms on a ring, over several orders ---------------------------------------
+
+
+def start_up(result, *kinds) -> int:
+    return sum(result.start_up.get(kind, 0) for kind in kinds)
+
+
+@pytest.mark.parametrize("n", [8, 16])
+def test_chang_roberts_start_up_is_its_best_case_sorted_its_worst_reversed_and_between_shuffled(n):
+    results = {r.ring: r for r in compare(CONSTANT, seed=1, sizes=(n,), algorithms=("ring",))}
+    assert len(results) == 2 + SHUFFLES  # sorted, reversed, and distinct shuffles
+    elections = {ring: r.start_up["election"] for ring, r in results.items()}
+    assert elections.pop("sorted") == 2 * n - 1 and elections.pop("reversed") == n * (n + 1) // 2
+    assert all(2 * n - 1 <= count <= n * (n + 1) // 2 for count in elections.values())
+    assert len(set(elections.values())) > 1  # the shuffles differ
+    assert all(r.start_up["elected"] == n and r.agree is not None for r in results.values())
+
+
+def test_hs_costs_the_least_on_the_sorted_and_reversed_rings_and_stays_within_its_bound():
+    n = 16
+    results = {r.ring: r for r in compare(CONSTANT, seed=1, sizes=(n,), algorithms=("hs",))}
+    counts = {ring: start_up(r, "hs_probe", "reply") for ring, r in results.items()}
+    assert counts["sorted"] == counts["reversed"] == 136  # mirror images: only 16 survives phase 0
+    assert all(136 < count <= 8 * n * (1 + 4) for ring, count in counts.items() if ring.startswith("shuffled"))
+
+
+def test_the_ring_table_gives_each_order_and_the_shuffles_mean_and_worst_beside_the_theory():
+    results = compare(CONSTANT, seed=1, sizes=(8,), algorithms=("ring",))
+    text = ring_table(results)
+    rows = [line for line in text.splitlines() if line.startswith("| ring")]
+    assert [row.split(" | ")[2] for row in rows] == ["sorted", "reversed", f"shuffled ×{SHUFFLES}: mean",
+                                                      f"shuffled ×{SHUFFLES}: worst"]
+    assert rows[0].startswith("| ring | 8 | sorted | 23 | election 15, elected 8 | 23..44 |")
+    assert rows[1].startswith("| ring | 8 | reversed | 44 | election 36, elected 8 | 23..44 |")
+    shuffled = [start_up(r, "election", "elected") for r in results if r.ring.startswith("shuffled")]
+    mean, worst = rows[2].split(" | ")[3], rows[3].split(" | ")[3]
+    assert (mean, worst) == (f"{sum(shuffled) / SHUFFLES:.1f}", str(max(shuffled)))
+    main = table(results, CONSTANT).split("\n\n")[1]
+    assert [line.split(" | ")[1] for line in main.splitlines() if line.startswith("| ring")] == ["8"]  # sorted only
 
 
 @pytest.mark.parametrize("extra, named", [

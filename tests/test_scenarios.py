@@ -14,9 +14,10 @@ from tests.support import sends
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
 
 
-def play(name: str, until: float):
-    """Load a scenario exactly as `bully-tui --headless --scenario` does and run it."""
-    _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / name)])
+def play(name: str, until: float, *options: str):
+    """Load a scenario exactly as `bully-tui --headless --scenario` does (with these
+    command-line `options`) and run it."""
+    _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / name), *options])
     events = []
     with ExitStack() as files:
         engine, summary, _ = session.start(files, lookahead=True)
@@ -81,14 +82,37 @@ def check_ring_3n_minus_1():
     assert set(leaders(report).values()) == {8}
 
 
+def ring_counts(name: str, until: float, *options: str) -> tuple[int, ...]:
+    """The messages a ring algorithm's theory counts (acks apart), every node agreeing
+    on the highest with no violation."""
+    session, _, report, events = play(name, until, *options)
+    assert set(leaders(report).values()) == {session.nodes} and report["violations"] == []
+    counts = sends(events)
+    kinds = ("hs_probe", "reply", "elected") if session.algorithm == "hs" else ("election", "elected")
+    return tuple(counts[kind] for kind in kinds)
+
+
 def check_hs_vs_chang_roberts():
-    session, _, report, events = play("hs-vs-chang-roberts.scenario", 60)
-    n = session.nodes
-    for counts in sends(events, after=0, before=30), sends(events, after=30):
-        assert (counts["hs_probe"], counts["reply"], counts["elected"]) == (380, 188, 63)
-        assert counts["hs_probe"] + counts["reply"] == 568 < n * (n + 1) // 2 == 2080 < 8 * n * (1 + 6) == 3584
-    assert [(r["began"], r["agreed"]) for r in report["rounds"]] == [(0, 25.3), (30, 55.4)]
-    assert set(leaders(report).values()) == {64} and report["violations"] == []
+    name, n = "hs-vs-chang-roberts.scenario", 64
+    session, _, _, _ = play(name, 0)
+    assert (session.algorithm, session.nodes) == ("hs", n) and session.config.ring is not None  # shuffled
+    assert ring_counts(name, 30) == (782, 454, 63)  # HS on the shuffled ring
+    assert ring_counts(name, 30, "--algorithm", "ring") == (296, 64)  # C&R on the same ring: fewer
+    assert 782 + 454 <= 8 * n * (1 + 6) == 3584
+    assert ring_counts(name, 30, "--ring", "reversed") == (380, 188, 63)  # HS's cheapest: a mirror of sorted
+    assert ring_counts(name, 30, "--ring", "reversed", "--algorithm", "ring") == (n * (n + 1) // 2, 64) == (2080, 64)
+    assert ring_counts(name, 30, "--ring", "sorted") == (380, 188, 63)
+    assert ring_counts(name, 30, "--ring", "sorted", "--algorithm", "ring") == (2 * n - 1, 64) == (127, 64)
+
+
+def check_ring_worst_order():
+    name, n = "ring-worst-order.scenario", 8
+    _, _, report, _ = play(name, 30)
+    assert report["rounds"][0]["agreed"] == 15
+    assert ring_counts(name, 30) == (n * (n + 1) // 2, n) == (36, 8)
+    assert ring_counts(name, 30, "--ring", "sorted") == (2 * n - 1, n) == (15, 8)
+    assert ring_counts(name, 30, "--ring", "shuffled") == (18, 8)
+    assert ring_counts(name, 30, "--ring", "2,5,8,1,4,6,3,7") == (18, 8)  # the same order, given
 
 
 def command_time(events, name: str) -> float:
@@ -240,6 +264,7 @@ CLAIMS = {
     "split-brain-short-timeout.scenario": check_split_brain_short_timeout,
     "ring-3n-minus-1.scenario": check_ring_3n_minus_1,
     "hs-vs-chang-roberts.scenario": check_hs_vs_chang_roberts,
+    "ring-worst-order.scenario": check_ring_worst_order,
     "partition-classic.scenario": check_partition_classic,
     "partition-garcia-molina.scenario": check_partition_garcia_molina,
     "partition-stoller.scenario": check_partition_stoller,

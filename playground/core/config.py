@@ -141,6 +141,9 @@ class ClusterConfig:
     delay_min: float = 0.5
     delay_max: float = 1.5
     settle: float | None = None  # SLE2's c; None: as long as the algorithm says it needs
+    # The ring algorithms' order of the ids round the ring (ids.ring_order); None: ascending.
+    # A transcript writes it apart from the other settings, and only when there is one.
+    ring: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         TIMEOUT.check(self.timeout)
@@ -150,10 +153,12 @@ class ClusterConfig:
         if self.settle is not None:
             SETTLE.check(self.settle)
         check_delay(self.delay_min, self.delay_max)
+        if self.ring is not None and len(set(self.ring)) != len(self.ring):
+            raise InputError("a ring order lists each node once")
 
     @property
     def protocol(self) -> Config:
-        return Config(self.timeout, self.coordinator_timeout, self.probe_interval)
+        return Config(self.timeout, self.coordinator_timeout, self.probe_interval, self.ring)
 
     @property
     def synchronous(self) -> bool:

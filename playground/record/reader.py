@@ -10,6 +10,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any, BinaryIO
 
 import orjson
@@ -209,7 +210,8 @@ def _not_a_number(name: str) -> Any:
     raise ValueError(f"{name} is not a number in JSON")
 
 
-HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "parent", "workload", "by_hand", "real")
+HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "ring", "parent", "workload", "by_hand",
+                 "real")
 OPTIONAL_SETTINGS = ("coordinator_timeout", "settle")  # config fields that may be null
 MAX_ID = 2**128  # ids are 1..N or 128-bit UUIDs
 
@@ -241,6 +243,8 @@ def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tup
     if type(seed) is not int or not 0 <= seed <= MAX_SEED:
         raise fail(f"field 'seed': expected a whole number from 0 to {MAX_SEED}, got {shown_json(seed)}")
     config = _config(raw.get("config"), fail)
+    if "ring" in raw:
+        config = replace(config, ring=_ring(raw["ring"], nodes, algorithm, fail))
     if why := delay_refused(algorithm, config.delay_max):
         raise fail(f"field 'config.delay_max': {why}")
     workload = _workload(raw.get("workload"), fail) if machine(algorithm).mutex else None
@@ -273,10 +277,19 @@ def _workload(value: object, fail: Callable[[str], InputError]) -> Workload:
         raise fail(f"field 'workload': {e}") from None
 
 
+def _ring(value: object, nodes: list[int], algorithm: str, fail: Callable[[str], InputError]) -> tuple[int, ...]:
+    """The order round the ring: every one of the header's nodes once."""
+    if not machine(algorithm).on_a_ring:
+        raise fail(f"field 'ring': {algorithm}'s nodes do not form a ring")
+    if type(value) is not list or any(type(i) is not int for i in value) or sorted(value) != sorted(nodes):
+        raise fail(f"field 'ring': expected the header's nodes, each once, in ring order, got {shown_json(value)}")
+    return tuple(value)
+
+
 def _config(value: object, fail: Callable[[str], InputError]) -> ClusterConfig:
     if type(value) is not dict:
         raise fail(f"field 'config': expected an object, got {shown_json(value)}")
-    known = ClusterConfig.__dataclass_fields__
+    known = [name for name in ClusterConfig.__dataclass_fields__ if name != "ring"]  # (the header's own field)
     for key, v in value.items():
         if key not in known:
             raise fail(f"field 'config.{key}': not a setting (settings: {', '.join(known)})")

@@ -13,7 +13,7 @@ from ..core.config import InputError, shown
 from .files import read_text
 
 # The options a scenario may set (`set NAME VALUE`), as the command line spells them.
-SETTINGS = ("algorithm", "nodes", "ids", "seed", "timeout", "coordinator-timeout", "delay", "probe-interval", "settle",
+SETTINGS = ("algorithm", "nodes", "ids", "ring", "seed", "timeout", "coordinator-timeout", "delay", "probe-interval", "settle",
             "until", "mutex", "cs-think", "cs-hold")
 
 

@@ -1,7 +1,8 @@
 """Transcripts, format v3: JSON Lines, a header then one trace event per line.
 
 Line 1: {"format": "bully-transcript", "version": 3, "algorithm", "nodes", "seed", "config"}
-(and a branch's "parent"; "real": true for a run of real node processes; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
+(and "ring": the ids in their order round the ring, for a ring algorithm on a ring not in
+ascending order (config.ring); and a branch's "parent"; "real": true for a run of real node processes; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
 the "workload": {"think": [A, B] or null, "hold": [A, B]}; and "by_hand": true for a run
 stepped by hand, an exhaustive hunt's finding, which no recipe re-creates). Later lines: {"seq", "t", "kind", ...fields}, the fields of
 the event's class in core/events.py, in its order; `msg` is {"type": <message name>,
@@ -98,8 +99,12 @@ def wide(nodes: list[int]) -> bool:
 
 def header_line(header: Header) -> bytes:
     """Line 1, its keys in the format's order (written by the json module: ids may be 128-bit)."""
+    config = asdict(header.config)
+    ring = config.pop("ring")  # (apart, and only if there is one: every other run's line stays as it was)
     line = {"format": header.format, "version": header.version, "algorithm": header.algorithm, "nodes": header.nodes,
-            "seed": header.seed, "config": asdict(header.config)}
+            "seed": header.seed, "config": config}
+    if ring is not None:
+        line["ring"] = list(ring)
     if header.parent is not None:
         line["parent"] = {"file": header.parent.file, "seq": header.parent.seq}
     if header.workload is not None:

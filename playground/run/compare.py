@@ -5,18 +5,28 @@ on a leader, and then the leader crashes. Each algorithm notices with its own fa
 detector (probes every P, Stoller's heartbeats, Garcia-Molina's Timeout procedure) and
 elects again. Everything is read off the trace by one observer that knows no algorithm:
 
+  start-up   messages sent from the start (every node starts at once) to the first
+             agreement, by type: election traffic
   detect     from the crash to the first election started
   agree      from the crash to the monitor's next agreement (every up node normal under
              the highest up node, judged at the end of an instant, as the monitor does)
   messages   sent from the crash to that agreement, by type: election traffic, and
              failure-detector traffic (by each message's declared role) apart
+
+The algorithms on a ring (ring, hs) cost very different amounts by the order of the
+ids round it, so they run on several: sorted (the first table's rows: each node's
+successor is the next higher id), reversed, and SHUFFLES shuffles, shuffle k drawn as
+`--ring shuffled --seed S+k` draws it. A second table gives each order's figures, the
+shuffles' mean and worst, beside what the theory says (the algorithm's declaration:
+protocol/ring_order.py), counting only the messages the theory counts.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 
 import trio
 
@@ -26,11 +36,13 @@ from ..core.commands import Crash, Scheduled
 from ..core.config import ClusterConfig
 from ..core.engine import Engine
 from ..core.events import AgreementEvent, ElectionStartEvent, Event, SendEvent
+from ..core.ids import ring_order
 from .cluster import Cluster, MockClock
 from .interrupt import run_trio
 from .session import fewer_gc_passes
 
 SIZES = (4, 8, 16, 32, 64)
+SHUFFLES = 10  # seeded shuffles of the ring, for each algorithm on a ring and size
 FORMATS = ("markdown", "json")
 
 
@@ -43,6 +55,10 @@ class Result:
     agree: float | None  # seconds from the crash to agreement (None: not within the limit)
     messages: dict[str, int]  # election traffic from the crash to agreement, by type
     detector_messages: dict[str, int]  # failure-detector traffic in the same span, by type
+    # The order round the ring: "sorted", "reversed" or "shuffled S" (drawn from seed S);
+    # None for an algorithm whose nodes do not form a ring.
+    ring: str | None = None
+    start_up: dict[str, int] = field(default_factory=dict)  # election traffic up to the first agreement, by type
 
     def row(self) -> dict[str, object]:
         """The JSON row: everything but the crash's own time."""
@@ -59,6 +75,7 @@ class _Watcher:
         self.detect: float | None = None
         self.agree: float | None = None
         self.sent = {True: Counter(), False: Counter()}  # detector traffic? -> type -> count
+        self.start_up: Counter = Counter()  # election traffic before the first agreement, by type
 
     def __call__(self, events: list[Event]) -> None:
         for e in events:
@@ -66,6 +83,8 @@ class _Watcher:
             if kind is SendEvent:
                 if self.fault_at is not None:
                     self.sent[e.msg.role is MessageRole.DETECTOR][e.msg.type] += 1
+                elif e.msg.role is not MessageRole.DETECTOR:
+                    self.start_up[e.msg.type] += 1
             elif kind is ElectionStartEvent:
                 if self.fault_at is not None and self.detect is None:
                     self.detect = _since(self.fault_at, e.t)
@@ -89,10 +108,20 @@ def _since(fault_at: float, t: float) -> float:
     return round(t - fault_at, 3)
 
 
-def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int) -> Result:
-    """The scenario for one algorithm and size, in virtual time."""
+def ring_orders(seed: int) -> list[str]:
+    """The orders an algorithm on a ring runs on: sorted first (its row in the first table)."""
+    return ["sorted", "reversed", *(f"shuffled {seed + k}" for k in range(SHUFFLES))]
+
+
+def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int, ring: str = "sorted") -> Result:
+    """The scenario for one algorithm and size, in virtual time; `ring`, one of
+    ring_orders, for an algorithm on a ring."""
+    cls = ALGORITHMS[algorithm]
+    if cls.on_a_ring:
+        name, _, drawn_from = ring.partition(" ")
+        config = replace(config, ring=ring_order(name, tuple(range(1, nodes + 1)), int(drawn_from or seed)))
     # One instant per window (no lookahead): the crash is scheduled from inside a window.
-    engine = Engine(ALGORITHMS[algorithm], range(1, nodes + 1), config, seed, lookahead=False)
+    engine = Engine(cls, range(1, nodes + 1), config, seed, lookahead=False)
     limit = 2 * engine.settle_time()  # the start-up, then the election after the crash
 
     async def main() -> _Watcher:
@@ -104,12 +133,15 @@ def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int) -> Res
 
     with fewer_gc_passes():
         w = run_trio(main, clock=MockClock(autojump_threshold=0))
-    return Result(algorithm, nodes, w.fault_at, w.detect, w.agree, dict(w.sent[False]), dict(w.sent[True]))
+    return Result(algorithm, nodes, w.fault_at, w.detect, w.agree, dict(w.sent[False]), dict(w.sent[True]),
+                  ring if cls.on_a_ring else None, dict(w.start_up))
 
 
 def compare(config: ClusterConfig, seed: int, sizes: tuple[int, ...] = SIZES,
             algorithms: tuple[str, ...] | None = None) -> list[Result]:
-    return [run_one(name, n, config, seed) for n in sizes for name in (algorithms or ALGORITHMS)]
+    """Each algorithm at each size: one run, or one on each ring order for an algorithm on a ring."""
+    return [run_one(name, n, config, seed, ring) for n in sizes for name in (algorithms or ALGORITHMS)
+            for ring in (ring_orders(seed) if ALGORITHMS[name].on_a_ring else ["sorted"])]
 
 
 def _by_type(counts: dict[str, int]) -> str:
@@ -117,7 +149,14 @@ def _by_type(counts: dict[str, int]) -> str:
 
 
 def table(results: list[Result], config: ClusterConfig) -> str:
-    """A Markdown table, readable in a terminal and pasteable into the README."""
+    """A Markdown table, readable in a terminal and pasteable into the README (the ring
+    algorithms on the sorted ring); and, if they ran, the ring orders' table."""
+    rings = [r for r in results if r.ring is not None]
+    main = [r for r in results if r.ring in (None, "sorted")]
+    return _main_table(main, config) + ("\n\n" + ring_table(rings) if rings else "")
+
+
+def _main_table(results: list[Result], config: ClusterConfig) -> str:
     rows = [
         (f"Leader crashes once all agree; T = {config.timeout:g} s, P = {config.probe_interval:g} s, "
          f"delay {config.delay_min:g}..{config.delay_max:g} s. From the crash: time to detect it, time to "
@@ -140,3 +179,58 @@ def table(results: list[Result], config: ClusterConfig) -> str:
 def json_lines(results: list[Result]) -> str:
     """One JSON object per row."""
     return "\n".join(json.dumps(r.row()) for r in results)
+
+
+def ring_table(results: list[Result]) -> str:
+    """The algorithms on a ring, order by order: what the theory counts of the start-up
+    election (every node starts at once) and of the one after the leader's crash."""
+    rows = [
+        (f"The algorithms on a ring, by the order of the ids round it: sorted (each node's successor is the next "
+         f"higher id), reversed, and {SHUFFLES} seeded shuffles (their mean, and the worst of each column). Messages "
+         f"as the theory counts them (acks and Backs are transport, left out): in the start-up election, every node "
+         f"starting at once, beside the theory's fewest..most over every order (ring: 3N-1 on the sorted ring, "
+         f"N(N+1)/2 + N on the reversed; hs: at most 8N(1 + ceil(log2 N)) + N-1); then after the leader's crash."),
+        "",
+        "| algorithm | N | ring | start-up msgs | by type | theory | after the crash: agree | msgs |",
+        "|---|---:|---|---:|---|---:|---:|---:|",
+    ]
+    groups: dict[tuple[str, int], list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.algorithm, r.nodes), []).append(r)
+    for (algorithm, n), group in groups.items():
+        cls = ALGORITHMS[algorithm]
+        counted = tuple(m.type for m in cls.counted)
+        fewest, most = cls.all_start_messages(n)
+        theory = f"≤ {most:,}" if fewest is None else f"{fewest:,}..{most:,}"
+        figures = [_ring_figures(r, counted) for r in group]
+        shuffled = [f for r, f in zip(group, figures) if r.ring.startswith("shuffled")]
+        for r, f in zip(group, figures):
+            if not r.ring.startswith("shuffled"):
+                rows.append(_ring_row(algorithm, n, r.ring, f, theory, "{:,.0f}"))
+        if shuffled:
+            mean = {k: statistics.fmean(f[k] for f in shuffled) for k in shuffled[0] if k != "by_type"}
+            mean["by_type"] = {t: statistics.fmean(f["by_type"].get(t, 0) for f in shuffled) for t in counted}
+            rows.append(_ring_row(algorithm, n, f"shuffled ×{len(shuffled)}: mean", mean, theory, "{:,.1f}"))
+            worst = {k: max(f[k] for f in shuffled) for k in mean if k != "by_type"}
+            worst["by_type"] = max(shuffled, key=lambda f: f["start_up"])["by_type"]
+            rows.append(_ring_row(algorithm, n, f"shuffled ×{len(shuffled)}: worst", worst, theory, "{:,.0f}"))
+    return "\n".join(rows)
+
+
+def _ring_figures(r: Result, counted: tuple[str, ...]) -> dict:
+    """One run's figures for the ring table (inf where the run never agreed)."""
+    never = r.fault_at is None or r.agree is None
+    return {"start_up": sum(r.start_up.get(t, 0) for t in counted),
+            "by_type": {t: r.start_up.get(t, 0) for t in counted},
+            "agree": float("inf") if never else r.agree,
+            "after": float("inf") if never else sum(r.messages.get(t, 0) for t in counted)}
+
+
+def _ring_row(algorithm: str, n: int, ring: str, f: dict, theory: str, number: str) -> str:
+    """One row; `number` formats a count (a mean has a decimal)."""
+    def count(value: float) -> str:
+        return "never agreed" if value == float("inf") else number.format(value)
+
+    agree = "never agreed" if f["agree"] == float("inf") else f"{f['agree']:.1f} s"
+    by_type = ", ".join(f"{t} {number.format(c)}" for t, c in f["by_type"].items())
+    return f"| {algorithm} | {n} | {ring} | {count(f['start_up'])} | {by_type} | {theory} | {agree} | {count(f['after'])} |"
