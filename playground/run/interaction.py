@@ -49,7 +49,8 @@ Commands:
 What a step did, one line per trace event (timer settings apart: `states` shows the
 timers that run): `send 1→2 Election e1`, `recv ...` (delivered), `drop ... (why)`,
 `held ...` (it waits at a held link's end), `2 fires answer_wait`, `3 starts an
-election`, `3: normal, leads` / `1: normal, follows 3` (a node's new state), `3 crashes`,
+election`, `3: normal, leads` / `1: normal, follows 3` (a node's new state; with groups,
+`1: normal, follows 4, group g2.4`: the Invitation algorithm's), `3 crashes`,
 `2 wants the critical section (stamp 3)` (the stamp where requests are ordered by one),
 `2 enters the critical section`, `2 leaves the critical section` (or, at a recovery,
 `2 is released again (...)`), the monitor's verdicts (`agreement under 3`, `agreement
@@ -196,7 +197,7 @@ class Interaction:
             why = f" ({e.reason})" if kind == "drop" else ""
             return f"{ARRIVES[kind]} {e.src}→{e.dst} {message_text(self.sent[e.id])}{why}"
         if kind == "state":
-            return f"{e.node}: {state_text(e.node, e.status, e.leader)}"
+            return f"{e.node}: {state_text(e.node, e.status, e.leader)}{self.group_text(e.leader, e.epoch)}"
         if kind == "cs":
             return self.cs_text(e)
         if kind in HAPPENS:
@@ -229,6 +230,12 @@ class Interaction:
             return f"{node} is released again ({lost} when it crashed)"
         return f"{node} leaves the critical section"
 
+    def group_text(self, leader: int | None, epoch: int) -> str:
+        """`, group g2.4` for an algorithm whose promise is per group (its epoch names the
+        group: the Invitation algorithm's), while the node has a leader; else nothing."""
+        algorithm = self.h.engine.algorithm
+        return f", group {algorithm.epoch_text(epoch)}" if algorithm.groups and leader is not None else ""
+
     def states(self) -> list[str]:
         h = self.h
         out = []
@@ -238,7 +245,8 @@ class Interaction:
             if host.up and host.cs in CS_TEXT:
                 stamp = host.machine.cs.stamp()
                 cs = f", {CS_TEXT[host.cs]}" + (f" (stamp {stamp})" if stamp is not None else "")
-            out.append(f"{node}: {state_text(node, *host.state)}{cs}" + (f" (timers: {timers})" if timers else ""))
+            group = self.group_text(host.state[1], host.epoch)
+            out.append(f"{node}: {state_text(node, *host.state)}{group}{cs}" + (f" (timers: {timers})" if timers else ""))
         for (src, dst), messages in h.in_flight().items():
             out.append(f"in flight {src}→{dst}: {', '.join(message_text(m) for m in messages)}")
         for (src, dst), count in sorted(h.engine.links.waiting_at().items()):
