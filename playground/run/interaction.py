@@ -276,8 +276,8 @@ class Interaction:
             measures.observe(e)
         per = measures.messages_per_entry
         figure = mutex.figures(len(self.h.engine.roster.members)).entry_messages
-        out = [f"{measures.entries} entries, {measures.completed} left again: "
-               f"{'no figure yet' if per is None else f'{per:g} messages per entry'} (the lecture's: {figure})"]
+        per_entry = "no figure yet" if per is None else f"{per:g} messages per entry"
+        out = [f"{measures.entries} entries, {measures.completed} left again: {per_entry} (the lecture's: {figure})"]
         if measures.out_of_order or measures.unfair:
             out.append(f"{measures.out_of_order} out of (timestamp, id) order, {measures.unfair} unfair")
         return out
