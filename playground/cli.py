@@ -170,8 +170,10 @@ def _parser() -> _Parser:
                         "(or --nodes), and print a table")
     p.add_argument("--format", metavar="FORMAT", help=f"--compare's output: {' or '.join(COMPARE_FORMATS)} (one JSON object per row)")
     p.add_argument("--real", action="store_true", help="real node processes on 127.0.0.1 over TCP, one a node "
-                   "(bully-tui node), live (keys x, c, r, e) or --headless for --until real seconds (commands crash, "
-                   "recover, elect and leave); --delay S holds each message S seconds (default 0)")
+                   "(bully-tui node), live (keys: x kill the leader, c crash, r recover, e elect, w want the critical "
+                   "section, j join, l leave, p cut off, P heal, + and - T, s save; ? lists them all) or --headless "
+                   "for --until real seconds (--at commands: crash, recover, elect, join, leave, timeout, partition, "
+                   "heal, want); --delay S holds each message S seconds (default 0)")
     p.add_argument("--transcript", metavar="FILE", help="record everything to FILE (JSON Lines)")
     p.add_argument("--overwrite", action="store_true", help="let --transcript replace an existing file")
     return p
@@ -561,7 +563,8 @@ def run_node(argv: list[str]) -> int:
 
 
 def run_merge(argv: list[str]) -> int:
-    from .real.merge import merge, read_traces
+    from .real.merge import merge
+    from .real.traces import read_traces
     from .record.recorder import Recorder
     from .record.transcript import Header
 
@@ -570,11 +573,14 @@ def run_merge(argv: list[str]) -> int:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the transcript to write")
     p.add_argument("--overwrite", action="store_true", help="let -o replace an existing file")
     args = p.parse_args(argv)
-    algorithm, ids, config, traces, files = read_traces(args.folders)
-    events = merge(algorithm, ids, config, [], traces, files)
-    with Recorder.create(args.output, Header(algorithm, list(ids), 1, config, real=True), args.overwrite) as recorder:
+    run = read_traces(args.folders)
+    for where in run.cut_short:
+        _say(f"bully-tui: warning: {where} was cut short (no newline: its node was killed writing it): left out")
+    events = merge(run.algorithm, run.ids, run.config, [], run.traces, run.files)
+    with Recorder.create(args.output, Header(run.algorithm, list(run.ids), 1, run.config, real=True),
+                         args.overwrite) as recorder:
         recorder(events)
-    _emit(f"{args.output}: {len(events):,} events from {len(ids)} nodes\n")
+    _emit(f"{args.output}: {len(events):,} events from {len(run.ids)} nodes\n")
     return 0
 
 
@@ -593,6 +599,8 @@ def run_attach(argv: list[str]) -> int:
     session = Session(watching.algorithm, len(watching.ids), 1, watching.config, given_ids=watching.ids)
     app = RealApp(session, watching=watching)
     app.run()
+    if app.stopped_by is not None:
+        return finished(app)
     if app.failure is not None:
         _say(f"bully-tui: error: {app.failure}")
         return 1
@@ -687,6 +695,8 @@ def run_real_live(session) -> int:
 
     app = RealApp(session)
     app.run()
+    if app.stopped_by is not None:
+        return finished(app)
     if app.failure is not None:
         _say(f"bully-tui: error: {app.failure}")
         return 1

@@ -25,9 +25,8 @@ from .core.config import (
     parse_whole,
     shown,
 )
-from .real.node import Address, NodeOptions, serve
-
-MAX_ID = 2**63 - 1
+from .real.node import NodeOptions, serve
+from .real.wire import MAX_ID, Address
 
 
 def _parser() -> _Parser:
@@ -98,12 +97,14 @@ def options(argv: list[str]) -> NodeOptions:
                            probe_interval=seconds(a.probe_interval, PROBE_INTERVAL, 5.0),
                            delay_min=0, delay_max=seconds(a.delay, DELAY, 0.0))
     peers = {} if a.peers is None else parse_peers(a.peers, me)
+    if not a.state_dir.strip():
+        raise InputError("--state-dir must name a folder, not ''")
     held = () if a.held is None else tuple(parse_whole(i, "--held", 0, MAX_ID) for i in a.held.split(","))
     strangers = [i for i in held if i not in peers]
     if strangers:
         raise InputError(f"--held names node {strangers[0]}, which is not among the --peers")
     return NodeOptions(me, Address.parse(a.listen, "--listen"), peers, algorithm, a.state_dir, config,
-                       parse_whole(a.seed or "1", "--seed", 0, MAX_SEED), a.join,
+                       parse_whole("1" if a.seed is None else a.seed, "--seed", 0, MAX_SEED), a.join,
                        None if a.start_at is None else parse_number(a.start_at, "--start-at"),
                        None if a.parent is None else parse_whole(a.parent, "--parent", 1), held, a.wait_to_start,
                        workload)
@@ -112,6 +113,9 @@ def options(argv: list[str]) -> NodeOptions:
 def run_node(argv: list[str]) -> int:
     for signum in (signal.SIGUSR1, signal.SIGUSR2):  # until the node takes them: not the default (an end)
         signal.signal(signum, signal.SIG_IGN)
+    # A cluster starts its nodes with its stopping signals blocked (real/cluster.py): they
+    # are the node's from here on (one that came meanwhile is taken now).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
     node = options(argv)
     try:
         trio.run(serve, node)

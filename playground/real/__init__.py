@@ -1,9 +1,13 @@
 """Real nodes (issue 23): the same pure protocol modules, one per process, over TCP.
 
 wire.py      frames on a stream: a length, then one line of JSON (the transcript's
-             message encoding)
+             message encoding); where a node listens
 state.py     a node's safe storage as a file, written whole and durably, or refused
-node.py      one node process: its links, its timers, its trace (`bully-tui node`)
-cluster.py   N node processes on the loopback, and their traces merged into one
-             transcript the monitor, replay and export read (`--real`)
+node.py      one node process: its timers, its trace, its steps (`bully-tui node`)
+link.py      a node's connection to one peer, FIFO, with a backoff from a peer that is down
+control.py   a node's control socket: the cluster's commands, each checked by its type
+traces.py    a node's trace, read and checked line by line
+merge.py     the traces merged into one transcript the monitor, replay and export read
+cluster.py   N node processes on the loopback (`--real`), and their run folder
+attach.py    nodes started by hand, watched through their own connections (`attach`)
 """

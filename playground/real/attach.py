@@ -14,8 +14,9 @@ import time
 from ..core.config import InputError
 from ..core.events import Event
 from . import wire
-from .merge import Merge, checked, settings
-from .node import Address
+from .merge import Merge
+from .traces import checked, settings
+from .wire import Address
 
 FIRST_LINES_WITHIN = 5.0  # seconds for every node to send its boot line
 RECONNECT = 0.5  # seconds between tries to reach a node that went down
@@ -72,6 +73,8 @@ class Attached:
                 while data := s.recv(1 << 16):
                     for obj in frames.feed(data):
                         record = checked(obj, f"node {node} at {address}")
+                        if record["node"] != node:
+                            raise InputError(f"node {node} at {address} sent a line of node {record['node']}")
                         with self._lock:
                             if again < seen and record == lines[again]:
                                 again += 1

@@ -1,7 +1,8 @@
 """A cluster of real node processes on the loopback (`bully-tui --headless --real`).
 
 Running. Each node is `python -m playground node ...` (node.py) with its own state
-directory under the run's folder, listening on a free port of 127.0.0.1, its stderr in
+directory under the run's folder (`run_folder`: bully-real-* in the temporary folder,
+removed after the run, by the guardian (record/guard.py) if bully-tui is killed first), listening on a free port of 127.0.0.1, its stderr in
 DIR/node.log. They all listen first (`--wait-to-start`), and once every one does, the
 cluster tells them one wall time to take their first step at, as the simulation's nodes
 start together. Crash is SIGKILL; recover
@@ -10,19 +11,24 @@ starts the process again from its state directory; elect is SIGUSR1; leave is SI
 with their wall times: a killed process cannot write that it was killed. Whatever
 happens, leaving the `with` block stops every process it started (SIGTERM, then SIGKILL
 after a second); and a node whose cluster was killed outright stops by itself within
-half a second (`--parent`).
+half a second (`--parent`). A signal that stops bully-tui waits while a process is
+being started and tracked, and while they are being stopped (`_signals_held`): none is
+left untracked, running, in a folder being removed.
 The run's traces become one transcript in merge.py.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from protocol import machine, split_name
@@ -43,14 +49,44 @@ from ..core.commands import (
 from ..core.config import ClusterConfig, InputError, Workload
 from ..core.events import Event
 from ..core.host import Internals
+from ..record import guard
 from . import state
-from .merge import Merge, TraceFile, merge, read_trace
-from .node import CONTROL_FILE, TRACE_FILE, unix_socket_path
-from .wire import frame
+from .merge import Merge, merge
+from . import control
+from .node import TRACE_FILE
+from .traces import TraceFile, read_trace
 
 STARTING = 0.2  # seconds from telling the nodes when to start to their first step (they all listen by then)
 STARTED_WITHIN = 20.0  # seconds by which every process must listen (64 on 2 cores: ~5 s)
 STOPPING = 1.0  # seconds a process has to stop after SIGTERM before it is killed
+STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what stops bully-tui (run/interrupt.py takes them over)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """The signals that stop bully-tui wait until the block is done (blocked in this
+    thread: a headless run's, where the handler raises). A process started meanwhile
+    inherits the block: node_command lifts it first thing."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+@contextmanager
+def run_folder() -> Iterator[str]:
+    """A new folder for a run's nodes, bully-real-* in the temporary folder, removed
+    after; by the guardian (record/guard.py) if bully-tui ends first, killed say (it
+    tries again while the nodes, which stop once their cluster is gone, still write)."""
+    with _signals_held():
+        folder = tempfile.mkdtemp(prefix="bully-real-")
+        guard.remove_if_left(folder)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        guard.done(guard.REMOVE, folder)
 
 
 def free_ports(count: int) -> list[int]:
@@ -150,7 +186,7 @@ class RealCluster:
             argv += ["--join"]
         if self._across(node):
             argv += ["--held", ",".join(map(str, self._across(node)))]
-        with open(os.path.join(folder, "node.log"), "ab") as err:
+        with open(os.path.join(folder, "node.log"), "ab") as err, _signals_held():  # (tracked before a stop)
             self.processes[node] = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                                     start_new_session=True)
 
@@ -252,31 +288,24 @@ class RealCluster:
         return sorted(b for a, b in self.held if a == node)
 
     def _control(self, node: int, command: dict | None) -> bool:
-        """A command to a node that is up, through its control socket (node.py); or, with
-        None, only whether it listens there yet."""
-        if not self.up(node):
-            return False
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            try:
-                with unix_socket_path(os.path.join(self.state_dir(node), CONTROL_FILE)) as where:
-                    s.connect(where)
-                if command is not None:
-                    s.sendall(frame(command))
-            except OSError:
-                return False  # (not listening yet, or it has just gone down)
-        return True
+        """A command to a node that is up, through its control socket (control.py); or,
+        with None, only whether it listens there yet."""
+        return self.up(node) and control.send(self.state_dir(node), command)
 
     def close(self) -> None:
-        for p in self.processes.values():
-            if p.poll() is None:
-                p.terminate()
-        deadline = time.time() + STOPPING
-        for p in self.processes.values():
-            try:
-                p.wait(max(0.0, deadline - time.time()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        """Every process stopped: SIGTERM to each at once, SIGKILL to those still running
+        a second later (a signal that stops bully-tui meanwhile waits until they are)."""
+        with _signals_held():
+            for p in self.processes.values():
+                if p.poll() is None:
+                    p.terminate()
+            deadline = time.time() + STOPPING
+            for p in self.processes.values():
+                try:
+                    p.wait(max(0.0, deadline - time.time()))
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
 
     # --- reading what happened ------------------------------------------------------
 
@@ -349,7 +378,7 @@ def run_headless_real(session, until: float) -> dict[str, object]:
     cls = machine(session.algorithm)
     if session.transcript is not None:
         check_new(session.transcript, "transcript", session.overwrite)  # before anything runs
-    with tempfile.TemporaryDirectory(prefix="bully-real-") as folder:
+    with run_folder() as folder:
         with RealCluster(session.ids, session.algorithm, session.config, folder, session.seed, session.workload) as cluster:
             start = cluster.log[0][0]
             for scheduled in sorted(session.commands, key=lambda s: s.at):

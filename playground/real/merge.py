@@ -1,5 +1,6 @@
 """A real run's traces merged into one transcript that the monitor, `replay` and `export`
-read (the node processes' traces, node.py; the cluster's own log, cluster.py).
+read (the node processes' traces, node.py, each line checked by traces.py; the
+cluster's own log, cluster.py).
 
 Merging. Every node's trace (its wall times, Lamport clocks and events) and the
 cluster's log become one list of trace events in wall-time order, the earliest at t = 0:
@@ -20,13 +21,10 @@ compare the two at every step.
 from __future__ import annotations
 
 import copy
-import json
 import math
-import os
 from collections import ChainMap
-from collections.abc import Callable
 
-from protocol import CsState, Message, known, machine
+from protocol import CsState, Message, machine
 
 from ..core.config import ClusterConfig, InputError, shown_json, to_us
 from ..core.events import (
@@ -51,101 +49,11 @@ from ..core.events import (
 from ..core.host import DROPPED_RECEIVER_DOWN, HostStatus
 from ..core.monitor import Monitor
 from ..record.codec import converter
-from .node import TRACE_FILE
+from .traces import stranger
 
 # At one wall time: a command before what it caused, a crash before a boot; then each
 # node's lines in the order it wrote them.
 ORDER = {"command": 0, "crash": 1, "boot": 2}
-
-
-CS_STATES = {str(s) for s in CsState}
-
-# What each kind of trace line holds besides t, lamport, node and kind: the field, and a
-# check of its value (node.py writes them; a trace edited by hand or damaged is refused).
-def _id(v) -> bool:
-    return type(v) is int
-
-
-def _text(v) -> bool:
-    return type(v) is str
-
-
-def _number(v) -> bool:
-    return type(v) in (int, float) and math.isfinite(v)
-
-
-TRACE_FIELDS: dict[str, dict[str, Callable[[object], bool]]] = {
-    "boot": {"algorithm": lambda v: _text(v) and known(v), "ids": lambda v: type(v) is list and bool(v)
-             and all(map(_id, v)), "recovering": lambda v: type(v) is bool, "timeout": lambda v: _number(v) and v > 0,
-             "probe_interval": lambda v: _number(v) and v >= 0, "coordinator_timeout": lambda v: v is None or
-             (_number(v) and v > 0), "delay": lambda v: _number(v) and v >= 0},
-    "send": {"id": _text, "dst": _id, "msg": lambda v: type(v) is dict},
-    "deliver": {"id": _text, "src": _id},
-    "drop": {"id": _text, "dst": _id},
-    "state": {"status": _text, "leader": lambda v: v is None or _id(v), "epoch": _id},
-    "cs": {"state": lambda v: v in CS_STATES, "stamp": lambda v: v is None or _id(v)},
-    "timer_set": {"name": _text, "fires": _number}, "timer_cancel": {"name": _text},
-    "timer": {"name": _text},
-    "election_start": {}, "leave": {}, "stop": {},
-    "timeout": {"value": lambda v: _number(v) and v > 0},  # (the node took a new T: the cluster's log has the command)
-}
-
-
-def read_trace(path: str) -> list[dict]:
-    """A node's trace, every line checked; a last line cut short by a kill is left out.
-    Anything else that is not a line node.py writes: one line naming it (InputError)."""
-    return TraceFile(path).read(final=True)
-
-
-class TraceFile:
-    """A node's trace file read as it grows: each read takes only the lines written since
-    the last (what a live view needs: the file itself only grows)."""
-
-    def __init__(self, path: str):
-        self.path = path
-        self.lines: list[dict] = []  # every line read so far, checked
-        self._offset = 0  # bytes read so far: whole lines only
-        self._number = 0  # lines read so far (blank ones too), for the line number of an error
-
-    def read(self, final: bool = False) -> list[dict]:
-        """The lines so far. `final`: the node has stopped, so a last line without its
-        newline was cut short by a kill, and is left out if it is not whole JSON."""
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self._offset)
-                data = f.read()
-        except FileNotFoundError:
-            return self.lines
-        except OSError as e:
-            raise InputError(f"cannot read {self.path}: {e.strerror or e}") from None
-        whole = data if final else data[:data.rfind(b"\n") + 1]  # (a line being written waits for its newline)
-        self._offset += len(whole)
-        pieces = whole.split(b"\n")
-        for last, line in enumerate(pieces, 1 - len(pieces)):
-            self._number += 1
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                if final and last >= -1:  # the last line (a newline after it or not), cut short by a kill
-                    continue
-                raise InputError(f"{self.path} line {self._number}: not JSON") from None
-            self.lines.append(checked(record, f"{self.path} line {self._number}"))
-        self._number -= 1  # (the piece after the last newline is not a line yet)
-        return self.lines
-
-
-def checked(record: object, where: str) -> dict:
-    """`record` if it is a trace line node.py writes; else one line naming `where`."""
-    kind = record.get("kind") if isinstance(record, dict) else None
-    fields = TRACE_FIELDS.get(kind) if type(kind) is str else None
-    if fields is None or not (_number(record.get("t")) and _id(record.get("node")) and _id(record.get("lamport"))):
-        raise InputError(f"{where}: not a node's trace line ({shown_json(record, 60)})")
-    for name, ok in fields.items():
-        if not ok(record.get(name)):
-            raise InputError(f"{where}: field {name!r} of a {kind} line is {shown_json(record.get(name), 40)}")
-    return record
 
 
 SETTLED_AFTER = 2.0  # seconds: lines this much older than the newest read are taken as complete (Merge)
@@ -249,6 +157,10 @@ class Merge:
         with causality; and the crashes nobody logged among them, (its time, the boot's)."""
         per_node = {node: [dict(r, _i=i) for i, r in enumerate(traces.get(node, [])[self.taken[node]:], self.taken[node])]
                     for node in self.ids}  # (times move: copies)
+        for node, lines in per_node.items():  # (a node watched from afar, or a trace edited by hand, may name any)
+            for r in lines:
+                if why := (f"a line of node {r['node']}" if r["node"] != node else stranger(r, self.ids)):
+                    raise InputError(f"{self.source(node)}, its line {r['_i'] + 1}: {why}")
         _causal_times(per_node, self.sent_at, self.latest)
         records = [r for lines in per_node.values() for r in lines]
         for at, (t, name, args) in enumerate(log[self.log_taken:], self.log_taken):
@@ -464,40 +376,3 @@ class _Lives:
         if kind != "crash":  # (the cluster's crash lines are its own, not the node's)
             self.last[node] = r["t"]
         return crash
-
-
-def read_traces(folders: list[str]) -> tuple[str, tuple[int, ...], ClusterConfig, dict[int, list[dict]], dict[int, str]]:
-    """Nodes run by hand (`bully-tui node`, perhaps on several machines): the algorithm,
-    ids and settings their traces' boot lines give, each node's trace, and its file. Bad
-    input (a folder without a trace, nodes that disagree) is one line."""
-    traces: dict[int, list[dict]] = {}
-    where: dict[int, str] = {}
-    for folder in folders:
-        lines = read_trace(os.path.join(folder, TRACE_FILE))
-        boot = next((r for r in lines if r["kind"] == "boot"), None)
-        if boot is None:
-            raise InputError(f"{folder}: no node's trace in it ({TRACE_FILE} with a boot line)")
-        if boot["node"] in traces:
-            raise InputError(f"{folder}: node {boot['node']} again (also in {where[boot['node']]})")
-        traces[boot["node"]], where[boot["node"]] = lines, folder
-    algorithm, ids, config = settings(traces, "give every node's folder")
-    return algorithm, ids, config, traces, {node: os.path.join(folder, TRACE_FILE) for node, folder in where.items()}
-
-
-def settings(traces: dict[int, list[dict]], missing_hint: str) -> tuple[str, tuple[int, ...], ClusterConfig]:
-    """The algorithm, ids and settings the nodes' first boot lines agree on; one line
-    where they do not, or where a node's trace is missing."""
-    boots = [next(r for r in lines if r["kind"] == "boot") for lines in traces.values()]
-    first = boots[0]
-    for boot in boots[1:]:
-        for key in ("algorithm", "ids", "timeout", "probe_interval"):
-            if boot.get(key) != first.get(key):
-                raise InputError(f"node {boot['node']} and node {first['node']} ran with different {key.replace('_', ' ')}: "
-                                 f"{boot.get(key)} and {first.get(key)}")
-    ids = tuple(first["ids"])
-    if set(traces) != set(ids):
-        missing = sorted(set(ids) - set(traces))
-        raise InputError(f"the traces of nodes {', '.join(map(str, missing))} are missing ({missing_hint})")
-    config = ClusterConfig(first["timeout"], first.get("coordinator_timeout"), first["probe_interval"], 0.0,
-                           first.get("delay", 0.0))
-    return first["algorithm"], ids, config

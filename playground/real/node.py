@@ -28,8 +28,9 @@ How it runs (trio, one task steps the machine, so it needs no locks):
     step: its wall time, its Lamport clock, and what happened (boot, send, deliver,
     drop, state, election). cluster.py merges the traces of many nodes into one
     transcript.
-  - The cluster that started it can change T and hold links through DIR/control.sock
-    (`_control`): a partition of held connections, as the simulation holds links.
+  - The cluster that started it can change T, hold links (a partition of held
+    connections, as the simulation holds links) and more through DIR/control.sock
+    (control.py), each command checked by its type first.
   - Bad input on a socket (a stranger's bytes, a truncated frame, a frame of another
     algorithm) closes that connection with one line in the node's log (its stderr);
     the node stays up, its state untouched.
@@ -42,10 +43,8 @@ import math
 import os
 import random
 import signal
-import sys
+import stat
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import trio
@@ -67,32 +66,14 @@ from protocol import (
     machine,
 )
 
-from ..core.config import TIMEOUT, ClusterConfig, InputError, Workload, WriteError, parse_whole, shown
+from ..core.config import ClusterConfig, InputError, Workload, WriteError
 from ..core.host import DROPPED_RECEIVER_DOWN, THINK, WORKLOAD_AFTER, WORKLOAD_INPUTS, workload_span
 from ..record.codec import converter
-from . import state, wire
+from . import control, state, wire
+from .link import Link, log
+from .wire import Address
 
 TRACE_FILE = "trace.jsonl"
-BACKOFF_FIRST, BACKOFF_MOST = 0.05, 1.0  # seconds a link waits after a failed connection: the first, the longest
-CONTROL_FILE = "control.sock"
-
-
-@dataclass(frozen=True)
-class Address:
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    @classmethod
-    def parse(cls, text: str, what: str) -> Address:
-        """"HOST:PORT" (a port from 1 to 65535), or one line naming `what` (InputError):
-        the command line's addresses and the control socket's alike."""
-        host, sep, port = text.rpartition(":")
-        if not sep or not host:
-            raise InputError(f"{what} must be HOST:PORT, not {shown(text)}")
-        return cls(host.strip("[]"), parse_whole(port, f"{what}'s port", 1, 65535))
 
 
 @dataclass(frozen=True)
@@ -112,34 +93,13 @@ class NodeOptions:
     workload: Workload | None = None  # with a mutex ("classic+central"): when it wants the critical section
 
 
-@contextmanager
-def unix_socket_path(path: str) -> Iterator[str]:
-    """`path` as a Unix socket can be bound or reached at (at most 107 bytes): itself; or,
-    for a longer one (a deep --state-dir), the same file named through its folder's
-    descriptor, /proc/self/fd/N/NAME (Linux)."""
-    if len(os.fsencode(path)) <= 107 or not os.path.isdir("/proc/self/fd"):
-        yield path
-        return
-    folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        yield f"/proc/self/fd/{folder}/{os.path.basename(path)}"
-    finally:
-        os.close(folder)
-
-
-def _refusal(e: BaseException) -> ConnectionRefusedError | None:
-    """The refusal among what a failed connection raised, if any (trio raises one OSError,
-    "all attempts to connect ... failed", from a group of the attempts' own errors)."""
-    if isinstance(e, ConnectionRefusedError):
-        return e
-    causes = e.__cause__.exceptions if isinstance(e.__cause__, BaseExceptionGroup) else (e.__cause__,)
-    return next((r for c in causes if c is not None and (r := _refusal(c)) is not None), None)
-
-
 def _cut_partial_line(path: str) -> None:
     """A last line that a kill cut short (no newline after it) is cut off the trace, so
-    that the next run's first line starts a line of its own, not a line of garbage."""
+    that the next run's first line starts a line of its own, not a line of garbage. What
+    is not a file there (a FIFO, a folder) is refused (InputError): it is not a trace."""
     try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise InputError(f"{path} is not a file: a node's trace goes there (move it away)")
         f = open(path, "r+b")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         return
@@ -152,14 +112,6 @@ def _cut_partial_line(path: str) -> None:
             end = tail.rfind(b"\n")
             if end >= 0 or start == 0:
                 f.truncate(start + end + 1)
-
-
-def log(line: str) -> None:
-    """One line in the node's log (its stderr)."""
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except OSError:
-        pass
 
 
 class RealNode:
@@ -196,11 +148,12 @@ class RealNode:
         self.mutex = cls.mutex is not None
         self.cs = CsState.RELEASED  # as last traced
         self.waiting = trio.CancelScope()  # the wait for the first step (_boot)
+        self.instant: float | None = None  # the wall time of the step under way (its lines share it)
 
     # --- the trace ---------------------------------------------------------------------
 
     def record(self, kind: str, **fields: object) -> None:
-        line = json.dumps({"t": time.time(), "lamport": self.lamport, "node": self.o.node, "kind": kind, **fields},
+        line = json.dumps({"t": self.instant or time.time(), "lamport": self.lamport, "node": self.o.node, "kind": kind, **fields},
                           separators=(",", ":")) + "\n"
         try:
             self.trace.write(line)
@@ -262,7 +215,7 @@ class RealNode:
         scope = trio.CancelScope()
         self.timers[name] = (self.timer_count, scope)
         self.nursery.start_soon(self._timer, name, self.timer_count, delay, scope)
-        self.record("timer_set", name=name, fires=round(time.time() + delay, 6))  # (wall time, as every line's)
+        self.record("timer_set", name=name, fires=round((self.instant or time.time()) + delay, 6))  # (wall time, as every line's)
 
     def _cancel_timer(self, name: str) -> None:
         if self._stop_timer(name):
@@ -294,33 +247,46 @@ class RealNode:
         self.nursery.cancel_scope.cancel()
 
     async def _steps(self) -> None:
-        """Each input in turn, one step each, until a stop or a leave."""
+        """Each input in turn, one step each, until a stop or a leave. An input's line and
+        the lines of the step it causes share one wall time (`instant`): one instant, as
+        in the simulation (the sends of a Want and the report that the node wants)."""
         async for item in self.inbox:
-            if item[0] == "timer":
-                _, name, number = item
-                if self.timers.get(name, (None,))[0] == number:
-                    del self.timers[name]
-                    self.record("timer", name=name)
-                    self.step(WORKLOAD_INPUTS.get(name) or TimerFired(name))  # (the workload's: Want, Exit)
-            elif item[0] == "receive":
-                _, src, msg_id, lamport, msg = item
-                self.lamport = max(self.lamport, lamport) + 1
-                self.record("deliver", id=msg_id, src=src)
-                self.step(Receive(src, msg))
-            elif item[0] == "elect":
-                self.step(Suspect())
-            elif item[0] == "want":
-                self.step(Want())
-            elif item[0] == "leave":
-                self.step(Leaving())
-                self.record("leave")
+            self.instant = time.time()
+            try:
+                what = self._take(item)
+            finally:
+                self.instant = None
+            if what == "leave":
                 with trio.move_on_after(self.config.delay_max + self.config.timeout):
                     while any(link.pending for link in self.links.values()):  # the Leaves go out first
                         await trio.sleep(0.01)
+            if what in ("leave", "stop"):
                 break
-            else:  # stop: down from now on, as after a crash
-                self.record("stop")
-                break
+
+    def _take(self, item: tuple) -> str:
+        """One input: its line in the trace, and its step. What it was."""
+        what = item[0]
+        if what == "timer":
+            _, name, number = item
+            if self.timers.get(name, (None,))[0] == number:
+                del self.timers[name]
+                self.record("timer", name=name)
+                self.step(WORKLOAD_INPUTS.get(name) or TimerFired(name))  # (the workload's: Want, Exit)
+        elif what == "receive":
+            _, src, msg_id, lamport, msg = item
+            self.lamport = max(self.lamport, lamport) + 1
+            self.record("deliver", id=msg_id, src=src)
+            self.step(Receive(src, msg))
+        elif what == "elect":
+            self.step(Suspect())
+        elif what == "want":
+            self.step(Want())
+        elif what == "leave":
+            self.step(Leaving())
+            self.record("leave")
+        else:  # stop: down from now on, as after a crash
+            self.record("stop")
+        return what
 
     async def _boot(self) -> bool:
         """Listening, then the first step when its time comes: True; False if told to stop first."""
@@ -329,7 +295,7 @@ class RealNode:
         except OSError as e:
             raise InputError(f"cannot listen on {self.o.listen}: {e.strerror or e}") from None
         self.nursery.start_soon(trio.serve_listeners, self._serve, listeners)
-        self.nursery.start_soon(trio.serve_listeners, self._control, [await self._control_listener()])
+        self.nursery.start_soon(trio.serve_listeners, self._control, [await control.listener(self.o.state_dir)])
         if self.o.parent is not None:
             self.nursery.start_soon(self._orphaned, self.o.parent)
         for link in self.links.values():
@@ -345,6 +311,7 @@ class RealNode:
             for link in self.links.values():
                 link.greet()
         c = self.config
+        self.instant = time.time()  # (the boot and its first step: one instant)
         self.record("boot", algorithm=self.o.algorithm, ids=list(self.machine.ids), recovering=self.recovering,
                     joining=self.o.join, timeout=c.timeout, coordinator_timeout=c.coordinator_timeout,
                     probe_interval=c.probe_interval, delay=c.delay_max)
@@ -353,6 +320,7 @@ class RealNode:
             self._cs_changed(CsState.RELEASED)
         elif self.mutex:
             self._workload_timer(THINK)
+        self.instant = None
         return True
 
     async def _signals(self, signals) -> None:
@@ -384,66 +352,30 @@ class RealNode:
         finally:
             self.watchers.remove(send)
 
-    async def _control_listener(self) -> trio.SocketListener:
-        """DIR/control.sock: a Unix socket only this machine's users who can reach the
-        state folder can open (the cluster that started the node)."""
-        path = os.path.join(self.o.state_dir, CONTROL_FILE)
-        if os.path.lexists(path):
-            os.unlink(path)  # (a previous incarnation's)
-        sock = trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_STREAM)
-        try:
-            with unix_socket_path(path) as where:
-                await sock.bind(where)
-        except OSError as e:
-            sock.close()
-            raise InputError(f"cannot make {path}: {e.strerror or e}") from None
-        sock.listen()
-        return trio.SocketListener(sock)
-
     async def _control(self, stream: trio.SocketStream) -> None:
-        """Commands from the cluster, a frame each: {"command": "timeout", "value": T}
-        (a new T, for timers set from now on, as the simulation's `timeout`); {"command":
-        "hold" or "release", "peers": [...]} (messages to those peers wait, in order,
-        until released: a partition of held connections, as the simulation holds links);
-        {"command": "peer", "id": K, "address": "HOST:PORT"} (a node about to join: where
-        it listens; its Join tells the machine); {"command": "start", "at": UNIX_TIME} (a
-        node started with --wait-to-start takes its first step then); {"command": "want"}
-        (with a mutex: it asks for the critical section now)."""
-        frames = wire.Frames()
-        try:
-            async with stream:
-                async for data in stream:
-                    for obj in frames.feed(data):
-                        self._command(obj)
-        except (wire.FrameError, trio.BrokenResourceError, OSError) as e:
-            log(f"node {self.o.node}: closed a control connection: {e}")
+        """Commands from the cluster (control.py), each checked, then obeyed."""
+        await control.serve(stream, self._command,
+                            lambda why: log(f"node {self.o.node}: closed a control connection: {why}"))
 
     def _command(self, obj: dict) -> None:
-        command = obj.get("command")
-        if command == "timeout" and type(obj.get("value")) in (int, float) and TIMEOUT.low <= obj["value"] <= TIMEOUT.high:
-            self.config = self.config.with_timeout(float(obj["value"]))
+        command = control.parse(obj, me=self.o.node, waits_to_start=self.o.wait_to_start, mutex=self.mutex)
+        name = command[0]
+        if name == "timeout":
+            self.config = self.config.with_timeout(command[1])
             self.machine.reconfigure(self.config.protocol)
             self.record("timeout", value=self.config.timeout)
-        elif command == "peer" and type(obj.get("id")) is int and obj["id"] not in self.links and \
-                obj["id"] != self.o.node and isinstance(obj.get("address"), str):
-            try:
-                where = Address.parse(obj["address"], f"node {obj['id']}'s address")
-            except InputError as e:
-                raise wire.FrameError(str(e)) from None
-            link = self.links[obj["id"]] = Link(self, obj["id"], where)
+        elif name == "peer" and command[1] not in self.links:  # (a peer it has already: nothing to learn)
+            link = self.links[command[1]] = Link(self, command[1], command[2])
             self.nursery.start_soon(link.run)
-        elif command == "start" and self.o.wait_to_start and type(obj.get("at")) in (int, float) \
-                and math.isfinite(obj["at"]):
-            self.start_at = obj["at"]
+        elif name == "start":
+            self.start_at = command[1]
             self.told_to_start.set()
-        elif command == "want" and self.mutex:  # (stepped by the one task that steps the machine)
+        elif name == "want":  # (stepped by the one task that steps the machine)
             self.inbox_in.send_nowait(("want",))
-        elif command in ("hold", "release") and isinstance(obj.get("peers"), list):
-            for peer in obj["peers"]:
+        elif name in ("hold", "release"):
+            for peer in command[1]:
                 if peer in self.links:
-                    self.links[peer].hold(command == "hold")
-        else:
-            raise wire.FrameError(f"not a command: {json.dumps(obj)[:80]}")
+                    self.links[peer].hold(name == "hold")
 
     async def _orphaned(self, parent: int) -> None:
         """The cluster that started this node was killed without stopping it (its nodes run
@@ -475,141 +407,14 @@ class RealNode:
             pass  # the peer went down: what it sent before is in
 
 
-class Link:
-    """The connection to one peer, FIFO: messages go out in the order they were sent. It
-    is opened when a message is to go and none is open, and watched: the peer never
-    writes on it, so an end or an error read there means the peer went down, and the
-    next message connects afresh (to a peer that has started again). A message that
-    cannot go (no connection within T/4, or it broke) is dropped and traced.
-
-    Backoff. After a refused connection (the peer's machine answers that nothing listens
-    there) the link does not try again for a while (50 ms, doubled at each refusal up to
-    1 s): meanwhile its messages are dropped at once, as to a down node. A connection not
-    answered within T/4 is not backed off from: the next message tries again, because
-    this machine's own load can be the reason (64 processes on two cores time out
-    connections to peers that are up, and backing off from those slowed an election of
-    64 from 0.7 s to 3.8 s). A node that comes back (a recovery, a join, or one started
-    by hand) greets every peer (a connection with its hello and nothing else, queued
-    first), and a hello from a peer ends the backoff towards it: a peer that is back is
-    reached at once. The node's log has one line when a peer cannot be reached (not one a
-    try) and one when it is reached again."""
-
-    def __init__(self, node: RealNode, peer: int, address: Address):
-        self.node, self.peer, self.address = node, peer, address
-        self.queue_in, self.queue = trio.open_memory_channel(math.inf)
-        self.stream: trio.SocketStream | None = None
-        self.pending = 0  # messages put and not yet sent or dropped
-        self.open = trio.Event()  # set while the link is not held
-        self.open.set()
-        self.backoff = 0.0  # seconds without trying after the last refused connection (0: none refused)
-        self.retry_at = -math.inf  # trio time before which no connection is tried
-        self.unreachable: str | None = None  # why the peer could not be reached, while that lasts (said once)
-
-    def greet(self) -> None:
-        """Connect and say hello, queued before any message (a node that starts: _boot)."""
-        self.queue_in.send_nowait((trio.current_time(), None, 0, None))
-
-    def back(self) -> None:
-        """The peer said hello: it is up, so the next message tries at once."""
-        self.backoff, self.retry_at = 0.0, -math.inf
-
-    def hold(self, held: bool) -> None:
-        if held and self.open.is_set():
-            self.open = trio.Event()
-        elif not held:
-            self.open.set()
-
-    def put(self, msg_id: str, lamport: int, msg) -> None:
-        self.pending += 1
-        self.queue_in.send_nowait((trio.current_time() + self.node.config.delay_max, msg_id, lamport, msg))
-
-    async def run(self) -> None:
-        async for due, msg_id, lamport, msg in self.queue:
-            await trio.sleep_until(due)
-            await self.open.wait()  # held: it waits here, and those after it behind it
-            if msg_id is None:  # the greeting: connected, nothing sent
-                await self._reach()
-                continue
-            data = wire.message_frame(self.node.o.algorithm, msg_id, lamport, msg)
-            if not await self._send(data):
-                self.node.record("drop", id=msg_id, dst=self.peer, reason=DROPPED_RECEIVER_DOWN)
-            self.pending -= 1
-
-    async def _reach(self) -> bool:
-        """Connected: already, or now (unless backing off from a refusal)."""
-        if self.stream is not None:
-            return True
-        if trio.current_time() < self.retry_at:
-            return False
-        failed = await self._connect()
-        if failed is None:
-            if self.unreachable:
-                log(f"node {self.node.o.node}: reached node {self.peer} at {self.address} again")
-            self.unreachable, self.backoff = None, 0.0
-            return True
-        why, refused = failed
-        if self.unreachable is None:  # (one line an outage, not one a try)
-            log(f"node {self.node.o.node}: cannot reach node {self.peer} at {self.address} ({why}): its messages "
-                f"are dropped until it answers")
-            self.unreachable = why
-        if refused:
-            self.backoff = min(BACKOFF_MOST, max(BACKOFF_FIRST, 2 * self.backoff))
-            self.retry_at = trio.current_time() + self.backoff
-        return False
-
-    async def _send(self, data: bytes) -> bool:
-        if not await self._reach():
-            return False
-        stream = self.stream
-        try:
-            await stream.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            await self._forget(stream)
-            return False
-        return True
-
-    async def _connect(self) -> tuple[str, bool] | None:
-        """A connection with the hello sent; else why not, and whether it was refused (an
-        answer: nothing listens there) rather than unanswered within T/4."""
-        stream, failed = None, None
-        within = min(1.0, self.node.config.timeout / 4)
-        with trio.move_on_after(within) as waited:
-            try:
-                stream = await trio.open_tcp_stream(self.address.host, self.address.port)
-                await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
-            except (OSError, trio.BrokenResourceError) as e:
-                refused = _refusal(e)
-                why = os.strerror(refused.errno) if refused is not None and refused.errno else e.strerror
-                failed = (why or str(e) or type(e).__name__, refused is not None)
-        if waited.cancelled_caught:
-            failed = (f"no answer within {within:g} s", False)
-        if failed is not None:
-            if stream is not None:  # (opened, but the hello did not go: not a link)
-                await trio.aclose_forcefully(stream)
-            return failed
-        self.stream = stream
-        self.node.nursery.start_soon(self._watch, stream)
-        return None
-
-    async def _watch(self, stream: trio.SocketStream) -> None:
-        try:
-            while await stream.receive_some():
-                pass  # (the peer says nothing on this connection)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            pass
-        await self._forget(stream)
-
-    async def _forget(self, stream: trio.SocketStream) -> None:
-        if self.stream is stream:
-            self.stream = None
-        await trio.aclose_forcefully(stream)
-
-
 async def serve(options: NodeOptions) -> None:
-    try:
-        os.makedirs(options.state_dir, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"cannot make the state folder {options.state_dir}: {e.strerror or e}") from None
+    if options.parent is not None and os.getppid() != options.parent:
+        return  # its cluster was gone before this process had started: nothing to do
+    if options.parent is None:  # (a cluster made its node's folder; one that is gone took it away: not made again)
+        try:
+            os.makedirs(options.state_dir, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"cannot make the state folder {options.state_dir}: {e.strerror or e}") from None
     async with trio.open_nursery() as nursery:
         node = RealNode(options, nursery)
         await nursery.start(node.run)

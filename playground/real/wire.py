@@ -16,18 +16,41 @@ from __future__ import annotations
 
 import json
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 from protocol import Message
 
+from ..core.config import InputError, parse_whole, shown
 from ..record.codec import converter
 
+MAX_ID = 2**63 - 1  # a node's id at most (a whole number every JSON reader takes)
 MAX_FRAME = 1 << 20  # bytes: a thousand times any message
 _LENGTH = struct.Struct(">I")
 
 
 class FrameError(ValueError):
     """Bytes on a socket that are not a frame of ours."""
+
+
+@dataclass(frozen=True)
+class Address:
+    """Where a node listens."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @classmethod
+    def parse(cls, text: str, what: str) -> Address:
+        """"HOST:PORT" (a port from 1 to 65535), or one line naming `what` (InputError):
+        the command line's addresses and the control socket's alike."""
+        host, sep, port = text.rpartition(":")
+        if not sep or not host:
+            raise InputError(f"{what} must be HOST:PORT, not {shown(text)}")
+        return cls(host.strip("[]"), parse_whole(port, f"{what}'s port", 1, 65535))
 
 
 def frame(obj: dict[str, Any]) -> bytes:

@@ -11,8 +11,9 @@ not reach it), reading a pipe from bully-tui. bully-tui tells it, one JSON line 
 
   ["whole", path, dev, inode]   a file being appended to: if it is left behind, cut it
                                 back to its last whole line
-  ["remove", path, dev, inode]  a temporary file (a recording nobody asked to keep):
-                                if it is left behind, remove it (whatever else was asked)
+  ["remove", path, dev, inode]  a temporary file (a recording nobody asked to keep), or
+                                folder (a real run's): if it is left behind, remove it
+                                (whatever else was asked)
   ["done", action, path]        that is taken care of (the file was closed, or removed)
 
 When the pipe closes (bully-tui has ended, however), the guardian does what is left
@@ -61,7 +62,8 @@ def keep_whole(path: str) -> None:
 
 
 def remove_if_left(path: str) -> None:
-    """If bully-tui ends before `done(REMOVE, path)`, remove `path` (a temporary file)."""
+    """If bully-tui ends before `done(REMOVE, path)`, remove `path` (a temporary file, or
+    a folder and all in it)."""
     _watch(REMOVE, path)
 
 
@@ -99,6 +101,19 @@ def _cut_to_last_line(f: IO[bytes]) -> None:
     f.truncate(0)
 
 
+def _remove_folder(path: str, within: float = 5.0) -> None:
+    """`path` and all in it; tried again while what bully-tui started (a real run's node
+    processes, which stop by themselves once it is gone) may still write there."""
+    import shutil
+    import time
+
+    deadline = time.monotonic() + within
+    while os.path.lexists(path) and time.monotonic() < deadline:
+        shutil.rmtree(path, ignore_errors=True)
+        if os.path.lexists(path):
+            time.sleep(0.1)
+
+
 def _same(path: str, dev: int, inode: int) -> bool:
     try:
         info = os.stat(path)
@@ -123,7 +138,9 @@ def watch(pipe: IO[bytes]) -> None:
         if not _same(path, dev, inode) or (action == WHOLE and (REMOVE, path) in open_orders):
             continue  # moved, replaced or removed since (not ours any more), or to be removed anyway
         try:
-            if action == REMOVE:
+            if action == REMOVE and os.path.isdir(path):
+                _remove_folder(path)
+            elif action == REMOVE:
                 os.unlink(path)
             else:
                 with open(path, "r+b") as f:

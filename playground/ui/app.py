@@ -89,6 +89,17 @@ GC_YOUNG, GC_MIDDLE, GC_NEVER = 20_000, 20, 1_000_000_000  # the collector's thr
 GC_EVERY = 2.0  # seconds between two looks for a quiet moment to collect garbage in
 
 
+def cs_figures(state: ClusterState, algorithm: str) -> CsFigures | None:
+    """With a mutex, its figures so far for the status bar (the real view's too)."""
+    cs = state.cs
+    if cs is None:
+        return None
+    mutex = machine(algorithm).mutex
+    members = len(state.joined) - len(state.left)
+    return CsFigures(cs.entries, cs.messages_per_entry, mutex.figures(members).entry_messages,
+                     cs.client_delays[-1] if cs.client_delays else None, cs.sync_delays[-1] if cs.sync_delays else None)
+
+
 @dataclass
 class EventsReady(Message):
     """New trace events are waiting in the live run's buffer."""
@@ -389,13 +400,7 @@ class BullyApp(ViewKeys, App[None]):
             self.model.worst_case, self._where(), len(state.held_links), self._cs_figures()))
 
     def _cs_figures(self) -> CsFigures | None:
-        cs = self.state.cs
-        if cs is None:
-            return None
-        mutex = machine(self.session.algorithm).mutex
-        members = len(self.state.joined) - len(self.state.left)
-        return CsFigures(cs.entries, cs.messages_per_entry, mutex.figures(members).entry_messages,
-                         cs.client_delays[-1] if cs.client_delays else None, cs.sync_delays[-1] if cs.sync_delays else None)
+        return cs_figures(self.state, self.session.algorithm)
 
     def _where(self) -> str:
         """Where in time the screen is, for the status bar ("" at the present)."""

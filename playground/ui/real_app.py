@@ -14,18 +14,21 @@ that joins, l makes the selected one leave, p cuts it off (a partition of held
 connections) and P heals, + and - change T on every node, w asks for the critical
 section (with a mutex), s saves the run so far as a new transcript. Time travel, branches
 and verify are not offered: a real run is not deterministic, and the status line says
-so. Quitting (q, ctrl+q) stops every process and, with --transcript, writes the merged
-run as a transcript marked real, which replay and export read. The terminal closing
-stops every process too (SIGTERM to each at once); the transcript is written only if
-there is time before the watchdog ends the app (interrupt.end_soon).
+so. A key that cannot act (a node down already, say) says why, as the simulation's do.
+Quitting (q, ctrl+q) stops every process and, with --transcript, writes the merged
+run as a transcript marked real, which replay and export read. A signal (SIGINT,
+SIGTERM, or SIGHUP: the terminal closed) quits the same way, and the app ends as the
+simulation's does: status 128 + the signal's number, and its one line (cli.finished);
+the transcript is written only if there is time before the watchdog ends the app
+(interrupt.end_soon). The run's folder goes in every case (real/cluster.run_folder).
 """
 
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import threading
 import time
+from contextlib import ExitStack
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -33,24 +36,26 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 
 import themes
 from protocol import machine
 
 from ..core.config import TIMEOUT, InputError, WriteError
-from ..real.cluster import RealCluster
+from ..real.cluster import RealCluster, run_folder
 from ..record.files import saved_as_new
 from ..record.recorder import Recorder
 from ..run import interrupt
 from ..run.state import ClusterState
 from .alert_bar import AlertBar
-from .app import T_STEP
+from .app import T_STEP, cs_figures
 from .compact_grid import CompactGrid
 from .message_log import MessageLog
 from .model import LOG_CAP, ClusterModel
 from .node_grid import NodeGrid
 from .node_panel import NodePanel
+from .real_status import RealStatus, running, starting
+from .status_bar import Status
 from .view_keys import VIEW_BINDINGS, ViewKeys
 
 WATCHING = "attached: this view only watches (start, stop and tell the nodes where they run)"
@@ -95,10 +100,10 @@ class RealApp(ViewKeys, App):
         self.log_view = MessageLog(self.model)
         self.panel = NodePanel()
         self.alert_bar = AlertBar(self.model)
-        self.status = Static(id="real-status")
+        self.status = RealStatus()
         self.selected = session.ids[-1]
         self._folder = folder
-        self._temporary: tempfile.TemporaryDirectory | None = None
+        self._temporary = ExitStack()  # the run's folder, when the app makes it (run_folder): removed at the end
         self.cluster: RealCluster | None = None  # once started (_start)
         self._starting: RealCluster | None = None
         self._starter: threading.Thread | None = None
@@ -108,8 +113,10 @@ class RealApp(ViewKeys, App):
         self._reading = False  # a read of the traces is under way (_read)
         self._settled: ClusterState | None = None  # the state after the merge's settled events (poll); then the newer go on a copy
         self._generation, self._applied = 0, 0  # the merge's start it follows; its settled events applied
-        self.said = ""  # the last key's effect, on the status line
         self.failure: str | None = None  # why the app ended early, or the transcript could not be written: said after it
+        self.stopped_by: int | None = None  # the signal that ended the app, if one did (cli.finished says so)
+        self.kept_transcript: str | None = None  # --transcript, once written
+        self._drawn = False  # the nodes have been shown once
 
     def compose(self) -> ComposeResult:
         yield self.grid
@@ -124,9 +131,8 @@ class RealApp(ViewKeys, App):
         self._loop = asyncio.get_running_loop()
         self._handlers = interrupt.take_over(self._signalled)
         themes.use_ours(self)
-        if self._folder is None:
-            self._temporary = tempfile.TemporaryDirectory(prefix="bully-real-")
-            self._folder = self._temporary.name
+        if self._folder is None and self.watching is None:
+            self._folder = self._temporary.enter_context(run_folder())
         s = self.session
         if self.watching is None:  # (in a thread: 64 processes take seconds to start, and the screen is drawn meanwhile)
             self._starting = RealCluster(s.ids, s.algorithm, s.config, self._folder, s.seed, s.workload)
@@ -151,19 +157,18 @@ class RealApp(ViewKeys, App):
             if self._started is True and self.cluster is None:  # (done since the last poll)
                 self.cluster = self._starting
         if self.cluster is None:
-            if self._temporary is not None:
-                self._temporary.cleanup()
+            self._temporary.close()
             return
         cluster, self.cluster = self.cluster, None
         try:
             cluster.close()
             if self.session.transcript is not None:
                 self._write(self.session.transcript, cluster.events(final=True), self.session.overwrite)
+                self.kept_transcript = self.session.transcript
         except (InputError, WriteError) as e:  # said after the app has ended, in one line
             self.failure = str(e)
         finally:
-            if self._temporary is not None:
-                self._temporary.cleanup()
+            self._temporary.close()
 
     def _write(self, path: str, events: list, overwrite: bool) -> None:
         """A transcript of `events`, its header saying the run was real."""
@@ -173,7 +178,7 @@ class RealApp(ViewKeys, App):
     def action_save(self) -> None:
         """The run so far (as merged now) as a new transcript beside where the app started, and say where."""
         if self.source is None:
-            self.said = "the nodes are still starting"
+            self._refused("the nodes are still starting")
             return
         events, s = list(self.events), self.session
         base = f"bully-real-{s.algorithm}-n{len(self.state.ids)}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
@@ -186,8 +191,11 @@ class RealApp(ViewKeys, App):
         self.notify(f"Saved the run so far to {target.resolve()} (bully-tui replay or export it)")
 
     def _signalled(self, signum: int, _frame: object) -> None:
-        """SIGINT, SIGTERM or SIGHUP (the terminal closed): quit, stopping the processes."""
-        interrupt.end_soon(signum)
+        """SIGINT, SIGTERM or SIGHUP (the terminal closed): quit, stopping the processes,
+        as the simulation app does (ui/app.py): the first signal is the one said."""
+        if self.stopped_by is None:
+            self.stopped_by = signum
+            interrupt.end_soon(signum)
         self._loop.call_soon_threadsafe(self.exit)
 
     # --- what the nodes did ------------------------------------------------------------
@@ -216,8 +224,7 @@ class RealApp(ViewKeys, App):
             self.failure = self._started
             self.exit()
         if self.source is None:
-            self.status.update(f"starting {self.session.nodes} node processes: each listens, then all take their "
-                               f"first step together …{' · ' + self.said if self.said else ''}")
+            self.status.forms = starting(self.session.nodes)
             return
         if not self._reading:  # (one read at a time, in a thread: 64 nodes' start can take seconds to merge)
             self._reading = True
@@ -265,16 +272,20 @@ class RealApp(ViewKeys, App):
             return
         now = self.now
         self.grid.show(now, self.selected)
+        if not self._drawn:  # (the grid was laid out while its cards were empty: their rows again, now full)
+            self._drawn = True
+            for card in getattr(self.grid, "cards", {}).values():
+                card.refresh(layout=True)
         self.log_view.selected = self.selected
         self.log_view.show()
         self.panel.show(self.model.nodes[self.selected], self.source.internals(self.selected), now, self.model.label,
                         self.source.internals_unknown)
-        node = self.state.nodes[self.selected]
-        shown = "down" if not node.up else f"{node.status} under {node.leader}"
-        t_now = self.source.config.timeout
-        self.status.update(f"real run · t={now:.2f}s · T={t_now:g} · {sum(n.up for n in self.state.nodes.values())} of "
-                           f"{len(self.state.ids)} up · node {self.selected}: {shown} · no time travel: a real run "
-                           f"is not deterministic{' · ' + self.said if self.said else ''}")
+        state, rounds = self.state, self.state.rounds
+        held = len(self.cluster.held) if self.cluster is not None else 0
+        status = Status(now, 1.0, False, None, self.source.config, rounds.count, rounds.running,
+                        sum(rounds.current.messages.values()) if rounds.current else 0, self.model.worst_case,
+                        held_links=held, cs=cs_figures(state, self.session.algorithm))
+        self.status.forms = running(status, sum(n.up for n in state.nodes.values()), len(state.ids))
 
     # --- keys --------------------------------------------------------------------------
 
@@ -283,21 +294,25 @@ class RealApp(ViewKeys, App):
         leaders = [n.leader for n in self.state.nodes.values() if n.up and n.leader is not None]
         return max(set(leaders), key=leaders.count) if leaders else None
 
+    def _refused(self, why: str) -> None:
+        """A key that cannot act, and why, as the simulation app says it (what a key does
+        shows in the log, and T on the status line)."""
+        self.notify(why[0].upper() + why[1:] + ".", severity="warning")
+
     def _acting(self) -> RealCluster | None:
-        """The cluster a key acts on; or None, and the status line says why not."""
+        """The cluster a key acts on; or None, saying why not."""
         if self.watching is not None:
-            self.said = WATCHING
+            self._refused(WATCHING)
         elif self.cluster is None:
-            self.said = "the nodes are still starting"
+            self._refused("the nodes are still starting")
         return self.cluster
 
     def _act(self, what: str, node: int | None) -> None:
         if (cluster := self._acting()) is not None:
             if node is None:
-                self.said = f"no node to {what}"
-            else:
-                refusal = getattr(cluster, what)(node)
-                self.said = refusal or f"{what} {node} at {time.strftime('%H:%M:%S')}"
+                self._refused(f"no node to {what}: none leads")
+            elif refusal := getattr(cluster, what)(node):
+                self._refused(refusal)
         self.poll()
 
     def action_kill_leader(self) -> None:
@@ -317,8 +332,7 @@ class RealApp(ViewKeys, App):
 
     def action_join(self) -> None:
         if (cluster := self._acting()) is not None:
-            node = cluster.join()
-            self.said = f"join {node} at {time.strftime('%H:%M:%S')}"
+            cluster.join()
         self.poll()
 
     def action_leave(self) -> None:
@@ -327,16 +341,16 @@ class RealApp(ViewKeys, App):
     def action_cut_off(self) -> None:
         """The selected node alone on one side of a partition of held connections."""
         if (cluster := self._acting()) is not None:
-            self.said = cluster.partition((self.selected,)) or f"partition {self.selected}"
+            if refusal := cluster.partition((self.selected,)):
+                self._refused(refusal)
         self.poll()
 
     def action_heal(self) -> None:
         if (cluster := self._acting()) is not None:
             if cluster.held:
                 cluster.heal()
-                self.said = "heal"
             else:
-                self.said = "nothing to heal: no connection is held"
+                self._refused("nothing to heal: no connection is held")
         self.poll()
 
     def action_timeout(self, step: int) -> None:
@@ -344,7 +358,6 @@ class RealApp(ViewKeys, App):
             value = cluster.config.timeout + step * T_STEP
             if TIMEOUT.low <= value <= TIMEOUT.high:
                 cluster.timeout(value)
-                self.said = f"T={value:g}"
             else:
-                self.said = f"T stays {cluster.config.timeout:g}: it goes from {TIMEOUT.low:g} to {TIMEOUT.high:g} s"
+                self._refused(f"T stays {cluster.config.timeout:g}: it goes from {TIMEOUT.low:g} to {TIMEOUT.high:g} s")
         self.poll()

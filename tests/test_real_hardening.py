@@ -1,0 +1,341 @@
+"""Real nodes against bad input and signals (issue 29): every bad input one line, never a
+traceback or a hang; every signal, at seeded moments, the status and the one line of
+the simulation's, and nothing left behind (no run folder, no node process). Processes
+and wall time, as in test_real_nodes.py: each wait is for a condition, with a deadline
+that follows the work (`progressing`), never a fixed sleep standing in for one."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import random
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from playground.cli import main
+from playground.real import control, wire
+from playground.real.cluster import RealCluster
+from playground.real.wire import FrameError
+from tests.test_real_nodes import FAST, all_follow, free_port, progressing, wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = 29  # the moments signals are sent at
+
+
+def _node(tmp_path, *extra: str) -> list[str]:
+    return ["node", "--id", "1", "--listen", f"127.0.0.1:{free_port()}", "--state-dir", str(tmp_path / "n"), *extra]
+
+
+# --- node: bad input -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("make", "says"), [
+    (lambda d: (d / "state.json").write_text("[" * 100_000 + "]" * 100_000), "state.json is damaged: not JSON"),
+    (lambda d: os.mkfifo(d / "state.json"), "state.json is not a file"),
+    (lambda d: (d / "state.json").write_bytes(b" " * (2 << 20)), "state.json is not a node's state: 2,097,152 bytes"),
+    (lambda d: (d / "control.sock").mkdir(), "control.sock is in the way"),
+    (lambda d: (d / "control.sock").write_text("mine"), "control.sock is in the way"),
+    (lambda d: os.mkfifo(d / "trace.jsonl"), "trace.jsonl is not a file"),
+])
+def test_what_is_in_the_way_in_a_state_folder_is_one_line_and_left_as_it_was(tmp_path, capsys, make, says):
+    folder = tmp_path / "n"
+    folder.mkdir()
+    make(folder)
+    before = {p.name: p.stat().st_mode for p in folder.iterdir()}
+    assert main(_node(tmp_path)) == 2  # (in time: a FIFO blocked the node for ever)
+    err = capsys.readouterr().err
+    assert err.startswith("bully-tui: error: ") and says in err and err.count("\n") == 1
+    if "control.sock" not in says:
+        assert {p.name: p.stat().st_mode for p in folder.iterdir()} == before  # (a control.sock refusal comes
+    assert (folder / "control.sock").exists() == ("control.sock" in before)   # after the trace is opened)
+
+
+@pytest.mark.parametrize("flag", ["--seed", "--state-dir"])
+def test_an_empty_value_is_refused_like_any_other(tmp_path, capsys, flag):
+    argv = _node(tmp_path, flag, "")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"bully-tui: error: {flag} must") and err.count("\n") == 1
+
+
+# --- node: hostile control frames ------------------------------------------------------------
+
+HOSTILE_COMMANDS = [
+    ({"command": "hold", "peers": [[1]]}, "the peers of a hold command"),  # (was: unhashable type: 'list', the node died)
+    ({"command": "hold", "peers": [True]}, "the peers of a hold command"),
+    ({"command": "release", "peers": 2}, "the peers of a release command"),
+    ({"command": "hold", "peers": [2], "also": 1}, "a hold command holds peers"),
+    ({"command": "timeout", "value": "4"}, "the value of a timeout command"),
+    ({"command": "timeout", "value": 1e999}, "the value of a timeout command"),
+    ({"command": "timeout"}, "a timeout command holds value"),
+    ({"command": "peer", "id": "2", "address": "127.0.0.1:1"}, "the id of a peer command"),
+    ({"command": "peer", "id": 2**64, "address": "127.0.0.1:1"}, "the id of a peer command"),
+    ({"command": "peer", "id": 2, "address": ["127.0.0.1", 1]}, "the address of a peer command"),
+    ({"command": "peer", "id": 2, "address": "nowhere"}, "must be HOST:PORT"),
+    ({"command": "peer", "id": 1, "address": "127.0.0.1:1"}, "names this node itself"),
+    ({"command": "start", "at": None}, "the at of a start command"),
+    ({"command": "start", "at": 1.0}, "not told to wait"),
+    ({"command": "want"}, "without a mutex"),
+    ({"command": ["hold"]}, "not a command"),
+    ({"command": {"deep": [[[[[]]]]]}}, "not a command"),
+    ({"commands": "hold"}, "not a command"),
+]
+
+
+@pytest.mark.parametrize(("frame", "says"), HOSTILE_COMMANDS)
+def test_a_hostile_command_is_refused_saying_why(frame, says):
+    with pytest.raises(FrameError, match=re.escape(says)):
+        control.parse(frame, me=1, waits_to_start=False, mutex=False)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.dictionaries(st.sampled_from(["command", "peers", "value", "id", "address", "at", "x"]),
+                       st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3),
+                                                                                                inner, max_size=3),
+                                    max_leaves=8)))
+def test_any_object_is_a_command_or_a_refusal_never_an_error(obj):
+    for waits, mutex in ((False, False), (True, True)):
+        try:
+            command = control.parse(obj, me=1, waits_to_start=waits, mutex=mutex)
+        except FrameError:
+            continue
+        assert command[0] == obj["command"]
+
+
+def test_hostile_control_frames_close_that_connection_and_the_node_goes_on(tmp_path):
+    """Each on a connection of its own, and the node still takes a good command after:
+    wrong types, nesting, a frame too big, bytes that are not JSON or not an object."""
+    frames = [wire.frame(frame) for frame, _ in HOSTILE_COMMANDS] + [
+        wire.line_frame(b"[" * 50_000 + b"]" * 50_000), wire.line_frame(b"not json"), wire.line_frame(b"[1, 2]"),
+        struct.pack(">I", wire.MAX_FRAME + 1) + b"{}", wire.frame({"command": "timeout", "value": 4})[:6]]
+    with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(2, (1, 2)), within=10)
+        for data in frames:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(str(tmp_path / "2" / "control.sock"))
+                s.sendall(data)
+        cluster.timeout(0.7)  # (the node is up, and obeys)
+        trace = tmp_path / "2" / "trace.jsonl"
+        progressing(lambda: '"kind":"timeout","value":0.7' in trace.read_text(), lambda: trace.stat().st_size,
+                    why=lambda: (tmp_path / "2" / "node.log").read_text())
+        log = tmp_path / "2" / "node.log"
+
+        def refused() -> list[str]:
+            return [line for line in log.read_text().splitlines() if "control connection" in line]
+
+        # Refused: all but the cut frame (the connection merely ended), and those node 2 takes (it knows node 1
+        # already, and a node of a cluster waits to be told to start).
+        taken = [f for f, _ in HOSTILE_COMMANDS if f in ({"command": "peer", "id": 1, "address": "127.0.0.1:1"},
+                                                         {"command": "start", "at": 1.0})]
+        progressing(lambda: len(refused()) == len(frames) - 1 - len(taken), lambda: log.stat().st_size,
+                    why=lambda: refused())
+        assert cluster.up(2)
+    assert all(line.startswith("node 2: closed a control connection: ") for line in refused())
+
+
+# --- merge --------------------------------------------------------------------------------
+
+
+def _boot(node: int) -> str:
+    return json.dumps({"t": 1.0, "lamport": 0, "node": node, "kind": "boot", "algorithm": "classic", "ids": [1, 2],
+                       "recovering": False, "timeout": 4.0, "probe_interval": 5.0, "coordinator_timeout": None,
+                       "delay": 0.0})
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    ('{"t": 2, "lamport": 1, "node": 99, "kind": "stop"}', "line 2: a line of node 99 in node 2's trace"),
+    ('{"t": 2, "lamport": 1, "node": 2, "kind": "send", "id": "2.1.1", "dst": 99, "msg": {"type": "election"}}',
+     "line 2: field 'dst' of a send line names node 99, not one of the nodes (1, 2)"),
+    ('{"t": 2, "lamport": 1, "node": 2, "kind": "state", "status": "normal", "leader": 7, "epoch": 1}',
+     "line 2: field 'leader' of a state line names node 7, not one of the nodes (1, 2)"),
+    ("garbage", "line 2: not JSON"),  # (whole, its newline written: refused, not dropped as a cut line is)
+])
+def test_merge_refuses_a_line_it_cannot_place_naming_the_file_and_line(tmp_path, capsys, line, says):
+    for node in (1, 2):
+        (tmp_path / str(node)).mkdir()
+        (tmp_path / str(node) / "trace.jsonl").write_text(_boot(node) + "\n" + (line + "\n" if node == 2 else ""))
+    assert main(["merge", str(tmp_path / "1"), str(tmp_path / "2"), "-o", str(tmp_path / "m.jsonl")]) == 2
+    assert capsys.readouterr().err == f"bully-tui: error: {tmp_path / '2' / 'trace.jsonl'} {says}\n"
+    assert not (tmp_path / "m.jsonl").exists()
+
+
+def test_merge_leaves_out_a_last_line_a_kill_cut_short_and_says_so(tmp_path, capsys):
+    for node in (1, 2):
+        (tmp_path / str(node)).mkdir()
+        (tmp_path / str(node) / "trace.jsonl").write_text(_boot(node) + "\n" + ('{"t": 2, "lam' if node == 2 else ""))
+    assert main(["merge", str(tmp_path / "1"), str(tmp_path / "2"), "-o", str(tmp_path / "m.jsonl")]) == 0
+    out = capsys.readouterr()
+    assert out.err == (f"bully-tui: warning: {tmp_path / '2' / 'trace.jsonl'} line 2 was cut short (no newline: its "
+                       f"node was killed writing it): left out\n")
+    assert out.out.endswith("events from 2 nodes\n")
+
+
+# --- signals ------------------------------------------------------------------------------
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    tmp.mkdir(exist_ok=True)
+    return {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT)}
+
+
+def _ours(tmp: Path) -> list[int]:
+    """The processes whose command line names `tmp` (a run's nodes live in a folder there)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if str(tmp).encode() in cmdline and state not in "ZX":
+                found.append(int(entry))
+    return found
+
+
+def _nothing_left(tmp: Path) -> None:
+    """No folder in the run's TMPDIR, no node process: what stops by itself (nodes whose
+    cluster is gone, the guardian removing a killed run's folder) is waited for."""
+    progressing(lambda: not os.listdir(tmp) and not _ours(tmp), lambda: (sorted(os.listdir(tmp)), _ours(tmp)),
+                within=5, why=lambda: f"left: {os.listdir(tmp)}, processes {_ours(tmp)}")
+
+
+MOMENTS = random.Random(SEED)
+
+
+@pytest.mark.parametrize(("signum", "moment"), [
+    *((signal.SIGTERM, round(MOMENTS.uniform(0.3, 0.6), 3)) for _ in range(3)),  # (while 12 processes start)
+    (signal.SIGINT, round(MOMENTS.uniform(0.6, 2.0), 3)), (signal.SIGHUP, round(MOMENTS.uniform(0.3, 2.0), 3)),
+    (signal.SIGKILL, round(MOMENTS.uniform(0.3, 2.0), 3)), (signal.SIGKILL, round(MOMENTS.uniform(2.0, 3.0), 3))])
+def test_a_signal_to_a_headless_real_run_leaves_no_folder_and_no_process(tmp_path, signum, moment):
+    tmp = tmp_path / "tmp"
+    run = subprocess.Popen([sys.executable, "-m", "playground", "--real", "--headless", "--nodes", "12", "--until", "60"],
+                           env=_env(tmp), cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        time.sleep(moment)  # (the moment is the test's input: when the signal comes)
+        run.send_signal(signum)
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    if signum == signal.SIGKILL:
+        assert run.returncode == -9
+    else:
+        assert run.returncode == 128 + signum and out == ""
+        assert err.splitlines() == ["bully-tui: " + ("interrupted" if signum == signal.SIGINT else
+                                                     f"stopped by {signal.Signals(signum).name}")]
+    _nothing_left(tmp)
+
+
+class Terminal:
+    """A command run in a terminal of its own (a pty, 100 x 30), all it draws kept."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path):
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
+                                        start_new_session=True)
+        os.close(slave)
+        self.master, self.drawn = master, bytearray()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:  # (the terminal's other end is closed: the command has ended)
+                return
+            if not data:
+                return
+            self.drawn += data
+
+    def shows(self, text: str, within: float = 20.0) -> None:
+        progressing(lambda: text.encode() in self.drawn, lambda: len(self.drawn), within=within,
+                    why=lambda: f"{text!r} not drawn; exit {self.process.poll()}")
+
+    def ended(self) -> tuple[int, list[str]]:
+        """Its status, and the lines it wrote after leaving the app's screen."""
+        status = self.process.wait(timeout=30)
+        self.reader.join(timeout=10)
+        os.close(self.master)
+        after = bytes(self.drawn).rsplit(b"\x1b[?1049l", 1)[-1].decode(errors="replace")
+        plain = re.sub(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])", "", after)
+        return status, [line.strip() for line in plain.replace("\r", "\n").splitlines() if line.strip()]
+
+
+def _said(signum: int, lines: list[str]) -> None:
+    """The simulation app's ending: its one line (a SIGHUP's watchdog may end it first,
+    saying nothing: nobody is there to read it)."""
+    line = "bully-tui: " + ("interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}")
+    assert lines == [line] or (signum == signal.SIGHUP and lines == []), lines
+
+
+LIVE_MOMENTS = [(s, round(MOMENTS.uniform(0.0, 1.5), 3)) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]
+
+
+@pytest.mark.parametrize(("signum", "moment"), LIVE_MOMENTS)
+def test_a_signal_ends_the_real_live_view_as_it_ends_the_simulations(tmp_path, signum, moment):
+    tmp = tmp_path / "tmp"
+    terminal = Terminal([sys.executable, "-m", "playground", "--real", "--nodes", "3", "--timeout", "0.5"],
+                        _env(tmp), tmp_path)
+    try:
+        terminal.shows("real run")  # (drawn once the nodes run)
+        time.sleep(moment)
+        terminal.process.send_signal(signum)
+        status, lines = terminal.ended()
+    finally:
+        terminal.process.kill()
+    assert status == 128 + signum
+    _said(signum, lines)
+    _nothing_left(tmp)
+
+
+@pytest.mark.parametrize(("signum", "moment"), LIVE_MOMENTS)
+def test_a_signal_ends_attach_as_it_ends_the_simulation_app(tmp_path, signum, moment):
+    tmp = tmp_path / "tmp"
+    with RealCluster((1, 2), "classic", FAST, str(tmp_path / "nodes")) as cluster:
+        wait_for(cluster, all_follow(2, (1, 2)), within=10)
+        nodes = ",".join(f"{node}@127.0.0.1:{port}" for node, port in cluster.ports.items())
+        terminal = Terminal([sys.executable, "-m", "playground", "attach", nodes], _env(tmp), tmp_path)
+        try:
+            terminal.shows("real run")
+            time.sleep(moment)
+            terminal.process.send_signal(signum)
+            status, lines = terminal.ended()
+        finally:
+            terminal.process.kill()
+        assert cluster.up(1) and cluster.up(2)  # (watched only: the nodes go on)
+    assert status == 128 + signum
+    _said(signum, lines)
+    assert not os.listdir(tmp)
+
+
+def test_the_help_names_every_key_and_command_of_a_real_run(capsys):
+    from playground.real.cluster import REAL_COMMANDS
+    from playground.ui.real_app import RealApp
+    from playground.ui.view_keys import VIEW_BINDINGS
+
+    assert main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    start = text.index("--real real")
+    real = text[start:text.index("--transcript FILE", start)]
+    assert all(f" {command}" in real for command in REAL_COMMANDS)
+    keys = [b.key.split(",")[0] for b in RealApp.BINDINGS if b not in VIEW_BINDINGS and b.action != "quit"]
+    shown = {"plus": "+", "minus": "-"}
+    assert len(keys) == 12 and all(f" {shown.get(key, key)} " in real for key in keys), (keys, real)
