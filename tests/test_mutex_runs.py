@@ -282,3 +282,14 @@ def test_the_status_bar_says_when_the_messages_per_entry_are_not_defined_yet():
     assert "msgs each: after a first exit" in cs_part(CsFigures(1, None, "3(N-1) = 21", 2.0))
     assert "21.0 msgs each (lecture: 3(N-1) = 21)" in cs_part(CsFigures(2, 21.0, "3(N-1) = 21", 2.0))
     assert "msgs each" not in cs_part(CsFigures(0, None, "3(N-1) = 21", None))
+
+
+def test_an_entry_without_a_want_before_it_is_a_request_too():
+    # A central leader that wants the lock while it is free serves itself at once: the
+    # node goes from released to held in one step, and that request costs no message.
+    from protocol.central import CentralLock
+
+    cs = CsEntries.of(CentralLock)
+    cs.observe(CsEvent(0, 1, 3, CsState.HELD))
+    cs.observe(CsEvent(0, 2, 3, CsState.RELEASED))
+    assert cs.completed == 1 and cs.messages_per_entry == 0.0

@@ -105,6 +105,9 @@ class CsEntries:
             self._stamps[e.node] = (e.stamp, e.node)
 
     def _enter(self, e: CsEvent) -> None:
+        if e.node not in self._open:  # wanted and entered in one step (a central leader serving itself)
+            t, count = self._unclaimed.pop(e.node, (None, 0))
+            self._open[e.node] = count if t == e.t else 0
         self.entries += 1
         self._inside.add(e.node)
         mine = self._stamps.pop(e.node, None)  # timestamp order: no older request left waiting
