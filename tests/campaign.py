@@ -1391,6 +1391,19 @@ def gen_real(b: Builder) -> None:
     foreign = {"d/state.json": json.dumps({"algorithm": "raft", "storage": {}}).encode()}
     b.add("node-state:foreign", "node", ["node", *(x for k, v in base.items() for x in (k, v))], REFUSE,
           names="state.json", files={"d": DIRECTORY, **foreign})
+    node = ["node", *(x for k, v in base.items() for x in (k, v))]
+    for label, files, names in [  # what is in the way in a state folder: one line, never a hang or a traceback
+            ("state-nested", {"d/state.json": b"[" * 100_000 + b"]" * 100_000}, "state.json"),
+            ("state-fifo", {"d/state.json": FIFO}, "state.json"), ("state-a-folder", {"d/state.json": DIRECTORY},
+                                                                    "state.json"),
+            ("state-huge", {"d/state.json": b" " * (2 << 20)}, "state.json"),
+            ("control-a-folder", {"d/control.sock": DIRECTORY}, "control.sock"),
+            ("control-a-file", {"d/control.sock": b"mine\n"}, "control.sock"),
+            ("trace-fifo", {"d/trace.jsonl": FIFO}, "trace.jsonl")]:
+        b.add(f"node-{label}", "node", node, REFUSE, names=names, files={"d": DIRECTORY, **files})
+    for flag, value in [("--seed", ""), ("--state-dir", ""), ("--state-dir", "  ")]:  # (empty: refused as anywhere)
+        argv = ["node", *(x for k, v in base.items() if k != flag for x in (k, v)), flag, value]
+        b.add(f"node-empty{flag}:{value!r}", "node", argv, REFUSE, names=flag)
     # merge
     trace = [{"t": 1.0, "lamport": 0, "node": 1, "kind": "boot", "algorithm": "classic", "ids": [1, 2],
               "recovering": False, "timeout": 4.0, "probe_interval": 5.0, "coordinator_timeout": None, "delay": 0.0}]
@@ -1411,6 +1424,18 @@ def gen_real(b: Builder) -> None:
     for n, line in enumerate(r.sample(hostile, 4)):
         b.add(f"merge-hostile-line:{n}", "merge", ["merge", "a", "b", "-o", "m.jsonl"], REFUSE, names="b",
               files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other + line + b"\n" + other})
+    strangers = [("line-of-node-99", b'{"t": 2, "lamport": 1, "node": 99, "kind": "stop"}'),
+                 ("send-to-99", b'{"t": 2, "lamport": 1, "node": 2, "kind": "send", "id": "2.1.1", "dst": 99, "msg": '
+                                b'{"type": "election"}}'),
+                 ("leader-99", b'{"t": 2, "lamport": 1, "node": 2, "kind": "state", "status": "normal", "leader": 99, '
+                               b'"epoch": 1}'),
+                 ("garbage-last-line", b"garbage")]  # (whole, its newline written: not a line a kill cut short)
+    for label, line in strangers:  # a line it cannot place: one line naming the file and the line
+        b.add(f"merge-{label}", "merge", ["merge", "a", "b", "-o", "m.jsonl"], REFUSE, names="b/trace.jsonl line 2",
+              files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other + line + b"\n"})
+    b.add("merge-cut-short-last-line", "merge", ["merge", "a", "b", "-o", "m.jsonl"], ACCEPT,
+          outputs={"m.jsonl": "transcript"}, files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY,
+                                                   "b/trace.jsonl": other + b'{"t": 2, "lam'})
     # --real
     quick = ["--real", "--headless", "--nodes", "2", "--timeout", "0.5", "--probe-interval", "0.5", "--until", "1"]
     b.add("real-valid", "real", [*quick, "--transcript", "r.jsonl"], ACCEPT, outputs={"r.jsonl": "transcript"})
@@ -1421,6 +1446,14 @@ def gen_real(b: Builder) -> None:
                          (["--nodes", "65"], "65"), (["--at", "0.5 release 1 2"], "release")]:
         b.add(f"real-refused:{' '.join(extra)}", "real", [*quick, *extra], REFUSE, names=names)
     b.add("real-live-without-terminal", "real", ["--real", "--nodes", "2"], REFUSE, names=TERMINAL)
+    # signals to a headless real run: its status and line, no folder left in TMPDIR (the guardian's, after a SIGKILL)
+    for signum, low, high in [(signal.SIGTERM, 0.3, 0.6), (signal.SIGTERM, 0.3, 0.6), (signal.SIGTERM, 0.3, 0.6),
+                              (signal.SIGINT, 0.3, 2.0), (signal.SIGHUP, 0.3, 2.0), (signal.SIGKILL, 0.3, 2.0),
+                              (signal.SIGKILL, 2.0, 3.0)]:
+        delay = round(r.uniform(low, high), 3)
+        b.add(f"real-signal:{signal.Signals(signum).name}@{delay}s-12", "real",
+              ["--real", "--headless", "--nodes", "12", "--until", "60"], SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay), limit=BIG_LIMIT)
     # attach
     for value, names in r.sample([("1@h:1,1@h:2", "twice"), ("", "at least one"), ("1@h", "HOST:PORT"),
                                   ("x@h:1", "whole number"), ("1@h:99999", "port")], 3):

@@ -99,21 +99,28 @@ async def serve(stream: trio.SocketStream, take: Callable[[dict], None], refused
         refused(str(e))
 
 
-async def listener(folder: str) -> trio.SocketListener:
-    """The socket, bound in `folder`. A socket already there is a previous incarnation's,
-    and goes; anything else there (a file, a folder) is not ours to remove: one line."""
+def in_the_way(folder: str) -> bool:
+    """Whether a socket is there already (a previous incarnation's, which `listener`
+    removes); anything else there (a file, a folder) is not ours to remove: one line."""
     path = os.path.join(folder, CONTROL_FILE)
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
-        mode = None
+        return False
     except OSError as e:
         raise InputError(f"cannot make {path}: {e.strerror or e}") from None
-    if mode is not None and not stat.S_ISSOCK(mode):
+    if not stat.S_ISSOCK(mode):
         raise InputError(f"{path} is in the way: a node's control socket goes there (move it away)")
+    return True
+
+
+async def listener(folder: str) -> trio.SocketListener:
+    """The socket, bound in `folder` (`in_the_way` first)."""
+    path = os.path.join(folder, CONTROL_FILE)
+    old = in_the_way(folder)
     sock = trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_STREAM)
     try:
-        if mode is not None:
+        if old:
             os.unlink(path)
         with unix_socket_path(path) as where:
             await sock.bind(where)

@@ -93,6 +93,15 @@ class NodeOptions:
     workload: Workload | None = None  # with a mutex ("classic+central"): when it wants the critical section
 
 
+def _open_trace(path: str):
+    """The trace, to append to (a line a kill cut short cut off first); or one line."""
+    try:
+        _cut_partial_line(path)
+        return open(path, "a", buffering=1)  # noqa: SIM115 - closed in run
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+
+
 def _cut_partial_line(path: str) -> None:
     """A last line that a kill cut short (no newline after it) is cut off the trace, so
     that the next run's first line starts a line of its own, not a line of garbage. What
@@ -135,12 +144,7 @@ class RealNode:
         self.links = {peer: Link(self, peer, address) for peer, address in options.peers.items()}
         for peer in options.held:
             self.links[peer].hold(True)
-        path = os.path.join(options.state_dir, TRACE_FILE)
-        try:
-            _cut_partial_line(path)
-            self.trace = open(path, "a", buffering=1)  # noqa: SIM115 - closed in run
-        except OSError as e:
-            raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+        self.trace = None  # DIR/trace.jsonl, once listening (_boot)
         self.shown: tuple | None = None
         self.encode = converter(options.algorithm).unstructure
         self.start_at = options.start_at  # (a cluster's "start" command sets it: _command)
@@ -243,7 +247,8 @@ class RealNode:
             task_status.started()
             if booted:
                 await self._steps()
-        self.trace.close()
+        if self.trace is not None:
+            self.trace.close()
         self.nursery.cancel_scope.cancel()
 
     async def _steps(self) -> None:
@@ -289,13 +294,17 @@ class RealNode:
         return what
 
     async def _boot(self) -> bool:
-        """Listening, then the first step when its time comes: True; False if told to stop first."""
+        """Listening, then the first step when its time comes: True; False if told to stop first.
+        (What can be refused is, before the trace is written: a refusal leaves the folder as it was.)"""
         try:
             listeners = await trio.open_tcp_listeners(self.o.listen.port, host=self.o.listen.host)
         except OSError as e:
             raise InputError(f"cannot listen on {self.o.listen}: {e.strerror or e}") from None
+        control.in_the_way(self.o.state_dir)
+        self.trace = _open_trace(os.path.join(self.o.state_dir, TRACE_FILE))
+        commands = await control.listener(self.o.state_dir)
         self.nursery.start_soon(trio.serve_listeners, self._serve, listeners)
-        self.nursery.start_soon(trio.serve_listeners, self._control, [await control.listener(self.o.state_dir)])
+        self.nursery.start_soon(trio.serve_listeners, self._control, [commands])
         if self.o.parent is not None:
             self.nursery.start_soon(self._orphaned, self.o.parent)
         for link in self.links.values():

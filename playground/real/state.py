@@ -31,10 +31,11 @@ def load(folder: str, storage_class: type[SafeStorage], algorithm: str) -> SafeS
         return None
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # (a folder opens too)
+        os.close(fd)
+        raise InputError(f"{path} is not a file (move it away to start this node afresh)")
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{path} is not a file (move it away to start this node afresh)")
         if info.st_size > MOST_BYTES:
             raise InputError(f"{path} is not a node's state: {info.st_size:,} bytes (move it away to start this node "
                              f"afresh)")
