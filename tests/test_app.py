@@ -40,9 +40,14 @@ def on_asyncio(test):
     return run
 
 
-async def wait_for(pilot, condition, what: str, limit: float = 20.0) -> None:
+async def wait_for(pilot, condition, what: str, limit: float = 20.0, progress=None) -> None:
+    """Until `condition()`: for `limit` wall seconds, counted afresh whenever `progress()`
+    changes, so the deadline follows the work (a busy machine makes it slower, not stuck)."""
     deadline = time.monotonic() + limit
+    seen = progress() if progress is not None else None
     while not condition():
+        if progress is not None and (now := progress()) != seen:
+            seen, deadline = now, time.monotonic() + limit
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await pilot.pause(0.005)
@@ -50,7 +55,9 @@ async def wait_for(pilot, condition, what: str, limit: float = 20.0) -> None:
 
 async def settled(pilot, app: BullyApp) -> None:
     """The cluster has run everything due up to its clock, and the app has drawn it."""
-    await wait_for(pilot, lambda: app.live.idle, "the cluster to catch up with its clock")
+    engine = app.live.cluster.engine
+    await wait_for(pilot, lambda: app.live.idle, "the cluster to catch up with its clock",
+                   progress=lambda: (engine.now_us, engine.due(), app.model.logged))
     await pilot.pause()
     app.redraw()
 
