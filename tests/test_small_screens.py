@@ -269,3 +269,29 @@ def test_with_a_mutex_the_status_bar_gives_its_figures_first_to_go():
     assert fit(parts(status), 130).plain.endswith("CS 12 in · 8.1 msgs each · last waited 2.0s")
     narrow = fit(parts(status), 40).plain
     assert "CS" not in narrow and narrow.startswith("t=38.46s ▶ ×1 │ T=4")
+
+
+@on_asyncio
+async def test_a_cards_timer_bar_follows_its_width_in_a_replay_as_after_home_and_end(tmp_path):
+    """A replay opens paused, and nothing redraws it on a tick: the terminal's size came
+    after the first drawing, and the cards kept a bar of 3 cells for the old width (5
+    after home and end drew them again). One layout for both: the bar follows the card's
+    width when it changes."""
+    from tests.test_time_travel import replay_app, saved
+
+    def bars(app) -> list[int]:
+        return [len(re.search(r"[█░]+", card_text(app, n).splitlines()[1]).group()) for n in (1, 2)]
+
+    app = replay_app(saved(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        narrow = bars(app)
+        await pilot.resize_terminal(150, 40)  # (as the terminal says its size after the start)
+        await pilot.pause()
+        opened = bars(app)
+        assert opened[0] > narrow[0] and app.grid.cards[1].inner - 6 - 12 == opened[0]
+        await pilot.press("home")
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        assert bars(app) == opened

@@ -83,11 +83,22 @@ class NodeCard(Widget):
         self.node = node
         self.labels = labels
         self.epoch_text = epoch_text  # the algorithm's way of writing an epoch (a group, for the Invitation's)
+        self._now = 0.0  # the time it was last shown at
 
     def show(self, now: float, selected: bool) -> None:
         self.set_class(selected, "selected")
         self.set_class(not self.node.up, "down")
-        self.key = card_key(self.node, now, compact=False, cells=max(TIMER_BAR, self.inner - 6 - TIMER_NAME))
+        self._now = now
+        self.key = self._key()
+
+    def _key(self) -> tuple:
+        return card_key(self.node, self._now, compact=False, cells=max(TIMER_BAR, self.inner - 6 - TIMER_NAME))
+
+    def watch_inner(self) -> None:
+        """A new width: the bar follows it now, not at the next drawing (a paused replay
+        has none: it kept a bar for the width it opened at)."""
+        if self.key is not None:
+            self.key = self._key()
 
     def render(self) -> Content:  # on a new key or width
         if self.key is None:
