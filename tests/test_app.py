@@ -21,6 +21,7 @@ from playground.core.config import ClusterConfig
 from playground.record.reader import load
 from playground.run.session import Session
 from playground.ui.app import BullyApp
+from playground.ui.branch_screen import BranchScreen
 from playground.ui.compact_grid import CompactGrid
 from playground.ui.help_screen import HelpScreen
 from protocol import ALGORITHMS, ClassicBully
@@ -345,6 +346,10 @@ async def test_groups_show_on_the_cards_and_two_groups_in_the_alert_bar_not_as_a
         text = str(app.alert_bar.render())
         assert "2 groups: 1, 2, 3 → 3 (g3.3); 4, 5, 6 → 6 (g2.6)" in text and not app.alert_bar.has_class("active")
         assert "g3.3" in card_text(app, 1) and "g2.6" in card_text(app, 5)
+        await pilot.press("1")  # the panel writes the group as the card does (it said "epoch: 3,000,003")
+        app.redraw(text=True)
+        panel = app.panel.shown_text()
+        assert "epoch: g3.3" in panel and "group: g3.3" in panel and "3,000,003" not in panel, panel
         await advance(pilot, app, 50)  # healed at 80, one group from 93
         assert not app.alert_bar.display and "g3.6" in card_text(app, 1)
 
@@ -446,3 +451,23 @@ async def test_the_palette_switches_the_mutex_but_not_to_a_token_with_no_link_de
         app.action_switch_algorithm("classic+lamport")
         await pilot.pause()
     assert app.restart_with.algorithm == "classic+lamport"
+
+
+@on_asyncio
+async def test_a_branch_of_a_temporary_recording_says_where_it_is_and_that_s_keeps_it(tmp_path):
+    """After a branch the app said "The session is not being kept", though the branch is
+    recorded, to a temporary file: it says where, and that `s` keeps it."""
+    app = make_app(tmp_path, nodes=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await advance(pilot, app, 8)
+        await pilot.press("home", "c")
+        assert isinstance(app.screen, BranchScreen) and "removed when you quit: s keeps both" in app.screen.text.plain
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any("A new future" in n.message for n in app._notifications), "the notice")
+        note = next(n.message for n in app._notifications if "A new future" in n.message)
+        branch = app.timeline.history.path
+        assert branch.endswith(".branch-1.jsonl") and Path(branch).exists() and app.kept_transcript is None
+        assert f"recorded to a temporary file, {branch}, removed when you quit" in note
+        assert f"s keeps it (with what it branched from) in {tmp_path.resolve()}" in note and "not being kept" not in note
+        await pilot.press("s")
+        assert app.saved is not None and app.saved.parent == tmp_path and load(str(app.saved)).events

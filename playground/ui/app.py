@@ -190,7 +190,7 @@ class BullyApp(ViewKeys, App[None]):
         self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
         self.log_view.set_reactive(MessageLog.diagram, bool(again and again.diagram))
-        self.panel = NodePanel()
+        self.panel = NodePanel(self.state.epoch_text)
         self.alert_bar = AlertBar(self.model)
         self.timeline_row = TimelineRow(machine(session.algorithm).title)
         self.status_bar = StatusBar()
@@ -487,7 +487,8 @@ class BullyApp(ViewKeys, App[None]):
             self.notify(why, severity="warning")
             return
         path = timeline.branch_path()
-        self.push_screen(BranchScreen(text, timeline.now(), path.name, temporary=timeline.kept_transcript is None),
+        temporary = timeline.kept_transcript is None
+        self.push_screen(BranchScreen(text, timeline.now(), str(path) if temporary else path.name, temporary=temporary),
                          lambda yes: self.run_worker(self._branch(request, path), exclusive=True, group="branch")
                          if yes else None)
 
@@ -500,7 +501,8 @@ class BullyApp(ViewKeys, App[None]):
         self.model.reload(events)
         self._ticker.pause()
         if self.kept_transcript is None:
-            self.notify("A new future. The session is not being kept: s saves it (with what it branched from).")
+            self.notify(f"A new future, recorded to a temporary file, {path}, removed when you quit: "
+                        f"s keeps it (with what it branched from) in {self.save_dir.resolve()}.")
         else:
             self.notify(f"A new future: recorded in {path}")
         self.redraw(text=True)

@@ -20,7 +20,7 @@ class BranchScreen(ModalScreen[bool]):
 
     def __init__(self, command: str, t: float, file: str, temporary: bool = False):
         super().__init__()
-        kept = " (a temporary file, as the session's is: s saves both)" if temporary else ""
+        kept = " (a temporary file, as the session's is, removed when you quit: s keeps both)" if temporary else ""
         self.text = Content.assemble(
             ("A new future?", "b $warning"), "\n\n",
             "You are looking at t=", (f"{t:.2f}s", "b"), ", in the past. ", (command, "b"),

@@ -1,7 +1,7 @@
 """The selected node in full, each fact once: its status and leader, its timers with the
 time left and its message counters (what the trace says, from the model), then its
 algorithm's own variables and its safe storage, the live epoch among it (what only the
-engine knows).
+engine knows), written as the cards write it (the Invitation's group: g2.7).
 
 Written for people, whatever the algorithm: names without underscores, yes and no,
 node ids by their short names, long lists shortened to the room they have ("1–64 (64)"),
@@ -9,7 +9,7 @@ long lines wrapped under themselves. Taller than its room, it scrolls."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -34,9 +34,12 @@ class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows 
 
     node: reactive[int | None] = reactive(None)  # whose facts are shown
 
-    def __init__(self):
+    def __init__(self, epoch_text: Callable[[int], str] | None = None):
+        """`epoch_text`: the algorithm's way of writing an epoch, as the cards write it
+        (the Invitation's is a group: "g2.7", not 2,000,007)."""
         super().__init__()
         self.text = PanelText()
+        self.epoch_text = epoch_text
 
     def compose(self):
         yield self.text
@@ -48,7 +51,7 @@ class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows 
         storage is known (a real node's, from its state file)."""
         self.border_title = f"node {labels[node.id]}"
         self.text.labels = labels
-        self.text.rows = rows(node, internals, now, labels, unknown)
+        self.text.rows = rows(node, internals, now, labels, unknown, self.epoch_text)
         self.node = node.id
 
     def watch_node(self) -> None:
@@ -96,7 +99,7 @@ class PanelText(Widget):
 
 
 def rows(node: NodeView, internals: Internals | None, now: float, labels: Mapping[int, str],
-         unknown: str | None = None) -> tuple[Row, ...]:
+         unknown: str | None = None, epoch_text: Callable[[int], str] | None = None) -> tuple[Row, ...]:
     glyph, colour = role_look(node.role)
     if node.leads:
         leader = f" [b $secondary]{LEADER_MARK} leader[/]"
@@ -139,7 +142,8 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
         elif not internals.variables:
             out.append(("  [$text-muted]none of its own[/]", None))
     out.append(("[b]safe storage[/]", None))
-    out += [_variable(name, value, labels) for name, value in internals.storage.items()]
+    out += [_variable(name, epoch_text(value) if name == "epoch" and epoch_text and type(value) is int else value, labels)
+            for name, value in internals.storage.items()]
     return tuple(out)
 
 

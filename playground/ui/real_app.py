@@ -98,7 +98,7 @@ class RealApp(ViewKeys, App):
         self.model = ClusterModel(self.state, machine(session.algorithm).worst_case_messages(session.nodes))
         self.grid = CompactGrid(self.model) if len(session.ids) > COMPACT_ABOVE else NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
-        self.panel = NodePanel()
+        self.panel = NodePanel(self.state.epoch_text)
         self.alert_bar = AlertBar(self.model)
         self.status = RealStatus()
         self.selected = session.ids[-1]
