@@ -73,7 +73,9 @@ import resource
 import shlex
 import shutil
 import signal
+import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -164,6 +166,8 @@ class Case:
     verify_after: bool = False  # run verify on the transcript a signal left
     max_bytes: int | None = None  # outputs must be smaller
     index: int = 0
+    terminal: bool = False  # run in a terminal of its own (the live views): judged on what it says after its screen
+    beside: int = 0  # real nodes started by hand first (attach's), named in the argv as {nodes}
 
     def shown(self) -> str:
         return " ".join(shlex.quote(_short(a)) for a in self.argv)
@@ -1454,6 +1458,13 @@ def gen_real(b: Builder) -> None:
         b.add(f"real-signal:{signal.Signals(signum).name}@{delay}s-12", "real",
               ["--real", "--headless", "--nodes", "12", "--until", "60"], SIGNAL,
               names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay), limit=BIG_LIMIT)
+    # signals to the live views, in a terminal, a seeded moment after the nodes run: the simulation app's ending
+    for group, argv, beside in [("real", ["--real", "--nodes", "3", "--timeout", "0.5"], 0), ("attach", ["attach", "{nodes}"], 2)]:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            delay = round(r.uniform(0.0, 1.5), 3)
+            b.add(f"{group}-live-signal:{signal.Signals(signum).name}@{delay}s", group, argv, SIGNAL,
+                  names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+                  limit=BIG_LIMIT, terminal=True, beside=beside)
     # attach
     for value, names in r.sample([("1@h:1,1@h:2", "twice"), ("", "at least one"), ("1@h", "HOST:PORT"),
                                   ("x@h:1", "whole number"), ("1@h:99999", "port")], 3):
@@ -1775,6 +1786,91 @@ def _files_right(case: Case, outcome: str, cwd: Path, tmp: Path, before: dict[st
 # --- the campaign -------------------------------------------------------------------------------
 
 
+# --- the live views: in a terminal -------------------------------------------------------------
+
+ON_SCREEN = b"real run"  # what the live real view shows once its nodes run (its status line)
+_ESCAPE = re.compile(rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float,
+                      plan: SignalPlan | None) -> Process:
+    """`spawn` in a terminal of its own (a pty, 100 x 30, that nobody types in): the
+    signal `plan.delay` seconds after the screen first shows ON_SCREEN. Its stderr, as
+    judged, is what the terminal shows after the app has left its screen, escapes taken
+    out: its line, if any."""
+    import fcntl
+    import pty
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    start = time.monotonic()
+    p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=_env(root, tmp),
+                         stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                         preexec_fn=functools.partial(_child_limits, None))
+    os.close(slave)
+    shown = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # (the other end is closed: the app has ended)
+                return
+            if not data:
+                return
+            shown.extend(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    hung = False
+    try:
+        if plan is not None:
+            while ON_SCREEN not in shown and p.poll() is None and time.monotonic() < start + limit:
+                time.sleep(0.02)
+            time.sleep(plan.delay)
+            _send(p, plan.signum)
+        p.wait(timeout=max(0.05, start + limit - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        hung = True
+    finally:
+        _kill_group(p)
+        p.wait()
+        reader.join(timeout=5)
+        os.close(master)
+    after = _ESCAPE.sub(b"", bytes(shown).rsplit(b"\x1b[?1049l", 1)[-1])
+    said = b"\n".join(line.strip() for line in after.replace(b"\r", b"\n").split(b"\n") if line.strip())
+    return Process(p.returncode, b"", said + b"\n" if said else b"", time.monotonic() - start, hung)
+
+
+def _nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[subprocess.Popen], str]:
+    """`count` real nodes of the checkout under test, as a person starts them (`node`),
+    once each has booted: them, and the list `attach` takes ("1@127.0.0.1:P,...")."""
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    where = ",".join(f"{i}@127.0.0.1:{port}" for i, port in enumerate(ports, 1))
+    nodes = []
+    for i, port in enumerate(ports, 1):
+        peers = ",".join(f"{k}@127.0.0.1:{q}" for k, q in enumerate(ports, 1) if k != i)
+        argv = [sys.executable, "-m", entry_module(root), "node", "--id", str(i), "--listen", f"127.0.0.1:{port}",
+                "--peers", peers, "--state-dir", str(folder / str(i)), "--timeout", "0.5", "--probe-interval", "0.5"]
+        nodes.append(subprocess.Popen(argv, env=_env(root, folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True))
+    deadline = time.monotonic() + BIG_LIMIT
+    traces = [folder / str(i) / "trace.jsonl" for i in range(1, count + 1)]
+    while not all(t.exists() and b'"kind":"boot"' in t.read_bytes() for t in traces):
+        if time.monotonic() > deadline or any(p.poll() is not None for p in nodes):
+            for p in nodes:
+                _kill_group(p)
+            raise LookupError("the nodes to attach to did not start")
+        time.sleep(0.05)
+    return nodes, where
+
+
 @dataclass
 class Result:
     case: Case
@@ -1858,6 +1954,8 @@ class Campaign:
         raise LookupError(f"no line for mutation {spec.op!r} in the setup transcripts")
 
     def run_case(self, case: Case) -> Result:
+        if case.terminal:
+            return self._run_in_terminal(case)
         folder = Path(tempfile.mkdtemp(prefix=f"{case.index:03d}-", dir=self.work))
         cwd, tmp = folder / "cwd", folder / "tmp"
         cwd.mkdir(), tmp.mkdir()
@@ -1928,6 +2026,38 @@ class Campaign:
                 said = first[0][:150] if first else ""
                 return [("partial", f"verify on what the signal left: exit {proc.returncode}: {said}")]
         return []
+
+    def _run_in_terminal(self, case: Case) -> Result:
+        """A case of the live views: in a terminal (spawn_in_terminal), beside the real nodes
+        it watches (`beside`, started by hand and stopped after), judged as any other."""
+        folder = Path(tempfile.mkdtemp(prefix=f"{case.index:03d}-", dir=self.work))
+        cwd, tmp, elsewhere = folder / "cwd", folder / "tmp", folder / "beside"
+        for made in (cwd, tmp, elsewhere):
+            made.mkdir()
+        nodes: list[subprocess.Popen] = []
+        try:
+            argv = case.argv
+            if case.beside:
+                nodes, where = _nodes_by_hand(case.beside, elsewhere, self.root)
+                argv = [a.replace("{nodes}", where) for a in argv]
+            before = snapshot(cwd)
+            proc = spawn_in_terminal(argv, cwd, tmp, self.root, limit=case.limit, plan=case.signal)
+            self._wait_mended(case, cwd, tmp)
+            outcome, problems = judge(case, proc, _resolve(case, None), cwd, tmp, before)
+            if case.signal is not None and outcome == ACCEPT:  # (a live view does not end by itself: 0 is silence)
+                problems.append(("silent", f"exit 0 after {signal.Signals(case.signal.signum).name}"))
+            if nodes and any(p.poll() is not None for p in nodes):
+                problems.append(("partial", "a node it watched ended with it (attach only watches)"))
+            return Result(case, outcome, problems, proc.returncode, proc.stderr.decode("utf-8", "replace"),
+                          proc.seconds)
+        except LookupError as e:
+            return Result(case, "setup", [("setup", str(e))])
+        finally:
+            for p in nodes:
+                _kill_group(p)
+                p.wait()
+            if not self.keep:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def run(self, cases: list[Case],
             progress: Callable[[Result], None] | None = None) -> tuple[list[Result], float, float]:
