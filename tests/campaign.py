@@ -1121,6 +1121,11 @@ def gen_export_options(b: Builder) -> None:
              forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
     case("--to-before-from", ["--from", "10", "--to", "5"], REFUSE, names=("--to", "--from"))
     case("--from-to-window", ["--from", "10", "--to", "20"], ACCEPT, fmt="mermaid")
+    # Windows that cut messages in flight (told when they arrive, after the view), one
+    # that opens after the transcript's last event, one of its first instant alone.
+    for label, window in [("cut-in-flight", ["--from", "9", "--to", "10.5"]), ("after-the-end", ["--from", "1000"]),
+                          ("first-instant", ["--to", "0"])]:
+        case(f"window-{label}", [*window, "-o", "w.svg"], ACCEPT, outputs={"w.svg": "svg"})
     for value in ["0", "99", "1,,2", "", "a", "١"]:
         case(f"--nodes={value}", ["--nodes", value], REFUSE, names="--nodes", fmt=r.choice(list(EXPORT_EXTENSIONS)))
     case("--nodes=1,2", ["--nodes", "1,2"], ACCEPT, fmt="shiviz")
