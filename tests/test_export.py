@@ -477,3 +477,14 @@ def test_the_words_show_and_the_band_is_whole_in_each_renderer(tmp_path, rendere
     above = picture.getpixel((round(x), round(y) - 20))  # the band, above the gap
     assert above != picture.getpixel((2, 2))  # (tinted: not the paper)
     assert sum(abs(a - b) for a, b in zip(picture.getpixel((round(x), round(y))), above)) < 12, renderer
+
+
+def test_a_window_after_the_last_event_is_one_empty_instant(tmp_path):
+    """`--from 1000` on a run that ended at 30 drew the lanes from 1000 back up to the
+    last delivery before it (17 s), with a cut of "+983 s": deliveries before the window
+    moved its end."""
+    path = recorded(tmp_path, "classic")
+    late = collect(str(path), Filters(start=1000))
+    assert (late.start, late.stop) == (1000, 1000) and not late.flights and not late.marks
+    shown = words(to_svg(late))
+    assert [w for w in shown if re.fullmatch(r"\d+\.\d{3}", w)] == ["1000.000"] and not [w for w in shown if w[0] == "+"]

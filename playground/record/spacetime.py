@@ -200,7 +200,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                     if mark is not None:
                         marks.append(mark)
                         order.append(("mark", mark))
-            diagram.stop = e.t
+            diagram.stop = max(diagram.stop, e.t)  # (a delivery before the window is not in it)
     diagram.inside += [(node, max(since, filters.start), diagram.stop) for node, since in entered.items()]
     for m in reversed(marks):  # who was down when the window opened, from who is at its end
         down = down_before(down, m.kind, m.node)
