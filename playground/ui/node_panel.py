@@ -110,8 +110,9 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
     out: list[Row] = [(f"[{colour}]{glyph} {escape(node.status)}[/]{leader}", None)]
     if node.waiting:
         many = node.waiting > 1
-        out.append((f"[b $warning]⏸ {node.waiting:,} message{'s' if many else ''} to it "
-                    f"{'wait' if many else 'waits'} on held links[/]", None))
+        text = (f"[b $warning]⏸ {node.waiting:,} message{'s' if many else ''} to it "
+                f"{'wait' if many else 'waits'} on held links[/]")
+        out.append((text, None))
     out.append(("[b]timers[/]" + ("  time left" if node.timers else ""), None))
     names = {name: timer_label(name, labels) for name in sorted(node.timers)}
     for name, shown in names.items():
