@@ -233,9 +233,9 @@ def test_a_signal_to_a_headless_real_run_leaves_no_folder_and_no_process(tmp_pat
     finally:
         run.kill()
     if signum == signal.SIGKILL:
-        assert run.returncode == -9
+        assert run.returncode == -9, err
     else:
-        assert run.returncode == 128 + signum and out == ""
+        assert run.returncode == 128 + signum and out == "", err
         assert err.splitlines() == ["bully-tui: " + ("interrupted" if signum == signal.SIGINT else
                                                      f"stopped by {signal.Signals(signum).name}")]
     _nothing_left(tmp)
@@ -266,7 +266,7 @@ class Terminal:
 
     def shows(self, text: str, within: float = 20.0) -> None:
         progressing(lambda: text.encode() in self.drawn, lambda: len(self.drawn), within=within,
-                    why=lambda: f"{text!r} not drawn; exit {self.process.poll()}")
+                    why=lambda: f"{text!r} not drawn; exit {self.process.poll()}: {bytes(self.drawn[-600:])!r}")
 
     def ended(self) -> tuple[int, list[str]]:
         """Its status, and the lines it wrote after leaving the app's screen."""
@@ -300,7 +300,7 @@ def test_a_signal_ends_the_real_live_view_as_it_ends_the_simulations(tmp_path, s
         status, lines = terminal.ended()
     finally:
         terminal.process.kill()
-    assert status == 128 + signum
+    assert status == 128 + signum, lines
     _said(signum, lines)
     _nothing_left(tmp)
 
@@ -320,7 +320,7 @@ def test_a_signal_ends_attach_as_it_ends_the_simulation_app(tmp_path, signum, mo
         finally:
             terminal.process.kill()
         assert cluster.up(1) and cluster.up(2)  # (watched only: the nodes go on)
-    assert status == 128 + signum
+    assert status == 128 + signum, lines
     _said(signum, lines)
     assert not os.listdir(tmp)
 
