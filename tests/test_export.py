@@ -144,9 +144,11 @@ SVG = "{http://www.w3.org/2000/svg}"
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
 
 
-def shown_texts(svg: str) -> list[ET.Element]:
-    """The texts, each once: not the stroked copy under each, its halo."""
-    return [text for text in ET.fromstring(svg).iter(f"{SVG}text") if text.get("class") != "halo"]
+def shown_texts(svg: str | ET.Element) -> list[ET.Element]:
+    """The texts, each once: not the stroked copies under some, their halos."""
+    root = ET.fromstring(svg) if isinstance(svg, str) else svg
+    halos = {id(t) for g in root.iter(f"{SVG}g") if g.get("class") == "halo" for t in g.iter(f"{SVG}text")}
+    return [text for text in root.iter(f"{SVG}text") if id(text) not in halos]
 
 
 def label_boxes(svg: str) -> list[tuple[float, float, float, float, str]]:
@@ -354,25 +356,32 @@ BAND_ACROSS_A_CUT = ["--nodes", "5", "--probe-interval", "0", "--at", "5 partiti
 
 def test_every_word_is_drawn_on_a_halo_that_every_renderer_draws(tmp_path):
     """Labels had their rim from `paint-order: stroke`, which cairosvg does not draw: it
-    painted the paper's colour over the letters, and every label vanished. Now every
-    text is preceded by its halo, the same text stroked in the paper's colour, and no
-    text is stroked itself."""
+    painted the paper's colour over the letters, and every label vanished. Now the words
+    that lines pass under (right of the time column, below the lanes' names) have halos:
+    the same words stroked in the paper's colour, drawn before them; no text is stroked
+    itself."""
     svg = exported(tmp_path, ["--nodes", "4", "--at", "10 crash 4", "--at", "16 recover 4", "--until", "30"])
     assert "paint-order" not in svg and "<style" not in svg
-    texts = list(ET.fromstring(svg).iter(f"{SVG}text"))
-    shown = [t for t in texts if t.get("class") != "halo"]
-    assert len(shown) > 50 and len(texts) == 2 * len(shown)
-    background = ET.fromstring(svg).find(f"{SVG}rect").get("fill")
-    for k, t in enumerate(texts):
-        if t.get("class") == "halo":
-            plain = texts[k + 1]
-            assert plain.get("class") != "halo" and "".join(t.itertext()) == "".join(plain.itertext())
-            assert {a: t.get(a) for a in ("x", "y", "text-anchor", "font-size")} == \
-                {a: plain.get(a) for a in ("x", "y", "text-anchor", "font-size")}
-            assert t.get("stroke") == background and float(t.get("stroke-width")) >= 2
-        else:
-            assert k and texts[k - 1].get("class") == "halo", "".join(t.itertext())
-            assert t.get("stroke") is None
+    root = ET.fromstring(svg)
+    background = root.find(f"{SVG}rect").get("fill")
+    [group] = [g for g in root.iter(f"{SVG}g") if g.get("class") == "halo"]
+    assert group.get("stroke") == background and float(group.get("stroke-width")) >= 2
+    where = ("x", "y", "text-anchor", "font-size")
+
+    def key(t):
+        return tuple(t.get(a) for a in where), "".join(t.itertext())
+
+    halos = [key(t) for t in group.iter(f"{SVG}text")]
+    shown = shown_texts(root)
+    assert all(t.get("stroke") is None for t in shown) and len(halos) > 30
+    everything = list(root.iter())
+    after = {key(t) for t in shown if everything.index(t) > everything.index(group)}
+    assert set(halos) <= after  # each halo's words are drawn, over it
+    names = [t for t in shown if t.get("font-weight") == "bold"]
+    left = float(next(t for t in shown if t.text == "t (s)").get("x")) + 8
+    below_the_names = [t for t in shown if float(t.get("y")) > float(names[0].get("y")) + 8
+                       and float(t.get("x")) > left]  # where the lanes and arrows are
+    assert below_the_names and all(key(t) in set(halos) for t in below_the_names)
 
 
 def test_the_legend_has_each_kind_of_line_and_a_message_cut_by_to_says_when_it_arrives(tmp_path):
@@ -469,7 +478,9 @@ def test_the_words_show_and_the_band_is_whole_in_each_renderer(tmp_path, rendere
     root = ET.fromstring(svg)
     paper = tuple(int(root.find(f"{SVG}rect").get("fill")[k:k + 2], 16) for k in (1, 3, 5))
     boxes = {b[4]: b for b in label_boxes(svg)}
-    for name in ("hover for details", "dotted row: a command", "t (s)"):
+    note = next(words for words in boxes if words.startswith("⚠ SLE1"))  # (on a halo)
+    mark = next(words for words in boxes if "normal" in words)  # (a lane's, on a halo)
+    for name in ("hover for details", "t (s)", note, mark):
         assert inked(picture, boxes[name], paper) > 10, (renderer, name)
     gap = next(r for g in root.iter(f"{SVG}g") if "cut short" in (g.findtext(f"{SVG}title") or "")
                for r in g.iter(f"{SVG}rect"))

@@ -6,10 +6,10 @@ message that arrives after the view dotted and stopping where it had got to by i
 a down node's lane dashed; what happens on a lane at an instant as one label (▲● normal
 → 5); a violation as a red band across the lanes while it lasts (whole, across a quiet
 stretch cut short), an instant's commands as a dotted row; a legend with a piece of
-each kind of line. Every word is drawn twice, a stroked copy of the paper's colour
-under the plain one, so that a line passing under a label does not strike it through,
-in every renderer (`paint-order`, the one-element way, is not drawn by every renderer:
-cairosvg drew the paper's colour over the letters, and every label vanished).
+each kind of line. A word that lines pass under is drawn on a halo, a stroked copy in
+the paper's colour under it (`Words`), so that a line does not strike it through in any
+renderer (`paint-order`, the one-element way, is not drawn by every renderer: cairosvg
+drew the paper's colour over the letters, and every label vanished).
 
 Colours and glyphs come by role from the app's own look (`look.py`) and its light
 theme, so an export names no algorithm's statuses or messages either.
@@ -136,34 +136,52 @@ def to_svg(d: Diagram, axis: str = "scaled") -> str:
         out.append(f'<marker id="arrow-{role}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
                    f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour(variable)}"/></marker>')
     out.append("</defs>")
+    words = Words()  # what goes over the lines, on halos
     out += legend
-    out += _violations(d, frame, room)
-    out += _commands(d, frame, room)
+    out += _violations(d, frame, room, words)
+    out += _commands(d, frame, room, words)
     out += _lanes(d, frame, top, room)
     out += _inside(d, frame)
     out += _cuts(cuts, _band_spans(d, frame), frame, room)
-    times_told = _time_column(times, frame, room)  # room is claimed in order of importance,
-    marks = _marks(d, frame, room)
-    arrows, names = _messages(d, frame, room)
-    out += arrows + times_told + marks + names  # and words are drawn over the lines
+    out += _time_column(times, frame, room)  # room is claimed in order of importance,
+    _marks(d, frame, room, words)
+    out += _messages(d, frame, room, words)
+    out += words.drawn()  # and words are drawn over the lines
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-HALO = f'stroke="{THEME.background}" stroke-width="3" stroke-linejoin="round"'
-
-
 def text(attributes: str, body: str) -> str:
-    """Words over the lines, on a halo of the paper's colour: a stroked copy (class "halo")
-    first, the plain words drawn over it."""
-    return f'<text class="halo" {attributes} {HALO}>{body}</text><text {attributes}>{body}</text>'
+    return f"<text {attributes}>{body}</text>"
 
 
-def _told(words: str, y: float, fill: str, f: Frame, room: Room) -> str:
-    """`words` in the column right of the lanes, at `y` or the first free line below it."""
-    while not room.label(f.lanes_end + NOTES_GAP, y, words, 11):
+class Words:
+    """Words that lines pass under (a lane's marks, messages' names, the notes), each on a
+    halo of the paper's colour: the same words stroked, all of them drawn before the
+    words themselves, so that no halo covers another's letters. (Words no line reaches,
+    the legend, the lanes' names, the time column, are drawn plain.)"""
+
+    def __init__(self):
+        self._halos: list[str] = []
+        self._shown: list[str] = []
+
+    def add(self, where: str, look: str, body: str, title: str = "") -> None:
+        """`where` it goes (x, y, anchor, size), its `look` (fill), and a tooltip if any."""
+        self._halos.append(text(where, body))
+        shown = text(f"{where} {look}" if look else where, body)
+        self._shown.append(f"<g><title>{title}</title>{shown}</g>" if title else shown)
+
+    def drawn(self) -> list[str]:
+        halo = (f'<g class="halo" fill="{THEME.background}" stroke="{THEME.background}" stroke-width="3" '
+                f'stroke-linejoin="round">')
+        return [halo, *self._halos, "</g>", *self._shown]
+
+
+def _told(said: str, y: float, fill: str, f: Frame, room: Room, words: Words) -> None:
+    """`said` in the column right of the lanes, at `y` or the first free line below it."""
+    while not room.label(f.lanes_end + NOTES_GAP, y, said, 11):
         y += ROW
-    return text(f'x="{f.lanes_end + NOTES_GAP}" y="{y:.1f}" fill="{fill}"', escape(words))
+    words.add(f'x="{f.lanes_end + NOTES_GAP}" y="{y:.1f}"', f'fill="{fill}"', escape(said))
 
 
 def _band_spans(d: Diagram, f: Frame) -> list[tuple[float, float]]:
@@ -178,13 +196,13 @@ def _band(top: float, bottom: float, x0: float, x1: float, edge: bool = True) ->
             f'fill="{THEME.error}" fill-opacity="0.10"{line}/>')
 
 
-def _violations(d: Diagram, f: Frame, room: Room) -> list[str]:
+def _violations(d: Diagram, f: Frame, room: Room, words: Words) -> list[str]:
     """A red band across the lanes while each violation lasts, under everything, and its
     words in the column on the right, a line each."""
     out = []
     for band, (top, bottom) in zip(d.bands, _band_spans(d, f), strict=True):
         out.append(_band(top, bottom, f.left, f.width - 10))
-        out.append(_told(_note(band), f.y[band.t] + 4, THEME.error, f, room))
+        _told(_note(band), f.y[band.t] + 4, THEME.error, f, room, words)
     return out
 
 
@@ -192,7 +210,7 @@ def _note(band: Band) -> str:
     return "⚠ " + band.text + ("" if band.end is None else f" (until {instant_text(band.end)} s)")
 
 
-def _commands(d: Diagram, f: Frame, room: Room) -> list[str]:
+def _commands(d: Diagram, f: Frame, room: Room, words: Words) -> list[str]:
     """What people and scenarios asked for (a partition, T raised, a crash), as the app's
     `d` draws it, a row: a dotted line across the lanes just above its instant (what it
     causes comes after it), and its words in the column on the right."""
@@ -201,7 +219,7 @@ def _commands(d: Diagram, f: Frame, room: Room) -> list[str]:
         line = f.y[note.t] - ROW / 2
         out.append(f'<line x1="{f.left}" x2="{f.width - 10}" y1="{line:.1f}" y2="{line:.1f}" stroke="{fill}" '
                    f'stroke-width="1" stroke-dasharray="1,3"/>')
-        out.append(_told(note.text, f.y[note.t] + 4, fill, f, room))
+        _told(note.text, f.y[note.t] + 4, fill, f, room, words)
     return out
 
 
@@ -253,14 +271,14 @@ def _cuts(cuts: list[tuple[float, float, float]], bands: list[tuple[float, float
     violation band goes on through the gap, whole (its tint drawn again over it)."""
     out = []
     for middle, _, seconds in cuts:
-        words = f"+{duration_text(seconds)}"
-        room.label(f.left - 8, middle + 4, words, 10, "end")
+        said = f"+{duration_text(seconds)}"
+        room.label(f.left - 8, middle + 4, said, 10, "end")
         gap = (middle - 6, middle + 6)
         x0 = f.left + 1  # (the band's edge at f.left stays)
         out.append(f'<g><title>{seconds:,.6g} s of nothing to draw, cut short</title>'
                    f'<rect x="{x0}" y="{gap[0]:.1f}" width="{f.lanes_end - x0}" height="12" fill="{THEME.background}"/>'
                    + text(f'x="{f.left - 8}" y="{middle + 4:.1f}" text-anchor="end" font-size="10" fill="{MUTED}"',
-                          escape(words)) + "</g>")
+                          escape(said)) + "</g>")
         out += [_band(max(gap[0], top), min(gap[1], bottom), x0, f.lanes_end, edge=False) for top, bottom in bands
                 if top < gap[1] and gap[0] < bottom]
     return out
@@ -271,14 +289,14 @@ def _time_column(times: list[float], f: Frame, room: Room) -> list[str]:
     the app's log shows it (not again for an instant that reads the same as the one above)."""
     out, above = [], None
     for t in times:
-        words = instant_text(t)
-        if words != above and room.label(f.left - 8, f.y[t] + 4, words, 11, "end"):
-            out.append(text(f'x="{f.left - 8}" y="{f.y[t] + 4:.1f}" text-anchor="end" fill="{MUTED}"', words))
-            above = words
+        said = instant_text(t)
+        if said != above and room.label(f.left - 8, f.y[t] + 4, said, 11, "end"):
+            out.append(text(f'x="{f.left - 8}" y="{f.y[t] + 4:.1f}" text-anchor="end" fill="{MUTED}"', said))
+            above = said
     return out
 
 
-def _marks(d: Diagram, f: Frame, room: Room) -> list[str]:
+def _marks(d: Diagram, f: Frame, room: Room, words: Words) -> None:
     """What happens on a lane at an instant, as one label: each thing's glyph in its
     colour (✖ down, ▲ up again, its role's for a status), then the last one's words,
     "▲● normal → 7" (a recovery, and whom it follows then); only the glyphs if the words
@@ -289,25 +307,23 @@ def _marks(d: Diagram, f: Frame, room: Room) -> list[str]:
     for m in d.marks:
         if m.kind != "start" and not (m.kind == "state" and m.role is StatusRole.DOWN):
             at.setdefault((m.node, m.t), []).append(m)
-    out = []
     for (node, t), marks in at.items():
         shown = [m for m, then in zip(marks, [*marks[1:], None])
                  if not (m.kind == "state" and then is not None and then.kind == "state")]
         looks = [m.look or (role_look(m.role) if m.role else ("▲", "$success")) for m in shown]
         glyphs = "".join(glyph for glyph, _ in looks)
         x, y = f.x[node] + 5, f.y[t] + 4
-        words = f" {shown[-1].word}"
-        if not room.label(x, y, glyphs + words, 11):
-            words = ""
+        said = f" {shown[-1].word}"
+        if not room.label(x, y, glyphs + said, 11):
+            said = ""
             if not room.label(x, y, glyphs, 11):
                 continue
         told = "".join(f'<tspan fill="{colour(variable)}">{glyph}</tspan>' for glyph, variable in looks)
-        if words:
-            told += f'<tspan fill="{colour(looks[-1][1])}">{escape(words)}</tspan>'
+        if said:
+            told += f'<tspan fill="{colour(looks[-1][1])}">{escape(said)}</tspan>'
         what = "; ".join(m.text for m in marks)
-        out.append(f'<g><title>{escape(d.labels[node])} at {t:g}s: {escape(what)}</title>'
-                   + text(f'x="{x}" y="{y:.1f}" xml:space="preserve"', told) + "</g>")
-    return out
+        words.add(f'x="{x}" y="{y:.1f}" xml:space="preserve"', "", told,
+                  title=f"{escape(d.labels[node])} at {t:g}s: {escape(what)}")
 
 
 def fate(m: Flight) -> str:
@@ -320,14 +336,14 @@ def fate(m: Flight) -> str:
     return f"{'dropped' if dropped else 'arrives'} at t={t:g}s (after this view)"
 
 
-def _messages(d: Diagram, f: Frame, room: Room) -> tuple[list[str], list[str]]:
+def _messages(d: Diagram, f: Frame, room: Room, words: Words) -> list[str]:
     """An arrow from (sender, send time) to (receiver, delivery time), coloured by its
     role; a drop is dotted and ends in ✕ at the down receiver; one that arrives after the
     window is dotted and goes as far as it got by the view's end (the share of its time
     on the way), one that never arrives half way, and says when it arrives where that
     fits. Its name where it fits along it (a broadcast's names part as their arrows do);
-    every detail in its tooltip. The arrows, and apart, the words that go over everything."""
-    arrows, words = [], []
+    every detail in its tooltip. The arrows; their words go to `words`."""
+    arrows = []
     for m in d.flights:
         c = colour(MESSAGE_COLOUR.get(m.role, "$foreground"))
         end = m.ended if m.ended is not None else d.stop
@@ -342,20 +358,21 @@ def _messages(d: Diagram, f: Frame, room: Room) -> tuple[list[str], list[str]]:
                       f'sent at {m.sent:g}s, {fate(m)}</title>'
                       f'<line x1="{x1}" y1="{y1:.1f}" x2="{x2}" y2="{y2:.1f}" stroke="{c}" stroke-width="1.2"{style}{arrow}/></g>')
         if m.dropped and room.label(x2, y2 + 4, "✕", 11, "middle"):  # (one ✕ for the drops at one place)
-            words.append(text(f'x="{x2}" y="{y2 + 4:.1f}" text-anchor="middle" fill="{THEME.error}"', "✕"))
+            words.add(f'x="{x2}" y="{y2 + 4:.1f}" text-anchor="middle"', f'fill="{THEME.error}"', "✕")
         if m.ended is None:
             when = "never arrives" if m.later is None else f"{'dropped' if m.later[1] else 'arrives'} {instant_text(m.later[0])}"
             ahead = 1 if x2 >= x1 else -1  # (its words go on the way it was going)
-            if room.label(x2 + 3 * ahead, y2 + 3, when, 9, "start" if ahead > 0 else "end"):
-                words.append(text(f'x="{x2 + 3 * ahead:.1f}" y="{y2 + 3:.1f}" text-anchor="{"start" if ahead > 0 else "end"}" '
-                                  f'fill="{MUTED}" font-size="9"', escape(when)))
+            anchor = "start" if ahead > 0 else "end"
+            if room.label(x2 + 3 * ahead, y2 + 3, when, 9, anchor):
+                words.add(f'x="{x2 + 3 * ahead:.1f}" y="{y2 + 3:.1f}" text-anchor="{anchor}" font-size="9"',
+                          f'fill="{MUTED}"', escape(when))
         for along in (0.66, 0.5, 0.8, 0.35):
             lx, ly = x1 + (x2 - x1) * along, y1 + (y2 - y1) * along - 3
             if room.label(lx, ly, m.label, 9, "middle"):
-                words.append(text(f'x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" fill="{c}" font-size="9"',
-                                  escape(m.label)))
+                words.add(f'x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" font-size="9"', f'fill="{c}"',
+                          escape(m.label))
                 break
-    return arrows, words
+    return arrows
 
 
 SWATCH = 30  # px: a legend item's line, before its words
@@ -387,14 +404,14 @@ def _legend(d: Diagram, left: float, width: int, room: Room) -> tuple[list[str],
     out, y = [], 20.0
     for items in kinds:
         x = left
-        for words, fill, swatch in items:
+        for said, fill, swatch in items:
             room_for = (SWATCH + 6 if swatch else 0)  # (+6: a ✕ at a swatch's end)
-            if x > left and x + room_for + text_width(words, 11) > width - 10:
+            if x > left and x + room_for + text_width(said, 11) > width - 10:
                 x, y = left, y + LEGEND_ROW
             if swatch:
                 out.append(swatch(x, y))
-            out.append(text(f'x="{x + room_for}" y="{y}" fill="{fill}"', escape(words)))
-            x += room_for + text_width(words, 11) + 24
+            out.append(text(f'x="{x + room_for}" y="{y}" fill="{fill}"', escape(said)))
+            x += room_for + text_width(said, 11) + 24
         y += LEGEND_ROW
     bottom = y - LEGEND_ROW
     room.take(0, 0, width, bottom + 8)
