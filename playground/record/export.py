@@ -19,6 +19,6 @@ __all__ = ["AXES", "WRITERS", "Filters", "collect", "export"]
 WRITERS = {"svg": to_svg, "mermaid": to_mermaid, "shiviz": to_shiviz}
 
 
-def export(path: str, fmt: str, filters: Filters = Filters(), axis: str = "scaled") -> str:
-    diagram = collect(path, filters)
+def export(path: str, fmt: str, filters: Filters | None = None, axis: str = "scaled") -> str:
+    diagram = collect(path, filters or Filters())
     return to_svg(diagram, axis) if fmt == "svg" else WRITERS[fmt](diagram)
