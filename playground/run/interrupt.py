@@ -1,7 +1,8 @@
 """Stopping on a signal, at any moment: one line, the usual status, and whole files.
 
-SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed) are taken over as soon as
-`bully-tui` starts (cli.main, before its heavy imports). The first one raises `Stopped`,
+SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed) are bully-tui's from its first
+statement (playground/__main__.py, which ends the process at once while it starts: nothing
+is made yet). Once a command runs, the first one raises `Stopped`,
 a KeyboardInterrupt, so that no `except Exception` on the way swallows it; the command
 that was running closes its files on the way out (a transcript at its last whole
 line), and cli.main turns it into one line, "bully-tui: interrupted at t=12.3 s; the
@@ -9,6 +10,12 @@ transcript so far is in FILE", and the status 128 + the signal's number (130 for
 Ctrl-C). That clean-up is not interrupted in its turn: a second signal, from someone
 who will not wait, ends the process at once with the same status, and the guardian
 (guard.py) mends what it was writing.
+
+A Stopped raised where Python cannot pass it on (a garbage collector's callback, which
+hypothesis installs to time the collections; importlib's) is printed as "Exception
+ignored" and lost. Code that runs inside such a library (a hunt's search) takes the
+signals `checked()`: the handler only notes the signal, and the code raises it at its own
+safe points (`raise_if_stopped`, at each step of a run).
 
 Inside a trio run (a headless run, --compare) a signal must not raise in the middle of
 trio's own code: there trio takes it (`run_trio`) and cancels the run between two of
@@ -26,6 +33,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -59,27 +67,67 @@ class Stopped(KeyboardInterrupt):
 
 _first: Stopped | None = None  # the signal being handled
 _said = False  # its line has been printed
+_checked = False  # only note a signal: the code running raises it itself (`checked`)
 
 
-def _handle(signum: int, _frame: object) -> None:
+def _handle(signum: int, frame: FrameType | None) -> None:
     global _first
     if _first is not None:  # a second signal while the first is handled: out, now
-        try:
-            if not _said:
-                os.write(2, f"{Stopped(signum).line()}\n".encode())
-        finally:
-            os._exit(128 + signum)
+        _out(signum)
     _first = Stopped(signum)
-    raise _first
+    if _importing(frame):
+        # Raised inside an import, a Stopped can be lost (importlib's own callbacks print
+        # it as "Exception ignored") or crash a compiled module half-way through its set-up
+        # (orjson's: a segmentation fault, 1 in 60 SIGTERMs). Out, now, as while starting:
+        # the files being written are the guardian's to make whole (guard.py).
+        _out(signum)
+    if not _checked:
+        raise _first
+
+
+def _out(signum: int) -> None:
+    """End the process at once, with the signal's line (unless said) and status."""
+    try:
+        if not _said:
+            os.write(2, f"{Stopped(signum).line()}\n".encode())
+    finally:
+        os._exit(128 + signum)
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether the code `frame` runs is being imported (importlib is on the stack)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def raise_if_stopped() -> None:
-    """Raise the signal that came, if its Stopped was swallowed: one that lands while
-    Python imports a module can be raised inside importlib's own callback, which only
-    prints "Exception ignored" (the campaign found a run that then went on for ever).
-    Called where a command is about to run for long: a trio run, the live app."""
+    """Raise the signal that came, if it is not raised yet (`checked`) or its Stopped was
+    swallowed: one that lands while Python imports a module can be raised inside
+    importlib's own callback, which only prints "Exception ignored" (the campaign found
+    a run that then went on for ever). Called where a command is about to run for long
+    (a trio run, the live app), and at each step of code that runs `checked`."""
     if _first is not None and not _said:
         raise _first
+
+
+@contextmanager
+def checked() -> Iterator[None]:
+    """For the duration, a signal is only noted; the code inside raises it at its own
+    points (`raise_if_stopped`), and if it has not, it is raised on the way out. For
+    code that runs inside a library that may swallow what a handler raises (a hunt's
+    search, in hypothesis: its garbage-collector callback), or that must not be cut in
+    the middle (putting a hunt's files in place, all or none)."""
+    global _checked
+    before = _checked
+    _checked = True
+    try:
+        yield
+    finally:
+        _checked = before
+    raise_if_stopped()
 
 
 def said(stop: Stopped) -> str:
@@ -95,8 +143,24 @@ def said(stop: Stopped) -> str:
 
 def install() -> None:
     """Take the signals over (for the whole program: `bully-tui` does it first thing)."""
+    global _their_unraisablehook
     for signum in SIGNALS:
         signal.signal(signum, _handle)
+    if sys.unraisablehook is not _unraisable:
+        _their_unraisablehook, sys.unraisablehook = sys.unraisablehook, _unraisable
+
+
+_their_unraisablehook = sys.unraisablehook
+
+
+def _unraisable(unraisable: Any) -> None:
+    """A Stopped raised where Python cannot pass it on (a finalizer, a garbage-collector
+    or weakref callback: trio's Nursery.__del__, hypothesis's gc callback) would only be
+    printed, "Exception ignored", and the command would go on: the process ends at once
+    instead, as while starting (the guardian makes the files whole)."""
+    if isinstance(unraisable.exc_value, Stopped):
+        _out(unraisable.exc_value.signum)
+    _their_unraisablehook(unraisable)
 
 
 @contextmanager
@@ -106,6 +170,7 @@ def handled() -> Iterator[None]:
     global _first, _said
     previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
     ours = all(handler is _handle for handler in previous.values())
+    hook = sys.unraisablehook
     install()
     try:
         yield
@@ -113,6 +178,7 @@ def handled() -> Iterator[None]:
         if not ours:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+            sys.unraisablehook = hook
             _first, _said = None, False
 
 
@@ -140,13 +206,14 @@ def stopped_by(error: BaseException) -> Stopped | None:
 
 def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -> Any:
     """trio.run(fn, *args), which a signal cancels between two steps, never inside trio's
-    own code (a Stopped raised there could leave trio half-done, and say so in a
-    traceback). The Stopped is raised once the run has ended; a second signal meanwhile
-    ends the process at once, as everywhere."""
+    own code (a Stopped raised there leaves trio half-done: its internal error, an
+    AssertionError, and the Stopped lost). While trio's receiver takes the signals, it
+    cancels the run; before it is open and after it is closed they are only noted
+    (`checked`), and the run is cancelled at its start. The Stopped is raised once the
+    run has ended; a second signal meanwhile ends the process at once, as everywhere."""
     import trio
 
     raise_if_stopped()
-    stopped: list[Stopped] = []
 
     async def main() -> Any:
         async with trio.open_nursery() as nursery:
@@ -156,20 +223,19 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
                     global _first
                     async for signum in signals:
                         if _first is not None:
-                            _handle(signum, None)  # the second: out, now
+                            _out(signum)  # the second: out, now
                         _first = Stopped(signum)
-                        stopped.append(_first)
                         nursery.cancel_scope.cancel()
 
                 nursery.start_soon(watch)
+                if _first is not None:  # (noted while trio started)
+                    nursery.cancel_scope.cancel()
                 result = await fn(*args)
                 nursery.cancel_scope.cancel()
                 return result
 
-    result = trio.run(main, clock=clock)
-    if stopped:
-        raise stopped[0]
-    return result
+    with checked():  # (on the way out: raised, if one came)
+        return trio.run(main, clock=clock)
 
 
 # --- the live app's signals ------------------------------------------------------------------
