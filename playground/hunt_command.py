@@ -1,22 +1,38 @@
 """`bully-tui hunt`: its arguments, checked before anything runs, and what it says and
 writes. A random search (run/hunt.py) ends with a scenario and a transcript; an
-exhaustive one (run/explore.py) with an interaction file. Either way: 1 for a finding,
-0 for none, 2 for bad input (one line), as cli.py says of every command."""
+exhaustive one (run/explore.py) with an interaction file and a transcript. Either way:
+1 for a finding, 0 for none, 2 for bad input (one line), as cli.py says of every command.
+
+A finding's two files appear whole and together, or not at all (record/together.py): a
+signal at any moment, before they take their names, leaves nothing."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
+from functools import partial
 from pathlib import Path
 
 from protocol import ALGORITHMS, MUTEXES, split_name
 
 from .cli import _choice, _emit, _need_a_terminal, _Parser, _say, finished, replay_app, subcommand_parser
 from .core.commands import parse_delay, parse_list
-from .core.config import MAX_SEED, PROBE_INTERVAL, TIMEOUT, ClusterConfig, InputError, parse_number, parse_whole, shown
-from .record.files import check_new, write_whole
+from .core.config import (
+    MAX_SEED,
+    PROBE_INTERVAL,
+    TIMEOUT,
+    ClusterConfig,
+    InputError,
+    WriteError,
+    parse_number,
+    parse_whole,
+    shown,
+)
+from .record.files import check_new
+from .record.together import Together
 from .run import interrupt
 from .run.hunt import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Hunt, Space, search
 
@@ -97,10 +113,52 @@ def _outputs(args, default: str, suffixes: tuple[str, ...]) -> list[str]:
         base = args.output
         for suffix in WHAT:
             base = base.removesuffix(suffix)
+        _check_name(args.output, os.path.basename(base), suffixes)
     paths = [f"{base}{suffix}" for suffix in suffixes]
     for path, suffix in zip(paths, suffixes, strict=True):
         check_new(path, WHAT[suffix], args.overwrite)
     return paths
+
+
+def _check_name(given: str, name: str, suffixes: tuple[str, ...]) -> None:
+    """-o names the files, as --transcript does: an empty name, or one that would make
+    hidden files (`-o .jsonl` is `.scenario` and `.jsonl`; `-o d/` is `d/.scenario`), is
+    refused."""
+    files = f"BASE{suffixes[0]} and BASE{suffixes[1]}"
+    if not name:
+        raise InputError(f"-o {shown(given)} names no file: give a name BASE for {files}")
+    if name.startswith("."):
+        raise InputError(f"-o {shown(given)} would write hidden files ({name}{suffixes[0]}, {name}{suffixes[1]}): "
+                         "give a name that does not start with a dot")
+
+
+def _write_finding(overwrite: bool, first: tuple[str, str, str], transcript: str, record: Callable[[str], object],
+                   found: str) -> None:
+    """A finding's two files, whole and together, or neither: `first` (its path, what it
+    is, its text) and the transcript that `record(path)` writes. `found` says what was
+    found, for a signal's line when nothing is written."""
+    path, what, text = first
+    placed = False
+    try:
+        with Together(overwrite) as files:
+            with interrupt.checked():  # (a temporary file made is one the guardian knows of)
+                first_part, transcript_part = files.beside(path, what), files.beside(transcript, "transcript")
+            try:
+                with open(first_part, "wb") as f:
+                    f.write(text.encode())
+            except OSError as e:
+                raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
+            try:
+                record(transcript_part)
+            except WriteError as e:  # (it names the file it would have been)
+                raise WriteError(str(e).replace(transcript_part, transcript)) from None
+            with interrupt.checked():  # every name, or none; a signal meanwhile ends the command after
+                files.place()
+                placed = True
+    except interrupt.Stopped as stop:  # (not the time of the finding's own run, nor its temporary file)
+        stop.t, stop.transcript = None, None
+        stop.done = f"the finding is written: {path}, {transcript}" if placed else found
+        raise
 
 
 def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
@@ -139,8 +197,9 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
         _emit(nothing_line(hunt, result, time.monotonic() - started) + "\n")
         return 0
     command_line = " ".join(["bully-tui", "hunt", *argv])
-    write_whole(scenario_path, "scenario", scenario_text(hunt, finding, command_line).encode(), args.overwrite)
-    run_headless(finding.schedule.session(algorithm, transcript), finding.schedule.until(algorithm))
+    _write_finding(args.overwrite, (scenario_path, "scenario", scenario_text(hunt, finding, command_line)), transcript,
+                   lambda path: run_headless(finding.schedule.session(algorithm, path), finding.schedule.until(algorithm)),
+                   searched_so_far(result))
     _emit(finding_line(finding, transcript) + "\n")
     _emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
           f"{result.searched.schedules:,} schedules in {time.monotonic() - started:.1f} s\n")
@@ -162,7 +221,7 @@ def _open(args, transcript: str) -> None:
 
 
 def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from .run.explore import SAFETY, Bounds, Model, explore, interaction_text, record
+    from .run.explore import SAFETY, Bounds, Model, explore, interaction_text, record, steps_taken
     from .run.hunt_report import ExploreProgress, explored_line, steps_line
 
     if split_name(algorithm)[1] is not None:
@@ -187,21 +246,26 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     started = time.monotonic()
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
         model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint)
-        with ExploreProgress() if sys.stderr.isatty() else nullcontext() as progress:
+        with ExploreProgress() if sys.stderr.isatty() else nullcontext() as progress, interrupt.checked():
             found, explored = explore(model, wanted, bounds, progress)
         if found is not None:
             claim = steps_line(model, found, path, transcript).split("; the steps")[0]  # (the line, without the files)
             text = interaction_text(model, found, [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}",
                                                   f"Claim: {claim}.", "A shortest run that breaks it (breadth first): "
                                                   "each step below, then what it did."])
-            write_whole(path, "interaction", text.encode(), args.overwrite)
-            record(model, found, transcript, args.overwrite)
+            _write_finding(args.overwrite, (path, "interaction", text), transcript,
+                           partial(record, model, found, overwrite=True),
+                           f"a finding ({model.nodes} nodes, {_steps(steps_taken(found.steps))}), not written")
             _emit(steps_line(model, found, path, transcript) + "\n")
             _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=True) + "\n")
             _open(args, transcript)
             return 1
         _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=False) + "\n")
     return 0
+
+
+def _steps(n: int) -> str:
+    return f"{n} step{'' if n == 1 else 's'}"
 
 
 def _given(value: str | None, default: str) -> str:

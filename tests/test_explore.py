@@ -120,3 +120,44 @@ def test_a_finding_is_also_a_transcript_stepped_by_hand(tmp_path):
     assert main(["export", path, "--format", "mermaid", "-o", str(tmp_path / "d.mmd")]) == 0
     text = (tmp_path / "steps.jsonl").read_text()
     assert '"by_hand":true' in text.splitlines()[0] and '"kind":"violation"' in text
+
+
+def test_a_signal_while_the_steps_are_written_leaves_neither_file(tmp_path, monkeypatch, capsys):
+    """`hunt --exhaustive -o e` left e.txt and an empty e.jsonl when a signal came while
+    the transcript was recorded: its two files appear together, or not at all."""
+    import signal
+
+    from playground.cli import main
+    from playground.run import explore as explore_module
+    from playground.run import interrupt
+
+    real = explore_module.record
+
+    def cut_short(model_, found, path, overwrite=False):
+        real(model_, found, path, overwrite)  # the whole transcript, still under its temporary name
+        raise interrupt.Stopped(signal.SIGTERM)
+
+    monkeypatch.setattr(explore_module, "record", cut_short)
+    monkeypatch.chdir(tmp_path)
+    assert main(["hunt", "--exhaustive", "--async", "--faults", "0", "-o", "e"]) == 143
+    assert capsys.readouterr().err == "bully-tui: stopped by SIGTERM; a finding (3 nodes, 1 step), not written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_mid_search_stops_it_between_two_states():
+    """The search runs with the signals only noted (the hunt takes them `checked`): it
+    raises the signal at the next state, not never."""
+    import signal
+
+    from playground.run import interrupt
+
+    seen = []
+
+    def progress(explored) -> None:
+        seen.append(explored.states)
+        if len(seen) == 2:
+            interrupt._handle(signal.SIGINT, None)  # noted only
+
+    with interrupt.handled(), pytest.raises(interrupt.Stopped), interrupt.checked():
+        explore(model("garcia-molina", 3), SLE1, Bounds(faults=1, depth=40, most=100_000), progress)
+    assert seen == [1000, 2000]

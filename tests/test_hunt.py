@@ -219,6 +219,11 @@ def test_nothing_found_says_how_much_was_searched_and_exits_0(tmp_path):
     (["--algorithm", "raft", "--commands", "join"], "unknown --commands 'join'"),
     (["--workers", "0"], "--workers must be from 1 to 64"),
     (["--open"], "--open shows the finding in the terminal app"),
+    (["-o", ""], "-o '' names no file"),
+    (["-o", ".jsonl"], "-o '.jsonl' names no file"),
+    (["-o", "d/"], "-o 'd/' names no file"),
+    (["-o", ".mine"], "-o '.mine' would write hidden files (.mine.scenario, .mine.jsonl)"),
+    (["--exhaustive", "-o", "sub/.x.txt"], "-o 'sub/.x.txt' would write hidden files (.x.txt, .x.jsonl)"),
 ])
 def test_bad_arguments_are_one_line_and_status_2(tmp_path, args, said):
     done = cli(tmp_path, *args)
@@ -320,3 +325,89 @@ def test_a_signal_mid_search_says_how_far_it_got(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err == f"bully-tui: interrupted; searched {2 * BATCH} schedules, nothing found yet\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_raised_inside_hypothesis_gc_callback_still_stops_the_search():
+    """A signal that lands while the garbage collector runs hypothesis's callback used to
+    be raised there, printed as "Exception ignored" and lost: the hunt searched its whole
+    budget and exited 0. Made deterministic: at the fifth schedule a collection runs, and
+    a callback calls the handler as the signal would; the search must stop in that
+    schedule."""
+    import gc
+    import signal as signals
+
+    from playground.run import hunt as hunt_module
+    from playground.run import interrupt
+
+    schedules = []
+
+    def signalled(phase: str, _info: dict) -> None:
+        if phase == "start" and len(schedules) == 5:
+            schedules.append("signalled")
+            interrupt._handle(signals.SIGTERM, None)  # (raised here, Python would only print it)
+
+    real = hunt_module.run
+
+    def run(algorithm, schedule, prop):
+        schedules.append(schedule)
+        if len(schedules) == 5:
+            gc.collect()
+        return real(algorithm, schedule, prop)
+
+    gc.callbacks.append(signalled)
+    try:
+        with interrupt.handled(), pytest.MonkeyPatch.context() as patch:
+            patch.setattr(hunt_module, "run", run)
+            patch.setattr(interrupt, "_out", lambda signum: None)  # (a lost Stopped ends a process, not this one)
+            with pytest.raises(interrupt.Stopped) as stopped:
+                hunt("ring", SLE1, schedules=BUDGET)
+    finally:
+        gc.callbacks.remove(signalled)
+    assert stopped.value.status == 143 and len(schedules) == 6 and schedules[-1] == "signalled"
+
+
+def test_a_signal_while_a_finding_is_written_leaves_neither_file(tmp_path, monkeypatch, capsys):
+    """The finding's files appear whole and together, or not at all: a signal right after
+    the first of them is made (here, while its transcript is recorded) leaves nothing,
+    and the line says what was found."""
+    import signal as signals
+
+    from playground.cli import main
+    from playground.run import interrupt, session
+
+    def recording(session_, until, **_):
+        made = sorted(p.name for p in tmp_path.iterdir())
+        assert len(made) == 2 and all(name.startswith(".bully-") for name in made)  # nothing under its name yet
+        raise interrupt.Stopped(signals.SIGINT)
+
+    monkeypatch.setattr(session, "run_headless", recording)
+    monkeypatch.chdir(tmp_path)
+    argv = ["hunt", "--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1", "-o", "x"]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("bully-tui: interrupted; searched ") and err.endswith(" commands), not written\n"), err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_finding_whose_second_name_is_taken_meanwhile_leaves_neither(tmp_path):
+    """Without --overwrite each file is linked to its name; if the second name was taken
+    after the check, the first is taken back: the other file's owner keeps theirs."""
+    from playground.record.together import Together
+
+    first, second = tmp_path / "x.scenario", tmp_path / "x.jsonl"
+    with pytest.raises(InputError, match="x.jsonl already exists"), Together(overwrite=False) as files:
+        parts = files.beside(str(first), "scenario"), files.beside(str(second), "transcript")
+        for part in parts:
+            Path(part).write_text("whole\n")
+        second.write_text("someone's\n")
+        files.place()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"] and second.read_text() == "someone's\n"
+
+
+def test_a_finding_with_joiners_counts_every_node_of_its_run():
+    """"2 nodes" whose line names node 3 was not true: the joiner is one of the run's."""
+    from playground.run.hunt import Finding
+
+    schedule = Schedule(2, 1, ClusterConfig(), ((1.0, "join"), (3.0, "crash 3")))
+    assert Finding(schedule, SLE1, 4.0, "").size == "3 nodes (2 at the start, 1 joining), 2 commands"
+    assert Finding(Schedule(1, 1, ClusterConfig(), ((1.0, "elect 1"),)), SLE1, 1.0, "").size == "1 node, 1 command"

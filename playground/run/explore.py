@@ -52,6 +52,7 @@ from ..core.events import ViolationEvent
 from ..core.monitor import SLE1, SPLIT_BRAIN, describe
 from ..record.recorder import Recorder
 from ..record.transcript import Header
+from . import interrupt
 from .harness import Harness
 from .interaction import Block, Interaction, write_blocks
 
@@ -124,7 +125,8 @@ class _Node:
 def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
             on_progress: Callable[[Explored], None] | None = None) -> tuple[Counterexample | None, Explored]:
     """Search breadth first for a run that breaks `prop` (None: any safety property):
-    rule 2, with rule 3's bounds."""
+    rule 2, with rule 3's bounds. A signal is raised between two states (the caller
+    may take the signals `interrupt.checked()`)."""
     explored = Explored()
     seen: set[bytes] = set()
     frontier: deque[_Node] = deque()
@@ -135,6 +137,7 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
         for arrivals in choices:
             frontier.append(_Node(_pack(child), child.now_us, arrivals, faults, steps))
     while frontier:
+        interrupt.raise_if_stopped()
         node = frontier.popleft()
         if steps_taken(node.steps) >= bounds.depth:  # rule 3
             explored.bound = "depth"

@@ -62,6 +62,7 @@ from ..core.config import ClusterConfig, Workload
 from ..core.engine import Engine, steps
 from ..core.events import ViolationEvent
 from ..core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN, describe
+from . import interrupt
 from .session import Session
 
 # What --property names (as people type them), and the monitor's name for each (None: any).
@@ -187,6 +188,7 @@ def run(algorithm: str, schedule: Schedule, prop: str | None) -> Outcome:
 
     engine.subscribe(watch)
     for _ in steps(engine, schedule.ends(engine)):
+        interrupt.raise_if_stopped()  # (the search runs `checked`: see search)
         if seen:
             break
     return Outcome(seen[0] if seen else None, count[0], engine.now)
@@ -201,8 +203,16 @@ class Finding:
 
     @property
     def size(self) -> str:
-        commands = len(self.schedule.lines)
-        return f"{self.schedule.nodes} nodes, {commands} command{'' if commands == 1 else 's'}"
+        """"4 nodes, 3 commands"; with joiners, every node the run had: "3 nodes (2 at the
+        start, 1 joining), 4 commands" (the monitor's line may name a joiner)."""
+        s = self.schedule
+        joins = sum(1 for _, text in s.lines if text == "join")
+        nodes = _count(s.nodes + joins, "node") + (f" ({s.nodes} at the start, {joins} joining)" if joins else "")
+        return f"{nodes}, {_count(len(s.lines), 'command')}"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 @dataclass(slots=True)
@@ -337,10 +347,14 @@ def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None]
             on_batch(so_far(), result.index if result.finding is not None else None)
 
     if workers <= 1:
-        index = 0
-        while more(index):
-            take(run_batch(hunt, index))
-            index += 1
+        # Here hypothesis runs in this process, and a signal's Stopped raised inside its
+        # garbage-collector callback would be lost (the hunt then ran its whole budget):
+        # a signal is only noted, and each step of a run raises it (run, above).
+        with interrupt.checked():
+            index = 0
+            while more(index):
+                take(run_batch(hunt, index))
+                index += 1
         return so_far()
     # Forked before anything else runs (no thread yet: the progress display starts later).
     pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_ignores_signals)

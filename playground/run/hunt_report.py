@@ -35,7 +35,7 @@ def searched_text(searched: Searched) -> str:
 
 def searched_so_far(result: Result) -> str:
     """What a hunt stopped by a signal had done: "searched 3,200 schedules, nothing found yet"."""
-    found = "nothing found yet" if result.finding is None else f"a finding not yet written ({result.finding.size})"
+    found = "nothing found yet" if result.finding is None else f"a finding ({result.finding.size}), not written"
     return f"searched {result.searched.schedules:,} schedules, {found}"
 
 

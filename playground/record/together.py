@@ -1,0 +1,83 @@
+"""Files that appear whole and together, or not at all.
+
+A hunt's finding is two files: a scenario (or an interaction file) and the transcript it
+makes. Written one after the other under their names, a signal between the two left the
+first without the second, or the second cut short. Here each is written under a
+temporary name beside its own (the same folder: one file system, so taking the name is
+one call), and only when the last is whole do they take their names, one call each
+(`place`), which the caller does with the signals held off (run/interrupt.checked).
+Whatever stops the writing before, nothing is left: `Together` removes the temporary
+files on the way out, and the guardian (guard.py) after a kill.
+
+Without `overwrite` a name is linked, which fails if it was taken meanwhile; then the
+names already placed are taken back, so that neither file is there. (SIGKILL in the
+middle of `place`, a few system calls, can leave the files placed so far: each whole.)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ..core.config import InputError, WriteError
+from . import guard
+from .files import _link, _mode_for, check_new
+
+
+class Together:
+    def __init__(self, overwrite: bool):
+        self.overwrite = overwrite
+        self._files: list[tuple[str, str, str]] = []  # (temporary, path, what)
+
+    def beside(self, path: str, what: str) -> str:
+        """An empty temporary file beside `path`, with the permissions `path` will have,
+        for the caller to write; `what` names `path` in errors."""
+        check_new(path, what, self.overwrite)
+        try:
+            fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".bully-",
+                                             suffix=".part")
+        except OSError as e:
+            raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
+        self._files.append((temporary, path, what))
+        guard.remove_if_left(temporary)
+        os.fchmod(fd, _mode_for(path))  # (mkstemp's is private: the file is the user's, as any other)
+        os.close(fd)
+        return temporary
+
+    def place(self) -> None:
+        """Every file under its name, or (a name taken meanwhile) none."""
+        placed: list[str] = []
+        for temporary, path, what in self._files:
+            try:
+                if self.overwrite:
+                    os.replace(temporary, path)
+                else:
+                    _link(temporary, path)
+            except FileExistsError:
+                self._take_back(placed)
+                raise InputError(f"{path} already exists; choose another name, or pass --overwrite") from None
+            except OSError as e:
+                self._take_back(placed)
+                raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
+            placed.append(path)
+
+    def _take_back(self, placed: list[str]) -> None:
+        if self.overwrite:
+            return  # (replaced: the old files are gone either way)
+        for path in placed:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    def __enter__(self) -> Together:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for temporary, _path, _what in self._files:
+            try:
+                if os.path.lexists(temporary):  # (linked, or never placed: the temporary name goes)
+                    os.unlink(temporary)
+            except OSError:
+                pass
+            guard.done(guard.REMOVE, temporary)
