@@ -395,7 +395,9 @@ def _ending(error: BaseException) -> int:
 
 
 def _say(line: str) -> None:
-    """A line on stderr, if stderr can take it."""
+    """A line on stderr, if stderr can take it (None: closed before we started)."""
+    if sys.stderr is None:
+        return  # (print would write it to stdout)
     try:
         print(line, file=sys.stderr, flush=True)
     except OSError:
@@ -404,7 +406,9 @@ def _say(line: str) -> None:
 
 def _emit(text: str) -> None:
     """The command's result on stdout. One that cannot be written (a full disk, a closed
-    pipe) is a write error like any other file's."""
+    pipe, closed before we started: `>&-`) is a write error like any other file's."""
+    if sys.stdout is None:  # (Python found no standard output)
+        raise WriteError("cannot write to standard output: it is closed")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -169,3 +169,28 @@ def test_live_app_refuses_an_existing_transcript_before_starting(tmp_path, capsy
     assert main(["--nodes", "7", "--transcript", str(mine)]) == 2
     assert "already exists; choose another name, or pass --overwrite" in capsys.readouterr().err
     assert mine.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("command", [["verify", "t.jsonl"], ["--headless", "--nodes", "3", "--until", "5"],
+                                     ["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "5", "--workers", "1"]])
+def test_a_closed_standard_output_is_one_line_and_exit_1(tmp_path, command):
+    """`bully-tui verify t.jsonl >&-`: Python finds no standard output at all (sys.stdout
+    is None), which is said as /dev/full is, not an AttributeError."""
+    import os
+
+    subprocess.run([sys.executable, "-m", "playground", "--headless", "--nodes", "3", "--until", "5", "--transcript",
+                    "t.jsonl"], check=True, capture_output=True, cwd=tmp_path, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "playground", *command], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, cwd=tmp_path, timeout=120, preexec_fn=lambda: os.close(1))
+    assert (done.returncode, done.stderr.decode()) == (1, "bully-tui: error: cannot write to standard output: it is closed\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+def test_a_closed_standard_error_does_not_turn_a_success_into_a_failure(tmp_path):
+    import os
+
+    subprocess.run([sys.executable, "-m", "playground", "--headless", "--nodes", "3", "--until", "5", "--transcript",
+                    "t.jsonl"], check=True, capture_output=True, cwd=tmp_path, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "playground", "verify", "t.jsonl"], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, cwd=tmp_path, timeout=60, preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0 and done.stdout.decode().startswith("t.jsonl: identical, ")
