@@ -362,7 +362,14 @@ class Node:
 
     @classmethod
     def worst_case_messages(cls, n: int) -> int | None:
-        """Messages in one election's worst case for n nodes, where the theory says."""
+        """The most messages one election round can take for n nodes, as the status bar
+        counts a round (from the election that begins it to agreement again, failure
+        detection apart: acks included), when faults come one at a time: a crash, a
+        recovery or an `elect` while all agree, and nothing else until all agree again,
+        with T >= 2 x max delay and no link held. None where nothing bounds such a round
+        (several nodes noticing one crash at different moments, split votes). Whoever
+        declares one shows why it holds; tests/test_worst_cases.py checks it on random
+        schedules of that kind."""
         return None
 
     @classmethod

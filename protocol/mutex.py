@@ -193,6 +193,10 @@ def with_mutex(election: type[Node], mutex: type[Mutex]) -> type[Node]:
         def variables(self) -> dict[str, object]:
             return {**super().variables(), **self.cs.variables()}
 
+        @classmethod
+        def worst_case_messages(cls, n: int) -> None:
+            """None: an election round's count takes in the mutex's messages sent while it runs."""
+
     WithMutex.__name__ = WithMutex.__qualname__ = f"{election.__name__}With{mutex.__name__}"
     WithMutex.name = f"{election.name}+{mutex.name}"
     WithMutex.title = f"{election.title} + {mutex.title}"

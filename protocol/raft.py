@@ -22,6 +22,11 @@ ever: bench/raft_split_votes.py measures it). Not that the highest up node leads
 (`highest_wins` is False), nor SLE1 at every instant: a follower of a leader that has
 crashed follows it until its own timeout, while another node may already lead.
 
+No worst case in messages (worst_case_messages stays None): an election without a split
+vote takes a RequestVote and a Vote per other node, 2(n-1), but each split vote costs
+another term's requests and votes, and nothing bounds how many terms split in a row;
+the randomized timeouts make a long run of them unlikely, not impossible.
+
 Rules (P is this node, its term the epoch in safe storage):
   1. Start (start-up or recovery): P is a follower that knows no leader, in the term
      it stored, and sets its election timeout, drawn from [T, T'] (the runtime draws
@@ -113,11 +118,6 @@ class Raft(Node):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.votes: set[int] = set()  # a candidate's votes in its term
-
-    @classmethod
-    def worst_case_messages(cls, n: int) -> int:
-        """One election without a split vote: a RequestVote and a Vote per other node."""
-        return 2 * (n - 1)
 
     @classmethod
     def settle_time(cls, n: int, config: Config, max_delay: float) -> float:

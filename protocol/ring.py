@@ -207,12 +207,11 @@ class Ring(OnARing, ProbingNode):
 
     counted = (Election, Elected)  # (acks and Backs are transport)
 
-    @classmethod
-    def worst_case_messages(cls, n: int) -> int:
-        """One initiator just after the highest id: 3N-1 Election and Elected messages
-        (in any order round the ring: one initiator's Election reaches the highest id
-        within N-1 hops)."""
-        return 3 * n - 1 if n > 1 else 0
+    # No worst_case_messages: one initiator just after the highest id costs 3N-1 Election
+    # and Elected messages, in any order round the ring (its Election reaches the highest
+    # id within N-1 hops), but a round counts each hop's ack too, and followers that
+    # notice a crash start elections of their own: measured, 40 messages in a round at
+    # N = 8 after one crash.
 
     @classmethod
     def all_start_messages(cls, n: int) -> tuple[int, int]:

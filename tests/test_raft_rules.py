@@ -7,10 +7,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
+from playground.core.config import ClusterConfig
 from playground.core.monitor import SPLIT_BRAIN
+from playground.core.rounds import Rounds
 from protocol import CancelTimer, Config, ElectionStarted, Raft, Receive, SetTimer, Start, Suspect, TimerFired
 from protocol.raft import Heartbeat, RequestVote, Vote
-from tests.support import final_states, run
+from tests.support import at, final_states, run
 from tests.test_random_schedules import cases, violations
 
 from .support import sent
@@ -137,8 +139,6 @@ def test_with_synchrony_never_two_leaders_in_one_term_and_one_leader_within_c(ca
 
 @pytest.mark.parametrize("spread", [1.0, 2.0])
 def test_the_highest_does_not_win_and_the_monitor_does_not_expect_it(spread):
-    from playground.core.config import ClusterConfig
-
     config = ClusterConfig(timeout=4, coordinator_timeout=4 * spread, delay_min=1, delay_max=1, probe_interval=0)
     engine, events = run(5, 60, config, seed=3, algorithm="raft")
     agreements = [e.leader for e in events if e.kind == "agreement"]
@@ -146,3 +146,20 @@ def test_the_highest_does_not_win_and_the_monitor_does_not_expect_it(spread):
         assert agreements == [] and [v for v in violations(events) if " sle2 " in v]
     else:
         assert agreements and agreements[0] != 5 and violations(events) == []
+
+
+def test_no_worst_case_in_messages_split_votes_have_no_end():
+    """An election without a split vote takes 2(n-1) messages; after a leader's crash with
+    no spread every term splits, and the round grows for as long as it runs."""
+    assert Raft.worst_case_messages(5) is None
+    config = ClusterConfig(timeout=4, coordinator_timeout=4, delay_min=0.025, delay_max=0.025, probe_interval=0)
+    counts = []
+    for until in (30, 60):
+        _, events = run(5, until, config, at("1 elect 1", "10.5 crash 1"), algorithm="raft")
+        rounds = Rounds(kept=[])
+        for e in events:
+            rounds.observe(e)
+        first, after_the_crash = (sum(r.messages.values()) for r in rounds.kept)
+        assert first == 2 * 4 and after_the_crash > first  # node 1's term; then the splits
+        counts.append(after_the_crash)
+    assert counts[1] > counts[0]  # still going: no bound

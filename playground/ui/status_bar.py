@@ -2,7 +2,9 @@
 keep up with the one asked for), or where in
 the past the screen is; T and the delay bounds (red when the synchrony bound is broken:
 T < 2 x max delay, or links held), and the elections so far with the current one's
-message count beside its worst case.
+message count, beside its worst case where the algorithm declares one
+(Node.worst_case_messages: for faults one at a time, so said; not while synchrony is
+broken, which it assumes).
 
 With a mutex, the critical section's entries so far, their messages each (beside the
 lecture's figure) and the last one's wait.
@@ -96,8 +98,9 @@ def parts(s: Status) -> dict[str, list[str]]:
         count = [f"start-up election{running}: {msgs}", f"start-up{running}: {msgs}"]
     else:  # the current election's count while one runs, else the last one's
         count = [f"election {s.elections:,}{running}: {msgs}", f"#{s.elections:,}{running}: {msgs}"]
-        if s.worst_case is not None:
-            count.insert(0, f"{count[0]} (worst {s.worst_case:,})")
+        # The worst case gives way first; without one, the count keeps its words as long.
+        worst = s.worst_case is not None and c.synchronous and not s.held_links  # (it assumes synchrony)
+        count.insert(0, f"{count[0]} (worst {s.worst_case:,} for one fault)" if worst else count[0])
     forms = {"time": [f"[b]t={s.now:.2f}s[/]"], "pace": pace, "sync": sync, "delay": [f"δ {delay}", ""],
              "count": count}
     if s.cs is not None:
