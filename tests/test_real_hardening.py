@@ -30,6 +30,7 @@ from playground.cli import main
 from playground.real import control, wire
 from playground.real.cluster import RealCluster
 from playground.real.wire import FrameError
+from tests.test_app import on_asyncio
 from tests.test_real_nodes import FAST, all_follow, free_port, progressing, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -338,3 +339,50 @@ def test_the_help_names_every_key_and_command_of_a_real_run(capsys):
     keys = [b.key.split(",")[0] for b in RealApp.BINDINGS if b not in VIEW_BINDINGS and b.action != "quit"]
     shown = {"plus": "+", "minus": "-"}
     assert len(keys) == 12 and all(f" {shown.get(key, key)} " in real for key in keys), (keys, real)
+
+
+# --- what a newcomer sees -----------------------------------------------------------------------
+
+
+@on_asyncio
+async def test_the_real_view_at_80_columns_has_the_simulations_cards_and_one_status_line(tmp_path):
+    """Cards of three lines (status, the next timer and its bar, messages and epoch), a
+    status line that gives way part by part and stays one line, and a key that cannot act
+    saying why in the simulation's way (not "waiting under None")."""
+    from playground.cli import parse_args
+    from playground.ui.real_app import RealApp
+    from tests.test_real_nodes import shown_within
+
+    _, session = parse_args(["--real", "--nodes", "5", "--timeout", "0.5", "--probe-interval", "0.5"])
+    app = RealApp(session, folder=str(tmp_path / "run"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        def all_under(leader):
+            return lambda: all(n.up and n.leader == leader for n in app.state.nodes.values())
+
+        await shown_within(pilot, all_under(5), why=lambda: app.status.plain())
+        await pilot.pause(0.3)  # (drawn)
+        first, timer, counts = app.grid.node_text(1).splitlines()
+        assert first.startswith("1 ") and "→5" in first and "probe" in timer and counts.startswith("↑")
+        assert app.grid.cards[1].region.height == 5  # (the whole card: its rows laid out once they had content)
+        line = app.status.render()
+        assert "\n" not in line.plain and line.cell_length <= app.status.content_size.width
+        assert "real run" in line.plain and "5 of 5 up" in line.plain and "T=0.5" in line.plain
+        await pilot.press("x")  # the leader's process killed; then the selected one (5, the leader) again
+        await pilot.press("c")
+        await shown_within(pilot, lambda: any("down already" in n.message for n in app._notifications))
+        assert "None" not in app.status.plain()
+
+
+def test_the_real_status_line_gives_way_part_by_part_and_stays_one_line():
+    from playground.core.config import ClusterConfig
+    from playground.ui.real_status import running, starting
+    from playground.ui.status_bar import Status, fit
+
+    status = Status(12.5, 1.0, False, None, ClusterConfig(timeout=4.0), 3, False, 22, 20, held_links=2)
+    forms = running(status, 15, 16)
+    widths = {width: fit(forms, width).plain for width in (160, 120, 80, 60, 40)}
+    assert all(len(text) <= width and "\n" not in text for width, text in widths.items())
+    assert "no time travel: a real run is not deterministic" in widths[160] and "15 of 16 up" in widths[120]
+    assert widths[40].startswith("t=12.50s real run")  # (at the narrowest: the time, and that it is real)
+    assert [len(text) for text in widths.values()] == sorted((len(t) for t in widths.values()), reverse=True)
+    assert fit(starting(1), 80).plain.startswith("starting 1 node process: ")
