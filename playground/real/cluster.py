@@ -50,9 +50,8 @@ from ..core.config import ClusterConfig, InputError, Workload
 from ..core.events import Event
 from ..core.host import Internals
 from ..record import guard
-from . import state
+from . import control, state
 from .merge import Merge, merge
-from . import control
 from .node import TRACE_FILE
 from .traces import TraceFile, read_trace
 

@@ -97,7 +97,7 @@ def _open_trace(path: str):
     """The trace, to append to (a line a kill cut short cut off first); or one line."""
     try:
         _cut_partial_line(path)
-        return open(path, "a", buffering=1)  # noqa: SIM115 - closed in run
+        return open(path, "a", buffering=1)  # (closed in run)
     except OSError as e:
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None
 
@@ -109,7 +109,7 @@ def _cut_partial_line(path: str) -> None:
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             raise InputError(f"{path} is not a file: a node's trace goes there (move it away)")
-        f = open(path, "r+b")  # noqa: SIM115 - closed below
+        f = open(path, "r+b")  # (closed below)
     except FileNotFoundError:
         return
     with f:

@@ -340,9 +340,8 @@ class RealApp(ViewKeys, App):
 
     def action_cut_off(self) -> None:
         """The selected node alone on one side of a partition of held connections."""
-        if (cluster := self._acting()) is not None:
-            if refusal := cluster.partition((self.selected,)):
-                self._refused(refusal)
+        if (cluster := self._acting()) is not None and (refusal := cluster.partition((self.selected,))):
+            self._refused(refusal)
         self.poll()
 
     def action_heal(self) -> None:
