@@ -56,7 +56,7 @@ from .node import TRACE_FILE
 from .traces import TraceFile, read_trace
 
 STARTING = 0.2  # seconds from telling the nodes when to start to their first step (they all listen by then)
-STARTED_WITHIN = 20.0  # seconds by which every process must listen (64 on 2 cores: ~5 s)
+STARTED_WITHIN = 20.0  # seconds with no process becoming ready before one is said not to start (64 on 2 cores: ~5 s in all)
 STOPPING = 1.0  # seconds a process has to stop after SIGTERM before it is killed
 STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what stops bully-tui (run/interrupt.py takes them over)
 
@@ -130,29 +130,32 @@ class RealCluster:
                 if self.cancelled:
                     raise InputError("stopped while the nodes were starting")
                 self._spawn(node, wait_to_start=True)
-            deadline = time.time() + STARTED_WITHIN
-            self._waited(lambda node: self._control(node, None), deadline)
+            self._waited(lambda node: self._control(node, None))
             start_at = time.time() + STARTING
             for node in self.ids:
                 self._control(node, {"command": "start", "at": start_at})
             self.log.append((start_at, "start", ()))
-            self._waited(lambda node: _booted(self._trace_path(node)), deadline + STARTING)
+            self._waited(lambda node: _booted(self._trace_path(node)))
         except BaseException:
             self.close()
             raise
         return self
 
-    def _waited(self, ready, deadline: float) -> None:
+    def _waited(self, ready) -> None:
         """Until `ready(node)` holds for every node; or one line saying which did not
-        start, and why (its log's last line: a port taken meanwhile, say)."""
+        start, and why (its log's last line: a port taken meanwhile, say). The deadline
+        follows the work: STARTED_WITHIN seconds after the last node became ready (a busy
+        machine starts them slower, and is waited for)."""
         waiting = set(self.ids)
+        deadline = time.monotonic() + STARTED_WITHIN
         while waiting:
             if self.cancelled:
                 raise InputError("stopped while the nodes were starting")
             for node in sorted(waiting):
                 if ready(node):
                     waiting.discard(node)
-                elif not self.up(node) or time.time() > deadline:
+                    deadline = time.monotonic() + STARTED_WITHIN
+                elif not self.up(node) or time.monotonic() > deadline:
                     said = _last_line(os.path.join(self.state_dir(node), "node.log"))
                     raise InputError(f"node {node} did not start{': ' + said if said else ''}")
             time.sleep(0.02)
