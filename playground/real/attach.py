@@ -18,7 +18,7 @@ from .merge import Merge
 from .traces import checked, settings
 from .wire import Address
 
-FIRST_LINES_WITHIN = 5.0  # seconds for every node to send its boot line
+FIRST_LINES_WITHIN = 5.0  # seconds with no line from any node before the silent ones are said to send none
 RECONNECT = 0.5  # seconds between tries to reach a node that went down
 
 
@@ -33,8 +33,10 @@ class Attached:
         self._closed = False
         for node, address in peers.items():
             threading.Thread(target=self._follow, args=(node, address), daemon=True).start()
-        deadline = time.monotonic() + FIRST_LINES_WITHIN
+        deadline, seen = time.monotonic() + FIRST_LINES_WITHIN, 0
         while not all(self.traces.values()) or self.problems:
+            if (lines := sum(map(len, self.traces.values()))) != seen:  # (the deadline follows the work)
+                deadline, seen = time.monotonic() + FIRST_LINES_WITHIN, lines
             if self.problems:
                 node, why = next(iter(sorted(self.problems.items())))
                 self.close()
