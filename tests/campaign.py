@@ -24,17 +24,20 @@ from pools with one `random.Random(seed)`, so a seed gives the same list every t
     case (a wrong JSON type, a field deleted or added, values out of range, unknown
     names, a cut, an empty file, garbage...), or a well-formed alteration (verify:
     different); export's own options are mutated too;
-  - --compare, an unwritable stdout (/dev/full), file-size limits (RLIMIT_FSIZE), signals
-    at seeded random moments, and help;
+  - --compare, an unwritable stdout (/dev/full) or a closed one (`>&-`), file-size limits
+    (RLIMIT_FSIZE), signals at seeded random moments from the very start (0 s: Python's
+    own start-up) on, and help;
   - `hunt`: small valid searches (random and exhaustive, on drawn algorithms and
     properties), each of its options set to hostile values, options that do not go
-    together, outputs that exist or cannot be written, and signals during a search.
+    together, outputs that exist, cannot be written or would be hidden (`-o .jsonl`),
+    and signals during a search and while a finding's files are written (at seeded
+    moments after the first file of the case appears).
 
 How a case runs. A real subprocess, `[sys.executable, "-m", "playground", *argv]` as the
 `bully-tui` command runs (`-m playground.cli` for a checkout that has no entry module),
 with PYTHONPATH = the checkout under test, a fresh private cwd holding the case's files,
 TMPDIR = a private empty directory, stdin /dev/null, stdout and stderr captured (or
-stdout /dev/full), in a session of its own; optional RLIMIT_FSIZE (with SIGXFSZ ignored,
+stdout /dev/full, or closed), in a session of its own; optional RLIMIT_FSIZE (with SIGXFSZ ignored,
 so writes past it fail with EFBIG like a full disk), a 4 GiB address-space guard, and a
 time limit after which its process group is killed. Two cases run at a time.
 
@@ -48,15 +51,24 @@ or write-error, 128+n a signal) is held against the case's expectation, the cont
   searched     a hunt: exit 0 (nothing found) or 1 with nothing on stderr (found: its
                lines on stdout, its files whole)
   write-error  exit 1, one line "bully-tui: error: ..."; what is left is whole
-  signal       128+signum (-9 for SIGKILL; 0 if it had finished; 2 with one line if
-               still starting up); at most one line; files whole; TMPDIR empty; a sample
-               of the transcripts left must pass `verify`
+  signal       whatever the moment (no rule depends on the machine's speed), one of:
+               128+signum with at most one line ("bully-tui: interrupted" for SIGINT),
+               files whole, TMPDIR empty, a sample of the transcripts left passing
+               `verify` (-9 for SIGKILL); or the command had ended (0, 1 found, 2
+               refused); or `killed`: the signal's default action while Python itself
+               started, before bully-tui's first statement (status -signum, nothing on
+               stderr, nothing made); or `python-start-up`: SIGINT after Python put its
+               own handler in place and before bully-tui's first statement took it
+               over, Python's own report (a KeyboardInterrupt, exit 1 or -2, no line of
+               the checkout in it but playground/__main__.py's own lines before that
+               statement; nothing made). A hunt's finding: its files all there, or none
   help         exit 0, help on stdout, stderr empty
 A case that breaks it falls in a failure class: traceback (a traceback, or an exit
 status outside the expected set), hang (the time limit), silent (exit 0 where a refusal
 was due), misleading (a refusal that is not one clear line naming the problem),
 misrefused (a refusal where the input was fine), partial (a file not whole, a temporary
-file left behind, a pre-existing file changed, output on a refusal), or setup (the
+file left behind, a pre-existing file changed, output on a refusal, one of a hunt's two
+files without the other), or setup (the
 checkout could not make the transcripts the case mutates).
 """
 
@@ -97,7 +109,7 @@ DEFAULT_SEED = 17
 WORKERS = 2
 LIMIT = 15.0  # seconds for a case
 BIG_LIMIT = 30.0  # for the big signal cases
-EARLIEST = 0.1  # seconds: a signal before this lands while the interpreter itself starts, before any program
+START_UP = 0.3  # seconds: the early signals are drawn from 0 to this (Python's start-up, then bully-tui's)
 KILL_GRACE = 3.0  # seconds to wait for what a killed run left to be mended (the product's guardian)
 MEMORY_GUARD = 4 << 30  # address space per case: a runaway run fails instead of taking the machine
 REPLAY_FIRST_BLOCK = 513  # replay reads this many lines before anything else: a bad line there is named
@@ -105,6 +117,8 @@ REPLAY_FIRST_BLOCK = 513  # replay reads this many lines before anything else: a
 # What a case expects.
 REFUSE, ACCEPT, EITHER, DIFFERENT, WRITE_ERROR, SIGNAL, HELP, SEARCHED, FOUND = (
     "refuse", "accept", "either", "different", "write-error", "signal", "help", "searched", "found")
+# What a signal can meet before bully-tui's first statement (see "signal" above).
+KILLED, PYTHON_START_UP = "killed", "python-start-up"
 FAILURES = ("traceback", "hang", "silent", "misleading", "misrefused", "partial", "setup")
 GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help", "hunt", "node", "merge", "real", "attach")
 ERROR, WARNING, DIFF = "bully-tui: error: ", "bully-tui: warning: ", "bully-tui: different: "
@@ -143,8 +157,9 @@ class Derived:
 @dataclass(frozen=True)
 class SignalPlan:
     signum: int
-    delay: float  # seconds after the start
+    delay: float  # seconds after the start (or after the first file, below)
     again_ms: int | None = None  # the same signal again, this many ms later
+    after_file: bool = False  # `delay` counts from when the case's first new file appears in its folder
 
 
 @dataclass
@@ -162,6 +177,7 @@ class Case:
     signal: SignalPlan | None = None
     fsize: int | None = None  # RLIMIT_FSIZE, bytes
     stdout_full: bool = False  # stdout is /dev/full
+    stdout_closed: bool = False  # stdout is closed (`>&-`)
     limit: float = LIMIT
     verify_after: bool = False  # run verify on the transcript a signal left
     max_bytes: int | None = None  # outputs must be smaller
@@ -1210,6 +1226,16 @@ def gen_write_errors(b: Builder) -> None:
           files={**good, "out.svg": b"<svg>the old drawing</svg>\n"}, outputs={"out.svg": "svg"})
     b.add("fsize:headless-no-transcript", "headless", ["--headless", "--until", "5"], ACCEPT, fsize=4096)
     b.add("fsize:verify", "verify", ["verify", "run.jsonl"], ACCEPT, fsize=4096, files=dict(good))
+    # a standard output closed before the start (`>&-`): one line, as for /dev/full (hunt: gen_hunt)
+    closed = dict(stdout_closed=True, names="standard output")
+    b.add("closed-stdout:verify", "verify", ["verify", "run.jsonl"], WRITE_ERROR, files=dict(good), **closed)
+    b.add("closed-stdout:headless-summary", "headless", ["--headless", "--until", "5"], WRITE_ERROR, **closed)
+    b.add("closed-stdout:headless+transcript", "headless", ["--headless", "--until", "5", "--transcript", "t.jsonl"],
+          WRITE_ERROR, outputs={"t.jsonl": "transcript"}, **closed)
+    b.add("closed-stdout:export", "export", ["export", "run.jsonl", "--format", r.choice(list(EXPORT_EXTENSIONS))],
+          WRITE_ERROR, files=dict(good), **closed)
+    b.add("closed-stdout:refusal-still-one-line", "headless", ["--headless", "--nodes", "x"], REFUSE, names="--nodes",
+          stdout_closed=True)
 
 
 # --- 8. signals --------------------------------------------------------------------------------
@@ -1230,7 +1256,7 @@ def gen_signals(b: Builder) -> None:
             algorithm, nodes, uuid = SIGNAL_RUNS[0]
         else:
             algorithm, nodes, uuid = r.choice(SIGNAL_RUNS)
-        delay = round(EARLIEST + (2.0 - EARLIEST) * r.random() ** 1.5, 3)  # more of them early: start-up is fragile
+        delay = round(2.0 * r.random() ** 1.5, 3)  # from the very start, more of them early: start-up is fragile
         again = 50 if n >= doubled else None
         transcript = n % 17 != 5  # a couple without a transcript
         argv = ["--headless", "--algorithm", algorithm, "--nodes", str(nodes), "--until", "1000000",
@@ -1259,6 +1285,20 @@ def gen_signals(b: Builder) -> None:
         delay = round(r.uniform(0.3, 2.0), 3)
         b.add(f"signal:SIGINT@{delay}s-compare-64", "compare", ["--headless", "--compare", "--nodes", "64"], SIGNAL,
               names="interrupted", signal=SignalPlan(signal.SIGINT, delay), limit=BIG_LIMIT)
+    # While the process starts: Python's own start-up, then bully-tui's imports (0 s is at once)
+    starts = [("headless", ["--headless", "--nodes", "5", "--until", "1000", "--transcript", "t.jsonl"],
+               {}, {"t.jsonl": "transcript"}),
+              ("verify", ["verify", "run.jsonl"], {"run.jsonl": Base("classic")}, {}),
+              ("export", ["export", "run.jsonl", "--format", "svg", "-o", "out.svg"], {"run.jsonl": Base("classic")},
+               {"out.svg": "svg"}),
+              ("hunt", ["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "30", "--workers", "1", "-o",
+                        "f"], {}, {"f.scenario": "text", "f.jsonl": "transcript"})]
+    for n, signum in enumerate([signal.SIGINT, signal.SIGTERM, signal.SIGHUP] * 4):
+        group, argv, files, outputs = starts[n % len(starts)]
+        delay = 0.0 if n < 3 else round(r.uniform(0, START_UP), 3)
+        b.add(f"signal-start:{signal.Signals(signum).name}@{delay}s-{group}", group, argv, SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+              files=dict(files), outputs=dict(outputs), limit=BIG_LIMIT)
 
 
 # --- 9. hunt ------------------------------------------------------------------------------------
@@ -1339,17 +1379,58 @@ def gen_hunt(b: Builder) -> None:
     b.add("hunt-output:directory", "hunt", [*_hunt_run(r), "-o", "d"], REFUSE, names="d.scenario",
           files={"d.scenario": DIRECTORY})
     b.add("hunt-output:no-folder", "hunt", [*_hunt_run(r), "-o", "missing/f"], REFUSE, names="missing/f")
+    for value, files in [("", {}), (".jsonl", {}), (".scenario", {}), (".mine", {}), ("sub/.scenario", {"sub": DIRECTORY}),
+                         ("d/", {"d": DIRECTORY})]:  # an empty or hidden name (`-o d/` is d/.scenario)
+        b.add(f"hunt-output:hidden={_short(value, 16)}", "hunt", [*_hunt_run(r), "-o", value], REFUSE,
+              names="-o", files=files)
+    b.add("hunt-output:hidden-exhaustive=.txt", "hunt", [*_exhaustive_run(r), "-o", ".txt"], REFUSE, names="-o")
     split_brain = ["hunt", "--algorithm", "classic", "--property", "split-brain", "--break-synchrony", "--budget", "50",
                    "--workers", "1", "-o", "f"]  # (found at once: the files are written)
     b.add("hunt-dev-full:finding", "hunt", split_brain, WRITE_ERROR, stdout_full=True, outputs=dict(found))
+    closed = dict(stdout_closed=True, names="standard output")
+    b.add("closed-stdout:hunt-finding", "hunt", split_brain, WRITE_ERROR, outputs=dict(found), **closed)
+    b.add("closed-stdout:hunt-nothing", "hunt", ["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "20",
+                                                 "--workers", "1", "-o", "f"], WRITE_ERROR, outputs=dict(found), **closed)
+    b.add("closed-stdout:hunt-exhaustive", "hunt", ["hunt", "--exhaustive", "--async", "-o", "f"], WRITE_ERROR,
+          outputs=dict(steps), **closed)
     limit = r.randint(2048, 8192)
     b.add(f"fsize:hunt-finding-{limit}", "hunt", split_brain, WRITE_ERROR, fsize=limit, outputs=dict(found))
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # during a search that finds nothing
-        delay = round(r.uniform(0.3, 2.0), 3)
-        b.add(f"signal:{signal.Signals(signum).name}@{delay}s-hunt", "hunt",
-              ["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "30s", "-o", "f"], SIGNAL,
-              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
-              outputs=dict(found), limit=BIG_LIMIT)
+    gen_hunt_signals(b, found, steps)
+
+
+def _signal_name(signum: int, plan: SignalPlan) -> str:
+    return f"{signal.Signals(signum).name}@{plan.delay}s{'-after-a-file' if plan.after_file else ''}"
+
+
+def gen_hunt_signals(b: Builder, found: dict[str, str], steps: dict[str, str]) -> None:
+    """Signals during a search, and while a finding's two files are written: the moment
+    after the first file of the case appears in its folder (a temporary one, or a
+    finding's first), when they used to be half there."""
+    r = b.rng
+    nothing = ["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "30s", "-o", "f"]
+    finding = ["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "30", "--workers", "1", "-o", "f"]
+    swallowed = ["hunt", "--algorithm", "garcia-molina", "--property", "sle1", "--budget", "60s", "--nodes", "2:5",
+                 "--workers", "1", "-o", "f"]  # (hypothesis's gc callback took a signal: it searched on for 60 s)
+    exhaustive = ["hunt", "--exhaustive", "--async", "-o", "f"]
+    runs = []
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        runs += [(signum, "search", nothing, found, SignalPlan(signum, round(r.uniform(0, 2.0), 3))),
+                 (signum, "finding", finding, found, SignalPlan(signum, round(r.uniform(0, 2.0), 3))),
+                 (signum, "gc", swallowed, found, SignalPlan(signum, round(r.uniform(0.8, 2.5), 3)))]
+        for _ in range(2):
+            runs.append((signum, "finding", finding, found, SignalPlan(signum, round(r.uniform(0, 0.09), 3),
+                                                                          after_file=True)))
+        runs.append((signum, "exhaustive", exhaustive, steps, SignalPlan(signum, round(r.uniform(0, 0.09), 3),
+                                                                           after_file=True)))
+    runs.append((signal.SIGINT, "finding-2-workers", [*finding[:-4], "--workers", "2", "-o", "f"], found,
+                 SignalPlan(signal.SIGINT, round(r.uniform(0, 2.0), 3))))
+    for what, argv, outputs in (("finding", finding, found), ("exhaustive", exhaustive, steps)):
+        runs.append((signal.SIGKILL, what, argv, outputs, SignalPlan(signal.SIGKILL, round(r.uniform(0, 0.09), 3),
+                                                                     after_file=True)))
+    for signum, what, argv, outputs, plan in runs:
+        b.add(f"signal:{_signal_name(signum, plan)}-hunt-{what}", "hunt", argv, SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=plan, outputs=dict(outputs),
+              limit=BIG_LIMIT)
 
 
 def gen_help(b: Builder) -> None:
@@ -1504,11 +1585,14 @@ class Process:
     hung: bool
 
 
-def _child_limits(fsize: int | None) -> None:
+def _child_limits(fsize: int | None, close_stdout: bool = False) -> None:
     """In the child, before exec: the signals at their defaults, no core files, an address
-    space guard, and the file limit (writes past it fail with EFBIG, not a fatal SIGXFSZ)."""
+    space guard, and the file limit (writes past it fail with EFBIG, not a fatal SIGXFSZ);
+    `close_stdout`: no standard output at all, as after `>&-`."""
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
+    if close_stdout:
+        os.close(1)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     guard = MEMORY_GUARD if hard == resource.RLIM_INFINITY else min(MEMORY_GUARD, hard)
@@ -1551,19 +1635,33 @@ def entry_module(root: Path) -> str:
     return "playground" if (root / "playground" / "__main__.py").exists() else "playground.cli"
 
 
+def _first_file(p: subprocess.Popen, cwd: Path, before: set[str], limit: float) -> bool:
+    """Wait until a new entry appears in `cwd` (True), or the process ends or `limit`
+    seconds pass (False)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and p.poll() is None:
+        if set(os.listdir(cwd)) - before:
+            return True
+        time.sleep(0.001)
+    return False
+
+
 def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, plan: SignalPlan | None = None,
-          fsize: int | None = None, stdout_full: bool = False) -> Process:
-    stdout = open("/dev/full", "wb") if stdout_full else subprocess.PIPE
+          fsize: int | None = None, stdout_full: bool = False, stdout_closed: bool = False) -> Process:
+    stdout = open("/dev/full", "wb") if stdout_full else subprocess.DEVNULL if stdout_closed else subprocess.PIPE
+    before = set(os.listdir(cwd))
     start = time.monotonic()
     p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=_env(root, tmp),
                          stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, start_new_session=True,
-                         preexec_fn=functools.partial(_child_limits, fsize))
+                         preexec_fn=functools.partial(_child_limits, fsize, stdout_closed))
     if stdout_full:
         stdout.close()
     out = err = b""
     try:
         if plan is not None:
             try:
+                if plan.after_file and not _first_file(p, cwd, before, limit):
+                    raise subprocess.TimeoutExpired(p.args, 0)  # (the limit: signalled, then judged)
                 out, err = p.communicate(timeout=plan.delay)
             except subprocess.TimeoutExpired:
                 _send(p, plan.signum)
@@ -1664,11 +1762,32 @@ def _outcome(rc: int | None, lines: list[str]) -> str:
         return DIFFERENT if any(line.startswith(DIFF) for line in lines) else WRITE_ERROR
     if rc in SIGNAL_STATUS.values():
         return SIGNAL
+    if rc is not None and rc < 0:
+        return KILLED
     return f"exit {rc}"
 
 
+# Where a case's frames are bully-tui's own code, in a traceback.
+FRAME = re.compile(r'File "([^"]*)", line \d+, in (\S+)')
+OUR_CODE = re.compile(r"/(playground|protocol)/")
+
+
+def python_start_up(signum: int | None, rc: int | None, lines: list[str]) -> bool:
+    """Python's own report of a Ctrl-C that came after it put its own SIGINT handler in
+    place and before bully-tui's first statement took it over (playground/__main__.py):
+    a KeyboardInterrupt (a traceback, or "Fatal Python error" while Python imports
+    `site`), exit 1 or -2, in which no line of bully-tui's code runs but that module's
+    own lines, before that statement. Nothing can be made by then (judged apart)."""
+    if signum != signal.SIGINT or rc not in (1, -signal.SIGINT):
+        return False
+    if not lines or lines[-1].strip() != "KeyboardInterrupt":
+        return False
+    ours = [m for m in FRAME.finditer("\n".join(lines)) if OUR_CODE.search(m[1])]
+    return all(m[1].endswith("playground/__main__.py") and m[2] == "<module>" for m in ours)
+
+
 ALLOWED = {REFUSE: {REFUSE}, ACCEPT: {ACCEPT}, EITHER: {REFUSE, ACCEPT}, DIFFERENT: {DIFFERENT},
-           WRITE_ERROR: {WRITE_ERROR}, SIGNAL: {SIGNAL, ACCEPT, REFUSE, FOUND}, HELP: {ACCEPT},
+           WRITE_ERROR: {WRITE_ERROR}, SIGNAL: {SIGNAL, ACCEPT, REFUSE, FOUND, KILLED, PYTHON_START_UP}, HELP: {ACCEPT},
            SEARCHED: {ACCEPT, FOUND}}
 
 
@@ -1692,14 +1811,16 @@ def judge(case: Case, proc: Process, names: Any, cwd: Path, tmp: Path, before: d
     err = proc.stderr.decode("utf-8", "replace")
     lines = err.splitlines()
     said = [line for line in lines if not line.startswith(WARNING)]
-    outcome = _outcome(proc.returncode, lines)
+    early = python_start_up(case.signal and case.signal.signum, proc.returncode, lines)
+    outcome = PYTHON_START_UP if early else _outcome(proc.returncode, lines)
     problems: list[tuple[str, str]] = []
-    if "Traceback (most recent call last)" in err:
+    if "Traceback (most recent call last)" in err and outcome != PYTHON_START_UP:
         problems.append(("traceback", _exception_line(lines)))
     allowed = ALLOWED[case.expect] | set(case.also)
     if outcome not in allowed:
         problems.append(_wrong_outcome(case, outcome, proc.returncode))
-    elif case.expect == SIGNAL and outcome == SIGNAL and proc.returncode != SIGNAL_STATUS[case.signal.signum]:
+    elif case.expect == SIGNAL and (outcome == SIGNAL and proc.returncode != SIGNAL_STATUS[case.signal.signum]
+                                    or outcome == KILLED and proc.returncode != -case.signal.signum):
         problems.append(("traceback", f"exit {proc.returncode} after {signal.Signals(case.signal.signum).name}"))
     else:
         problems += _said_right(case, outcome, said, proc, names)
@@ -1752,6 +1873,8 @@ def _said_right(case: Case, outcome: str, said: list[str], proc: Process, names:
             out.append(("misleading", f"{len(said)} stderr lines after the signal"))
         elif proc.returncode == 130 and not (said and said[0].startswith("bully-tui: interrupted")):
             out.append(("misleading", "no 'bully-tui: interrupted' line"))
+    elif outcome == KILLED and proc.stderr:
+        out.append(("misleading", f"killed by the signal's default action, yet it said {said[:1]}"))
     return out
 
 
@@ -1765,8 +1888,15 @@ def _files_right(case: Case, outcome: str, cwd: Path, tmp: Path, before: dict[st
     for rel in new:
         if outcome in (REFUSE, DIFFERENT):
             out.append(("partial", f"created {rel} on a refusal"))
+        elif outcome in (KILLED, PYTHON_START_UP):  # (before bully-tui's first statement: nothing can be made)
+            out.append(("partial", f"{outcome}, yet made {rel}"))
         elif rel not in case.outputs:
             out.append(("partial", f"left {rel}"))
+    there = [name for name in case.outputs if name in after and after[name] != before.get(name)]  # (made or changed)
+    if case.group == "hunt" and 0 < len(there) < len(case.outputs) and \
+            not (case.signal and case.signal.signum == signal.SIGKILL):  # (SIGKILL: each file whole, guard.py)
+        missing = [name for name in case.outputs if name not in there]
+        out.append(("partial", f"{', '.join(there)} without {', '.join(missing)} (a hunt's files come together)"))
     left = sorted(os.listdir(tmp))
     if left:
         out.append(("partial", f"left {', '.join(left[:3])} in TMPDIR"))
@@ -1972,7 +2102,7 @@ class Campaign:
             names = _resolve(case, line)
             before = snapshot(cwd)
             proc = spawn(case.argv, cwd, tmp, self.root, limit=case.limit, plan=case.signal, fsize=case.fsize,
-                         stdout_full=case.stdout_full)
+                         stdout_full=case.stdout_full, stdout_closed=case.stdout_closed)
             if case.signal is not None:
                 self._wait_mended(case, cwd, tmp)
             outcome, problems = judge(case, proc, names, cwd, tmp, before)
@@ -2008,7 +2138,7 @@ class Campaign:
         at a whole line and to empty TMPDIR."""
         deadline = time.monotonic() + KILL_GRACE
         while time.monotonic() < deadline:
-            done = not os.listdir(tmp)
+            done = not os.listdir(tmp) and not any(name.startswith(".bully-") for name in os.listdir(cwd))
             for name in case.outputs:
                 path = cwd / name
                 if path.is_file() and path.stat().st_size:

@@ -1,9 +1,12 @@
 """Whatever stops bully-tui, and whenever: one line, the usual status, and every file it
 wrote ends on a whole line (issue "Every input, every signal").
 
-Real processes, real signals, at moments drawn from a fixed seed: a run of Stoller's
-algorithm at N = 20 writes a transcript fast (batches of many kilobytes, which SIGKILL
-used to cut at a page boundary). What must hold does not depend on the moment."""
+Real processes, real signals, at moments drawn from a fixed seed, from the very start
+(0 s) on: a run of Stoller's algorithm at N = 20 writes a transcript fast (batches of
+many kilobytes, which SIGKILL used to cut at a page boundary). What must hold does not
+depend on the moment, nor on how fast the machine is: before bully-tui's first statement
+the signal meets Python's own start-up, and `ended_well` takes what that does as what
+playground/__main__.py says it is (the campaign's rule, tests/campaign.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from playground.record.reader import load
+from tests.campaign import python_start_up
 from tests.test_hardening import wait_until
 
 ROOT = Path(__file__).parent.parent
@@ -51,9 +55,32 @@ def ends_whole(path: Path) -> bool:
 MOMENTS = random.Random(17)  # the same moments every run
 
 
+def ended_well(signum: int, returncode: int, err: bytes, made: list[Path]) -> str:
+    """How a process that got `signum` ended, if that is one of the ways it may end (else
+    an AssertionError): "stopped" (its one line, 128 + n), "killed" (the signal's
+    default action, before bully-tui's first statement: nothing said, nothing made), or
+    "python" (SIGINT in Python's own start-up: Python's report, nothing made)."""
+    text = err.decode()
+    if signum == signal.SIGKILL:
+        assert returncode == -9, text
+        return "killed"
+    if returncode == -signum:
+        assert text == "" and made == [], (text, made)
+        return "killed"
+    if python_start_up(signum, returncode, text.splitlines()):
+        assert made == [], made
+        return "python"
+    assert returncode == STATUS[signum], text
+    assert "Traceback" not in text and text.count("\n") == 1, text
+    assert text.startswith("bully-tui: interrupted" if signum == signal.SIGINT else f"bully-tui: stopped by {signum.name}")
+    return "stopped"
+
+
 @pytest.mark.parametrize("signum, after", [
-    *((s, round(MOMENTS.uniform(0.03, 1.5), 3)) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) for _ in range(3)),
-    *((signal.SIGKILL, round(MOMENTS.uniform(0.3, 1.5), 3)) for _ in range(5)),
+    *((s, 0.0) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)),  # at once: still Python's own start-up
+    *((s, round(MOMENTS.uniform(0, 0.3), 3)) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) for _ in range(2)),
+    *((s, round(MOMENTS.uniform(0, 1.5), 3)) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) for _ in range(2)),
+    *((signal.SIGKILL, round(MOMENTS.uniform(0, 1.5), 3)) for _ in range(5)),
 ])
 def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_path, signum, after):
     path = tmp_path / "t.jsonl"
@@ -61,12 +88,8 @@ def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_p
     time.sleep(after)
     run.send_signal(signum)
     out, err = run.communicate(timeout=30)
-    assert run.returncode == STATUS[signum], err
     assert ends_whole(path)
-    text = err.decode()
-    assert "Traceback" not in text and text.count("\n") <= 1
-    if signum != signal.SIGKILL:
-        assert text.startswith("bully-tui: interrupted" if signum == signal.SIGINT else f"bully-tui: stopped by {signum.name}")
+    ended_well(signum, run.returncode, err, [p for p in tmp_path.iterdir() if p.exists()])
     if path.exists() and path.stat().st_size:
         assert load(str(path)).header.algorithm == "stoller"  # whole, and every line valid
 
@@ -93,16 +116,98 @@ def caught(pid: int, signum: int) -> bool:
     return bool(mask >> (signum - 1) & 1)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_during_start_up_is_a_clean_interruption(tmp_path, signum):
-    """From the first lines of bully-tui on, before its imports: the moment its handler
-    for SIGTERM is in place (only Python's own start-up, about 20 ms, is the
-    interpreter's), a signal is one line and its status."""
+    """From the first statement of bully-tui on, before its imports: the moment its
+    handler for SIGTERM is in place, a signal is one line and its status."""
     run = bully("--headless", "--nodes", "3", cwd=tmp_path)
     assert eventually(lambda: caught(run.pid, signal.SIGTERM), limit=10)
     run.send_signal(signum)
     _, err = run.communicate(timeout=30)
-    assert run.returncode == STATUS[signum] and err.decode().startswith("bully-tui: ") and err.count(b"\n") == 1, err
+    assert ended_well(signum, run.returncode, err, list(tmp_path.iterdir())) == "stopped"
+
+
+ENTRY = "playground.__main__"
+
+
+def test_the_signals_are_taken_by_the_first_statement_before_any_import():
+    """Importing the entry module takes the three signals over, having imported nothing of
+    its own but the package (whose __init__ is a docstring): no trio, no typing, not
+    interrupt.py. What Python did before is its own start-up."""
+    probe = ("import signal, sys; before = set(sys.modules); import playground.__main__ as m; "
+             "print(sorted(set(sys.modules) - before)); "
+             "print(all(signal.getsignal(s) is m._starting for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    imported, ours = done.stdout.splitlines()
+    assert eval(imported) == ["playground", ENTRY] and ours == "True", done.stdout + done.stderr
+
+
+def test_the_console_script_pip_writes_runs_nothing_of_ours_before_the_entry_module(tmp_path):
+    """`bully-tui` is the script pip writes for [project.scripts]: made here by pip's own
+    script maker, its statements before importing the entry module are `import re` and
+    `import sys` only, so the entry module's first statement is the first of ours."""
+    import ast
+    from importlib.metadata import entry_points
+
+    wheel = pytest.importorskip("pip._internal.operations.install.wheel")
+    (entry,) = entry_points(group="console_scripts", name="bully-tui")
+    assert entry.value == f"{ENTRY}:main"
+    maker = wheel.PipScriptMaker(None, str(tmp_path))
+    maker.variants = {""}  # (as pip sets it: the one name)
+    (script,) = maker.make(f"bully-tui = {entry.value}")
+    body = ast.parse(Path(script).read_text()).body
+    first_of_ours = next(i for i, node in enumerate(body) if isinstance(node, ast.ImportFrom) and node.module == ENTRY)
+    assert [ast.unparse(node) for node in body[:first_of_ours]] == ["import re", "import sys"]
+
+
+@pytest.mark.parametrize("signum, said", [(signal.SIGINT, "bully-tui: interrupted\n"),
+                                          (signal.SIGTERM, "bully-tui: stopped by SIGTERM\n"),
+                                          (signal.SIGHUP, "bully-tui: stopped by SIGHUP\n")])
+def test_a_signal_while_bully_tui_imports_ends_it_at_once_with_its_line(tmp_path, signum, said):
+    """Between the entry module's first statement and the command's start nothing is made:
+    the signal (sent here by the process to itself, so at a known moment) ends it at
+    once, with the words interrupt.Stopped says and 128 + n."""
+    from playground.run.interrupt import Stopped
+
+    assert said == Stopped(signum).line() + "\n"
+    probe = (f"import os, playground.__main__; os.kill(os.getpid(), {int(signum)}); "
+             "import time; time.sleep(30); print('went on')")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (128 + signum, "", said)
+
+
+LOST = {
+    "a finalizer": "class Lost:\n    def __del__(self):\n        interrupt._handle(signal.SIGTERM, sys._getframe())\nLost()\n",
+    "an import": "open('signalled.py', 'w').write('import os, signal\\nos.kill(os.getpid(), signal.SIGTERM)\\n')\n"
+                 "import signalled\n",
+}
+
+
+@pytest.mark.parametrize("where", LOST)
+def test_a_signal_where_its_stop_would_be_lost_ends_the_process_at_once(tmp_path, where):
+    """Raised in a finalizer (trio's Nursery.__del__ took one), Python only prints it,
+    "Exception ignored", and the command went on; raised in an import, it can be lost as
+    well, or crash a compiled module half-way through its set-up (orjson's, a
+    segmentation fault). There the process ends at once, with its line and 143."""
+    probe = ("import signal, sys\nimport playground.__main__\nfrom playground.run import interrupt\n"
+             f"interrupt.install()\n{LOST[where]}print('went on')\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (done.returncode, done.stdout, done.stderr) == (143, "", "bully-tui: stopped by SIGTERM\n")
+
+
+@pytest.mark.parametrize("stderr, returncode, python", [
+    ("Fatal Python error: init_import_site: Failed to import the site module\nPython runtime state: initialized\n"
+     "Traceback (most recent call last):\n  File \"<frozen site>\", line 616, in <module>\nKeyboardInterrupt", 1, True),
+    ("Traceback (most recent call last):\n  File \"<frozen runpy>\", line 198, in _run_module_as_main\n"
+     "  File \"/x/playground/__main__.py\", line 22, in <module>\n    import signal\nKeyboardInterrupt", -2, True),
+    ("Traceback (most recent call last):\n  File \"/x/playground/__main__.py\", line 52, in main\n"
+     "  File \"/x/playground/cli.py\", line 3, in <module>\nKeyboardInterrupt", -2, False),  # ours: it must not
+    ("bully-tui: interrupted", 130, False),
+])
+def test_what_python_says_of_a_ctrl_c_in_its_own_start_up_is_told_from_ours(stderr, returncode, python):
+    assert python_start_up(signal.SIGINT, returncode, stderr.splitlines()) is python
+    assert not python_start_up(signal.SIGTERM, returncode, stderr.splitlines())
 
 
 @pytest.fixture(scope="module")
