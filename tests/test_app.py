@@ -431,7 +431,8 @@ async def test_with_a_mutex_w_asks_and_the_card_and_the_log_show_who_waits_and_w
         assert app.sub_title == "classic Bully + central lock"
         app.redraw()
         bar = str(app.status_bar.render())
-        assert "CS 1 in · 2.0 msgs each" in bar, bar  # Request and Grant so far (at 100 columns: no room for more)
+        # 2 is inside and no request has ended: messages per entry are not yet defined (counted per request done)
+        assert "CS 1 in · msgs each: after a first exit" in bar, bar
     plain = make_app(tmp_path, nodes=3)
     async with plain.run_test(size=(100, 30)) as pilot:
         await pilot.press("w")  # no mutex: one line says why, nothing is recorded
