@@ -11,7 +11,9 @@ files on the way out, and the guardian (guard.py) after a kill.
 
 Without `overwrite` a name is linked, which fails if it was taken meanwhile; then the
 names already placed are taken back, so that neither file is there. (SIGKILL in the
-middle of `place`, a few system calls, can leave the files placed so far: each whole.)
+middle of `place`, a few system calls, can leave the files placed so far: each whole;
+and between making a temporary file and telling the guardian of it, one write to a
+pipe, that empty file.)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Together:
         """An empty temporary file beside `path`, with the permissions `path` will have,
         for the caller to write; `what` names `path` in errors."""
         check_new(path, what, self.overwrite)
+        guard.start()  # (first: told of the file the moment it is made, not after a process has started)
         try:
             fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".bully-",
                                              suffix=".part")
