@@ -256,3 +256,25 @@ async def test_the_diagram_has_no_row_without_a_mark_when_lanes_are_left_out(tmp
         header, *rows = app.log_view.visible_text()
         assert len(header.split()[1:]) > 1 and rows
         assert all(r[9:].replace("│", "").replace("┊", "").replace("┃", "").strip() for r in rows)
+
+
+@on_asyncio
+async def test_a_diagram_scrolled_back_stays_on_its_rows_as_new_lines_come(tmp_path):
+    """Lanes left out, rows only for lines drawn on the lanes kept: new lines changed the
+    busiest nodes, so the lanes, so which lines had rows, and the rows being read jumped.
+    Scrolled back, the lanes stay until the diagram follows the newest lines again."""
+    app = make_app(tmp_path, nodes=32)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await advance(pilot, app, 1)
+        await pilot.press("d")
+        for _ in range(3):
+            await pilot.press("pageup")
+        app.redraw(text=True)
+        before = app.log_view.visible_text()
+        await advance(pilot, app, 0.5)  # a storm: hundreds of new lines
+        app.redraw(text=True)
+        assert app.log_view.visible_text() == before and not app.log_view.following
+        app.log_view.scroll_end(animate=False, immediate=True)  # back to the newest lines
+        await pilot.pause()
+        app.redraw(text=True)
+        assert app.log_view.following and app.log_view.visible_text() != before

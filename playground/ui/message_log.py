@@ -131,7 +131,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             self._refilter()
             return
         following = self.following
-        rows_before = self._drawn() if self.diagram and not following else None  # (before _taken moves on: its key)
+        rows_before = self._drawn() if self.diagram and not following else None
         self._taken = self.model.logged
         before = len(self._lines)
         newest = list(islice(reversed(self.model.log), new))
@@ -191,10 +191,11 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
 
     def _lanes_now(self) -> tuple[tuple[int, ...], int]:
         """The diagram's lanes and their width, worked out again only when something they
-        depend on changed."""
+        depend on changed: new lines only while following them (scrolled back, the lanes
+        stay, so that the rows being read stay put)."""
         width = max(1, self.scrollable_content_region.width - TIME_WIDTH)
         selected = self.selected if self.selected is not None else self.model.ids[-1]
-        key = (width, selected, self._taken, self.model.loads, len(self._lines))
+        key = (width, selected, self.model.loads, *((self._taken, len(self._lines)) if self.following else ()))
         if self._lanes is None or self._lanes[0] != key:
             self._lanes = (key, drawing.choose_lanes(self.model.ids, width, selected, self._lines))
         return self._lanes[1]
@@ -205,7 +206,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         lanes, _ = self._lanes_now()
         if len(lanes) == len(self.model.ids):
             return range(len(self._lines))
-        key = (self._lanes[0], lanes)
+        key = (self._lanes[0], lanes, self._taken, len(self._lines))
         if self._rows is None or self._rows[0] != key:
             chosen, draws = frozenset(lanes), drawing.draws
             self._rows = (key, [k for k, line in enumerate(self._lines) if draws(line, chosen)])
