@@ -123,7 +123,7 @@ def test_hostile_control_frames_close_that_connection_and_the_node_goes_on(tmp_p
     frames = [wire.frame(frame) for frame, _ in HOSTILE_COMMANDS] + [
         wire.line_frame(b"[" * 50_000 + b"]" * 50_000), wire.line_frame(b"not json"), wire.line_frame(b"[1, 2]"),
         struct.pack(">I", wire.MAX_FRAME + 1) + b"{}", wire.frame({"command": "timeout", "value": 4})[:6]]
-    with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
+    with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
         for data in frames:
             with socket.socket(socket.AF_UNIX) as s:
@@ -309,7 +309,7 @@ def test_a_signal_ends_the_real_live_view_as_it_ends_the_simulations(tmp_path, s
 @pytest.mark.parametrize(("signum", "moment"), LIVE_MOMENTS)
 def test_a_signal_ends_attach_as_it_ends_the_simulation_app(tmp_path, signum, moment):
     tmp = tmp_path / "tmp"
-    with RealCluster((1, 2), "classic", FAST, str(tmp_path / "nodes")) as cluster:
+    with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path / "nodes")) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
         nodes = ",".join(f"{node}@127.0.0.1:{port}" for node, port in cluster.ports.items())
         terminal = Terminal([sys.executable, "-m", "playground", "attach", nodes], _env(tmp), tmp_path)

@@ -153,8 +153,11 @@ def test_a_real_run_that_breaks_nothing_reports_nothing_and_its_transcript_repla
 
 
 def test_the_monitor_judges_a_real_run_as_a_simulated_one(tmp_path):
-    """A crashed leader: the classic Bully's Coordinator storm, then agreement under 3."""
-    with RealCluster((1, 2, 3, 4), "classic", FAST, str(tmp_path)) as cluster:
+    """A crashed leader: agreement lost at the crash, then found again under 3. (The
+    convergence tests run the epoch Bully: under a machine's heavy load the classic one's
+    known flaw, a late Coordinator from a lower node, can leave two nodes each following
+    the other for good.)"""
+    with RealCluster((1, 2, 3, 4), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
         cluster.crash(4)
         events = wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
@@ -233,15 +236,15 @@ def test_a_peer_that_cannot_be_reached_is_one_line_in_the_log_and_the_node_stays
 
 
 def test_a_strangers_bytes_and_a_truncated_frame_close_that_connection_and_the_node_stays_up(tmp_path):
-    with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
+    with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
-        for garbage in (b"GET / HTTP/1.1\r\n\r\n", wire.hello(1, "classic") + wire.frame({"id": "x"})[:7],
-                        wire.hello(1, "ring"), wire.hello(1, "classic") + wire.frame({"id": "1.1.9", "lamport": 1,
+        for garbage in (b"GET / HTTP/1.1\r\n\r\n", wire.hello(1, "epoch-bully") + wire.frame({"id": "x"})[:7],
+                        wire.hello(1, "ring"), wire.hello(1, "epoch-bully") + wire.frame({"id": "1.1.9", "lamport": 1,
                                                                                       "msg": {"type": "paxos"}})):
             with socket.create_connection(("127.0.0.1", cluster.ports[2])) as s:
                 s.sendall(garbage)
         wait_for(cluster, lambda _: (tmp_path / "2" / "node.log").read_text().count("\n") >= 4, within=5)
-        kept = state.load(str(tmp_path / "2"), machine("classic").storage_class, "classic")  # whole, and its own
+        kept = state.load(str(tmp_path / "2"), machine("epoch-bully").storage_class, "epoch-bully")  # whole, and its own
         assert cluster.up(2) and kept.members == (1, 2) and kept.incarnation == 1
         cluster.elect(1)  # still up, and still electing
         wait_for(cluster, lambda events: any(e.kind == "election_start" and e.node == 1 for e in events), within=5)
@@ -249,7 +252,7 @@ def test_a_strangers_bytes_and_a_truncated_frame_close_that_connection_and_the_n
     lines = (tmp_path / "2" / "node.log").read_text().splitlines()
     assert lines[0].startswith("node 2: closed a connection: ")
     assert any("truncated frame" in line for line in lines) and any("runs 'ring'" in line for line in lines)
-    assert any("not a classic message" in line for line in lines)
+    assert any("not a epoch-bully message" in line for line in lines)
 
 
 def test_the_state_file_is_written_whole_and_durably(tmp_path, monkeypatch):
@@ -266,7 +269,7 @@ def test_the_state_file_is_written_whole_and_durably(tmp_path, monkeypatch):
 def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_inferred(tmp_path, capsys, monkeypatch):
     """`bully-tui merge` reads only the nodes' own traces (no cluster logged the kill): a
     node that boots again was down since its last line."""
-    with RealCluster((1, 2, 3), "classic", FAST, str(tmp_path)) as cluster:
+    with RealCluster((1, 2, 3), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
         cluster.crash(3)
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
@@ -395,7 +398,7 @@ def _running(pid: int) -> bool:
 def test_a_peer_that_starts_again_gets_the_very_next_message_on_a_link_that_was_idle(tmp_path):
     """Node 2 never writes to node 1 while 1 is down; when 1 comes back, 2's first
     answer must reach it, not die in the connection 1's old process left behind."""
-    with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
+    with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
         cluster.crash(1)
         cluster.recover(1)
@@ -438,9 +441,8 @@ def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heal
         wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
         cluster.timeout(0.6)
         cluster.partition((1, 2))
-        split = wait_for(cluster, lambda ev: any(e.kind == "violation" and e.property == "split_brain" for e in ev),
-                         within=10)
-        assert {n: s[0] for n, s in leaders(split).items()} == {1: 2, 2: 2, 3: 4, 4: 4}
+        wait_for(cluster, lambda ev: any(e.kind == "violation" and e.property == "split_brain" for e in ev) and
+                 {n: s[0] for n, s in leaders(ev).items()} == {1: 2, 2: 2, 3: 4, 4: 4}, within=10)  # (each side's own)
         cluster.heal()
         events = wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
     merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch)
@@ -449,8 +451,9 @@ def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heal
         assert '"kind":"timeout","value":0.6' in (tmp_path / str(node) / "trace.jsonl").read_text()
     commands = [(e.command, e.args) for e in events if e.kind == "command"]
     assert commands == [("timeout", (0.6,)), ("partition", (1, 2)), ("heal", ())]
-    [began] = [e for e in events if e.kind == "violation" and e.property == "split_brain" and e.phase == "begin"]
-    assert began.nodes == (2, 4) and any(e.kind == "violation" and e.phase == "end" for e in events)
+    began = [e.nodes for e in events if e.kind == "violation" and e.property == "split_brain" and e.phase == "begin"]
+    assert (2, 4) in began and any(e.kind == "violation" and e.phase == "end" for e in events)  # (a loaded machine's
+    # timing can show a moment of another pair first: node 1 leading its side before node 2 takes over)
 
 
 def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp_path, capsys):
@@ -459,11 +462,11 @@ def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp
     from playground.real.attach import Attached
     from playground.real.node import Address
 
-    with RealCluster((1, 2, 3), "classic", FAST, str(tmp_path)) as cluster:
+    with RealCluster((1, 2, 3), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
         watching = Attached({n: Address("127.0.0.1", port) for n, port in cluster.ports.items()})
         try:
-            assert (watching.algorithm, watching.ids, watching.config.timeout) == ("classic", (1, 2, 3), 0.5)
+            assert (watching.algorithm, watching.ids, watching.config.timeout) == ("epoch-bully", (1, 2, 3), 0.5)
             assert leaders(watching.events()) == {n: s for n, s in leaders(cluster.events()).items()}
             cluster.crash(3)  # its connection ends: down, as far as a watcher can tell
             def seen(expected):
@@ -579,7 +582,7 @@ def test_a_link_to_a_machine_that_does_not_answer_tries_again_for_each_message()
 def test_a_cluster_in_a_folder_deeper_than_a_unix_socket_path_still_reaches_its_nodes(tmp_path):
     deep = tmp_path / ("deep-" * 25)
     assert len(str(deep / "2" / "control.sock")) > 107
-    with RealCluster((1, 2), "classic", FAST, str(deep)) as cluster:
+    with RealCluster((1, 2), "epoch-bully", FAST, str(deep)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
         cluster.timeout(0.7)
         traces = [deep / str(n) / "trace.jsonl" for n in (1, 2)]
@@ -651,7 +654,7 @@ def test_a_refusal_is_told_from_other_failures_to_connect():
 
 
 def test_the_last_member_starts_again_as_a_cluster_of_one(tmp_path):
-    with RealCluster((1, 2), "classic", FAST, str(tmp_path)) as cluster:
+    with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
         assert cluster.leave(1) is None
         wait_for(cluster, lambda ev: any(e.kind == "leave" and e.node == 1 for e in ev), within=10)
