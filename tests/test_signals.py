@@ -64,12 +64,12 @@ def ended_well(signum: int, returncode: int, err: bytes, made: list[Path]) -> st
     if signum == signal.SIGKILL:
         assert returncode == -9, text
         return "killed"
-    if returncode == -signum:
-        assert text == "" and made == [], (text, made)
-        return "killed"
     if python_start_up(signum, returncode, text.splitlines()):
         assert made == [], made
         return "python"
+    if returncode == -signum:
+        assert text == "" and made == [], (text, made)
+        return "killed"
     assert returncode == STATUS[signum], text
     assert "Traceback" not in text and text.count("\n") == 1, text
     assert text.startswith("bully-tui: interrupted" if signum == signal.SIGINT else f"bully-tui: stopped by {signum.name}")
