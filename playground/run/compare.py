@@ -5,8 +5,9 @@ on a leader, and then the leader crashes. Each algorithm notices with its own fa
 detector (probes every P, Stoller's heartbeats, Garcia-Molina's Timeout procedure) and
 elects again. Everything is read off the trace by one observer that knows no algorithm:
 
-  start-up   messages sent from the start (every node starts at once) to the first
-             agreement, by type: election traffic
+  start-up   messages sent from the start (every node starts at once) to the crash, by
+             type: election traffic (for ring and hs the crash waits until every one of
+             them has arrived: their announcement goes on round after all follow)
   detect     from the crash to the first election started
   agree      from the crash to the monitor's next agreement (every up node normal under
              the highest up node, judged at the end of an instant, as the monitor does)
@@ -35,7 +36,7 @@ from protocol import ALGORITHMS, MessageRole
 from ..core.commands import Crash, Scheduled
 from ..core.config import ClusterConfig
 from ..core.engine import Engine
-from ..core.events import AgreementEvent, ElectionStartEvent, Event, SendEvent
+from ..core.events import AgreementEvent, DeliverEvent, DropEvent, ElectionStartEvent, Event, SendEvent
 from ..core.ids import ring_order
 from .cluster import Cluster, MockClock
 from .interrupt import run_trio
@@ -66,16 +67,22 @@ class Result:
 
 
 class _Watcher:
-    """Trace observer: crash the leader once all agree, then time detection and agreement."""
+    """Trace observer: crash the leader once all agree, then time detection and agreement.
+    With `quiet`, not before the start-up's election traffic has all arrived too: a ring
+    algorithm's announcement may still go round when all follow (ring.py rule 11), and
+    the theory counts it."""
 
-    def __init__(self, engine: Engine, cancel: trio.CancelScope):
+    def __init__(self, engine: Engine, cancel: trio.CancelScope, quiet: bool):
         self.engine = engine
         self.cancel = cancel
+        self.quiet = quiet
         self.fault_at: float | None = None
         self.detect: float | None = None
         self.agree: float | None = None
         self.sent = {True: Counter(), False: Counter()}  # detector traffic? -> type -> count
-        self.start_up: Counter = Counter()  # election traffic before the first agreement, by type
+        self.start_up: Counter = Counter()  # election traffic before the crash, by type
+        self.in_flight: set[int] = set()  # ids of the election messages sent before the crash and not yet arrived
+        self.agreed: int | None = None  # whom all follow now (None: they do not agree)
 
     def __call__(self, events: list[Event]) -> None:
         for e in events:
@@ -85,21 +92,24 @@ class _Watcher:
                     self.sent[e.msg.role is MessageRole.DETECTOR][e.msg.type] += 1
                 elif e.msg.role is not MessageRole.DETECTOR:
                     self.start_up[e.msg.type] += 1
+                    if self.quiet:
+                        self.in_flight.add(e.id)
+            elif kind is DeliverEvent or kind is DropEvent:
+                self.in_flight.discard(e.id)
             elif kind is ElectionStartEvent:
                 if self.fault_at is not None and self.detect is None:
                     self.detect = _since(self.fault_at, e.t)
-            elif kind is AgreementEvent and e.leader is not None:
-                self._agreed(e.t, e.leader)
-
-    def _agreed(self, t: float, leader: int) -> None:
-        if self.fault_at is None:
-            # Crash the leader at the next microsecond: the instant of agreement is over,
-            # and nothing else can be due before then.
-            self.fault_at = t + 1e-6
-            self.engine.schedule([Scheduled(self.fault_at, Crash(leader), "compare")])
-        else:
-            self.agree = _since(self.fault_at, t)
-            self.cancel.cancel()
+            elif kind is AgreementEvent:
+                self.agreed = e.leader
+                if e.leader is not None and self.fault_at is not None:
+                    self.agree = _since(self.fault_at, e.t)
+                    self.cancel.cancel()
+                    return
+        if events and self.fault_at is None and self.agreed is not None and not self.in_flight:
+            # Crash the leader at the next microsecond: the instant is over (one instant
+            # a batch: no lookahead), and nothing else can be due before then.
+            self.fault_at = events[-1].t + 1e-6
+            self.engine.schedule([Scheduled(self.fault_at, Crash(self.agreed), "compare")])
 
 
 def _since(fault_at: float, t: float) -> float:
@@ -126,7 +136,7 @@ def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int, ring: 
 
     async def main() -> _Watcher:
         with trio.CancelScope() as scope:
-            watcher = _Watcher(engine, scope)
+            watcher = _Watcher(engine, scope, quiet=cls.on_a_ring)
             engine.subscribe(watcher)
             await Cluster(engine).run(limit)
         return watcher
