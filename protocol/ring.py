@@ -19,10 +19,18 @@ comes back knowing nothing, and two elections can overlap. What makes it heal:
   - every hop is acked, and a successor that does not ack within T is skipped; one that
     stays silent is presumed down and skipped at once, until it says it is back;
   - a node that comes back says so first, and takes no ring message for T;
+  - a node that skips another asks every member whether it is up, and presumes down
+    all that stay silent: a run of dead nodes costs one wait, not one each;
   - a participant starts again as soon as it learns its election cannot end well (its
     candidate did not ack its Election coming back, a leader at least as high was
     announced, its own id came back round in vain), and at the latest when no Elected
     came within a lap;
+  - a participant asks its candidate every P how their election stands: it follows as
+    soon as the candidate leads (Elected still goes round, a hop at a time), and starts
+    again when the candidate is down or has given the election up;
+  - a participant watches the node it handed its ring messages to, and sends them on
+    past it if it goes down: an Election lost with a crashed node is sent on within
+    P + T, where it was found lost a lap later (bench/healing.py found these waits);
   - a node never follows a node lower than itself: an announcement of a lower leader
     means that election went round while this node was away, so it starts its own;
   - followers probe their leader, and the reply says whether it still leads.
@@ -37,9 +45,13 @@ within T was down when the message came. A node presumed down (rule 10) is skipp
 without waiting, and that is no different: a node that comes back first says so (Back,
 which arrives within max delay) and then takes no ring message for T >= 2 * max delay,
 so any message that skips it unheard of would have reached it while it was down or
-still quiet. With T >= 2 * max delay, once crashes and recoveries stop, every up node is
-normal under the highest up node within `settle_time` (SLE2). The property tests check
-both; bench/healing.py measures how long it takes, beside Garcia-Molina.
+still quiet. (A node silent for T when asked whether it is up was down when asked: a
+quiet node answers.) Rules 11 and 12 change no one's backing: a candidate's word that
+it leads is the same announcement as Elected by another path (a node follows it only
+if it backs that election), and a message sent on past a crashed node is one it held.
+With T >= 2 * max delay, once crashes and recoveries stop, every up node is normal
+under the highest up node within `settle_time` (SLE2). The property tests check both;
+bench/healing.py measures how long it takes, beside Garcia-Molina.
 
 Rules (P is this node; an election is named by its candidate, initiator and round):
   1. First start with the cluster: P initiates (nobody can have presumed it down).
@@ -69,9 +81,12 @@ Rules (P is this node; an election is named by its candidate, initiator and roun
      election was swallowed, or can only end in L taking it over: P initiates again
      rather than wait (rule 8) to find out which. Elected(P) back at P: the announcement
      has gone round.
-  6. Elected(L) with L < P: P never follows a lower node. It swallows the message and,
-     unless it already takes part in an election (which will decide), initiates (rule 1).
-  7. Every ring message is acked by its receiver, and the ack names the message. Each
+  6. Elected(L) with L < P: P never follows a lower node. It swallows the message and
+     initiates (rule 1), even if it takes part: that election went round without P (it
+     was down or quiet when it came by), and P's own Election may have been lost then
+     (rule 7 drops what a quiet node missed), where waiting would cost a lap (rule 8).
+  7. (Rules 7, 9, 10 and 12 are the hops: ring_hops.py.)
+     Every ring message is acked by its receiver, and the ack names the message. Each
      message P sends must be acked within T; one that is not goes to the node after the
      receiver, which again must ack it within T (or it goes on to the next). An ack for
      a later message means the earlier ones were lost (the successor was down when they
@@ -100,7 +115,22 @@ Rules (P is this node; an election is named by its candidate, initiator and roun
      2T before that message was sent or since, is presumed down: everything else P has
      sent it goes on at once, and later messages skip it without waiting, until it says
      it is back or sends anything, or for a lap at most (a held link can hide a live
-     node; after a lap it is tried again).
+     node; after a lap it is tried again). The roll call: when P skips a node, it also
+     asks every other member it does not presume down whether it is up (Probe; one roll
+     call at a time), and presumes down each that sends nothing within T: what waits for
+     it goes on at once, so a run of k dead nodes costs one T, not k.
+ 11. A participant that backs another's election asks that candidate every P how it
+     stands (Ask; with P = 0, never). The candidate tells (Told) that it leads, elected
+     by that election; that it waits for its Election to come back; or that the election
+     is lost (it does not back it: it crashed since, or backs a later one). P follows it
+     in the first case, as if Elected had come; asks again after P in the second; and
+     initiates in the third, or when no answer comes within T (the candidate is down).
+     Elected still goes round, and is passed on (the 3N-1 count is the same).
+ 12. A participant keeps the ring messages its successor acked (that node holds them
+     now) until the election is over for it (it follows), and every P asks the nodes
+     holding them whether they are up (a roll call, rule 10). One presumed down may have
+     crashed holding them: they go on past it (rule 7); a copy that got through is
+     dropped there (rule 9).
 
 Statuses: election (a participant, or quiet after a recovery), normal (following a leader).
 """
@@ -112,6 +142,7 @@ from typing import ClassVar
 
 from .interface import Config, Message, MessageRole, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
+from .ring_hops import Back, Elected, Election, Hops, RingAck
 from .ring_order import OnARing
 
 
@@ -124,86 +155,45 @@ ELECTION, NORMAL = RingStatus
 
 ELECTED_WAIT = "elected_wait"
 ELECTED_WAIT_LAPS = 1  # what a participant still needs, at most: its Election to the candidate, then Elected back
-HOP_WAIT = "hop_wait "  # + the node whose ack is awaited, a space and the message's number
 QUIET = "quiet"  # rule 1: a node that has just recovered takes no ring message until this fires
-BACK_SEEN = "back_seen "  # + a node whose Back came within the last 2T (rule 10: not to be presumed down)
-PRESUMED_DOWN = "presumed_down "  # + a node presumed down: when this fires, messages try it again (rule 10)
+WATCH = "watch"  # rule 12: when a participant next asks the nodes it handed messages to whether they are up
+ASK, ASK_WAIT = "ask", "ask_wait"  # rule 11: when a participant asks its candidate next, and waits for the answer
+LEADS, WAITING, LOST = "leads", "waiting", "lost"  # rule 11: what a candidate tells of an election
 
 
 @dataclass(frozen=True, slots=True)
-class Election(Message):
-    """`initiator` and `round` (its epoch when it started) name the election; a node
-    that swaps in its own id keeps them."""
+class Ask(Message):
+    """A participant asks the candidate of the election it backs how that election
+    stands (rule 11)."""
 
-    type: ClassVar[str] = "election"
-    candidate: int
-    initiator: int
-    round: int
-
-    @property
-    def key(self) -> tuple:
-        return (self.type, self.candidate, self.initiator, self.round)
-
-
-@dataclass(frozen=True, slots=True)
-class Elected(Message):
-    type: ClassVar[str] = "elected"
-    role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
-    leader: int
-    initiator: int
-    round: int
-
-    @property
-    def key(self) -> tuple:
-        return (self.type, self.leader, self.initiator, self.round)
-
-
-@dataclass(frozen=True, slots=True)
-class RingAck(Message):
-    """The successor got the ring message with this key (link-level; not part of the
-    election count)."""
-
-    type: ClassVar[str] = "ack"
-    label: ClassVar[str] = "Ack"
-    role: ClassVar[MessageRole] = MessageRole.REPLY
-    acked: str  # the acked message's type
-    value: int  # its candidate or leader
-    initiator: int
-    round: int
-
-    @property
-    def key(self) -> tuple:
-        return (self.acked, self.value, self.initiator, self.round)
-
-
-@dataclass(frozen=True, slots=True)
-class Back(Message):
-    """The sender has just recovered, and takes no ring message for T (rule 1): whoever
-    presumes it down stops doing so (rule 10)."""
-
-    type: ClassVar[str] = "back"
+    type: ClassVar[str] = "ask"
     role: ClassVar[MessageRole] = MessageRole.DETECTOR
+    initiator: int
+    round: int
 
 
-class Ring(OnARing, ProbingNode):
+@dataclass(frozen=True, slots=True)
+class Told(Message):
+    """The candidate's answer (rule 11): it leads, elected by that election; it still
+    waits for its Election to come back; or that election is lost (it backs it no more)."""
+
+    type: ClassVar[str] = "told"
+    role: ClassVar[MessageRole] = MessageRole.DETECTOR
+    initiator: int
+    round: int
+    outcome: str  # LEADS, WAITING or LOST
+
+
+class Ring(OnARing, Hops, ProbingNode):
     name = "ring"
     title = "Chang & Roberts ring"
-    messages = (Election, Elected, RingAck, Back, Probe, ProbeReply)
+    messages = (Election, Elected, RingAck, Back, Ask, Told, Probe, ProbeReply)
     statuses = RingStatus
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.participant = False
         self.backing: tuple[int, int, int] | None = None  # (candidate, initiator, round) of the election it backs
-        self.seen: dict[tuple, None] = {}  # keys of ring messages taken, oldest first
-        # Messages sent and not yet acked, per node they were sent to (oldest first; FIFO
-        # links bring that node's acks back in the same order): (class, fields, the count
-        # of that node's Backs when it was sent or None if a Back had come within 2T
-        # (rule 10), the number of its ack timer (rule 7)).
-        self.unacked: dict[int, list[tuple[type[Message], tuple, int | None, int]]] = {}
-        self.sent_count = 0  # numbers the ack timers
-        self.presumed_down: set[int] = set()  # skipped without waiting (rule 10)
-        self.backs: dict[int, int] = {}  # Backs heard from each node
 
     counted = (Election, Elected)  # (acks and Backs are transport)
 
@@ -274,12 +264,17 @@ class Ring(OnARing, ProbingNode):
     def on_message(self, src: int, msg: Message) -> None:
         self._up(src)  # rule 10: whoever sends anything is not down
         if type(msg) is Back:  # rule 10
-            self.backs[src] = self.backs.get(src, 0) + 1
-            self.set_timer(BACK_SEEN + str(src), 2 * self.config.timeout)
+            self.heard_back(src)
             return
         if self.handle_probe(src, msg):
             return
         match msg:
+            case Ask():  # rule 11 (a quiet node answers too: it backs nothing)
+                self.send(src, Told, msg.initiator, msg.round, self._outcome(msg.initiator, msg.round))
+                return
+            case Told():  # rule 11
+                self._told(src, msg)
+                return
             case RingAck():  # rule 7
                 self._acked(src, msg.key)
                 return
@@ -307,7 +302,7 @@ class Ring(OnARing, ProbingNode):
                 self._forward(Elected, leader, msg.initiator, msg.round)
                 if not backed and self.participant and leader >= self.backing[0]:
                     self._initiate()
-            case Elected(leader=leader) if leader < self.id and not self.participant:  # rule 6
+            case Elected(leader=leader) if leader < self.id:  # rule 6
                 self._initiate()
             # Otherwise: a participant backing its own election swallows a smaller id (rule
             # 3), a participant swallows a lower leader (rule 6), my id back from an
@@ -318,11 +313,7 @@ class Ring(OnARing, ProbingNode):
     def on_member_left(self, node: int) -> None:
         """What waited for the leaver's ack goes on past it at once, as rule 7 skips a node
         (without waiting T); and if it led, the leader is gone (rule 1)."""
-        self.presumed_down.discard(node)
-        self.cancel_timer(PRESUMED_DOWN + str(node), BACK_SEEN + str(node))
-        on, lost = self._past(node, self._take(node, None))
-        if on:
-            lost |= self._send_on(self._successor_of(node), on)
+        lost = self.left(node)
         if node == self.leader:
             self.leader = None
             self.on_leader_lost()
@@ -330,17 +321,20 @@ class Ring(OnARing, ProbingNode):
             self._initiate()
 
     def on_timer(self, name: str) -> None:
-        if self.probe_timer(name):
+        if self.probe_timer(name) or self.hop_timer(name):
             return
         if name == ELECTED_WAIT and self.participant:  # rule 8
             self._initiate()
+        elif name == ASK and self.participant:  # rule 11
+            self.send(self.backing[0], Ask, *self.backing[1:])
+            self.set_timer(ASK_WAIT, self.config.timeout)
+        elif name == ASK_WAIT and self.participant:  # rule 11: the candidate is down
+            self._initiate()
         elif name == QUIET:  # rule 1
             self._initiate()
-        elif name.startswith(HOP_WAIT):  # rule 7
-            node, number = name.removeprefix(HOP_WAIT).split()
-            self._skip(int(node), int(number))
-        elif name.startswith(PRESUMED_DOWN):  # rule 10
-            self.presumed_down.discard(int(name.removeprefix(PRESUMED_DOWN)))
+        elif name == WATCH and self.participant:  # rule 12
+            self._call_the_roll({node for node in self.handed if node not in self.presumed_down})
+            self.set_timer(WATCH, self.config.probe_interval)
 
     # --- the ring ---------------------------------------------------------------------
 
@@ -356,105 +350,40 @@ class Ring(OnARing, ProbingNode):
         self.status, self.leader = ELECTION, None
         self.stop_probing()
         self.set_timer(ELECTED_WAIT, self.elected_wait(len(self.ids), self.config))
+        self.cancel_timer(ASK, ASK_WAIT)
+        if candidate != self.id and self.config.probe_interval > 0:  # rule 11
+            self.set_timer(ASK, self.config.probe_interval)
+        if WATCH not in self.timers and self.config.probe_interval > 0:  # rule 12
+            self.set_timer(WATCH, self.config.probe_interval)
 
     def _follow(self, leader: int) -> None:
         """The election is over for this node: `leader` leads (perhaps this node)."""
         self.participant = False
         if leader == self.id:
             self.stop_probing()
-        self.cancel_timer(ELECTED_WAIT)
+        self.cancel_timer(ELECTED_WAIT, ASK, ASK_WAIT, WATCH)
+        self.handed.clear()  # rule 12: the election is over for this node
         self.status, self.leader = NORMAL, leader
         if leader != self.id:
             self.schedule_probe()
 
-    def _successor_of(self, node: int) -> int | None:
-        """The next member round the ring after `node` (a member or one that has left),
-        never this node itself."""
-        nxt = self.ring_next(node)
-        return None if nxt == self.id else nxt
+    def _outcome(self, initiator: int, round: int) -> str:
+        """Rule 11: how this node's election named (initiator, round) stands."""
+        if self.backing != (self.id, initiator, round):
+            return LOST
+        return WAITING if self.participant else LEADS if self.leader == self.id else LOST
 
-    def _remember(self, key: tuple) -> None:
-        self.seen[key] = None
-        if len(self.seen) > 4 * len(self.ids):
-            del self.seen[next(iter(self.seen))]
-
-    def _forward(self, kind: type[Message], *fields: int) -> None:
-        if self._send_on(self._successor_of(self.id), [(kind, fields)]):
-            self._initiate()
-
-    def _send_on(self, dst: int | None, items: list[tuple[type[Message], tuple]]) -> bool:
-        """Send `items` to dst, or the first node after it not presumed down (rule 10),
-        each to be acked within T (rule 7). True if this node is to initiate: an Election
-        it backs had gone round to a candidate presumed down, or came back to it alone."""
-        lost = False
-        while dst is not None and dst in self.presumed_down:
-            items, gone = self._past(dst, items)
-            lost |= gone
-            dst = self._successor_of(dst)
-        if dst is None:  # everyone else is down: the ring is this node alone
-            restart = [self._alone(kind, fields) for kind, fields in items]  # each of them
-            return any(restart) or lost
-        queue = self.unacked.setdefault(dst, [])
-        backs = None if BACK_SEEN + str(dst) in self.timers else self.backs.get(dst, 0)
-        for kind, fields in items:
-            self.sent_count += 1
-            queue.append((kind, fields, backs, self.sent_count))
-            self.send(dst, kind, *fields)
-            self.set_timer(f"{HOP_WAIT}{dst} {self.sent_count}", self.config.timeout)
-        return lost
-
-    def _take(self, dst: int, upto: int | None) -> list[tuple[type[Message], tuple]]:
-        """Take dst's unacked messages off its queue, up to and including the `upto`-th
-        (all of them if None), and stop waiting for their acks."""
-        queue = self.unacked.get(dst, [])
-        count = len(queue) if upto is None else upto + 1
-        taken, queue[:count] = queue[:count], []
-        if not queue:
-            self.unacked.pop(dst, None)
-        for _, _, _, number in taken:
-            self.cancel_timer(f"{HOP_WAIT}{dst} {number}")
-        return [(kind, fields) for kind, fields, _, _ in taken]
-
-    def _acked(self, src: int, key: tuple) -> None:
-        keys = [(kind.type, *fields) for kind, fields, *_ in self.unacked.get(src, [])]
-        if key in keys:  # otherwise stale: that message was already sent on past src
-            self._take(src, keys.index(key))  # and any before it were lost (rule 7)
-
-    def _up(self, node: int) -> None:
-        """Rule 10: a node heard from is no longer presumed down."""
-        if node in self.presumed_down:
-            self.presumed_down.discard(node)
-            self.cancel_timer(PRESUMED_DOWN + str(node))
-
-    def _skip(self, dead: int, number: int) -> None:
-        """`dead` did not ack the `number`-th message within T: it goes on to the node after
-        it (rule 7); and if no Back from it came within 2T before that message was sent or
-        since, it is presumed down: everything else queued for it goes on too (rule 10)."""
-        queue = self.unacked.get(dead, [])
-        at = next((i for i, item in enumerate(queue) if item[3] == number), None)
-        if at is None:
+    def _told(self, src: int, msg: Told) -> None:
+        """Rule 11: the answer of the candidate this node backs, if it still backs it."""
+        if not self.participant or self.backing != (src, msg.initiator, msg.round) or ASK_WAIT not in self.timers:
             return
-        backs = queue[at][2]
-        if backs is not None and backs == self.backs.get(dead, 0):
-            items = self._take(dead, None)
-            self.presumed_down.add(dead)
-            self.set_timer(PRESUMED_DOWN + str(dead), self.lap(len(self.ids), self.config))
+        self.cancel_timer(ASK_WAIT)
+        if msg.outcome == LEADS:
+            self._follow(src)
+        elif msg.outcome == WAITING:
+            self.set_timer(ASK, self.config.probe_interval)
         else:
-            items = self._take(dead, at)
-        restart = dead == self.leader and self.normal  # rule 1: the leader did not ack
-        on, lost = self._past(dead, items)
-        if on:
-            lost |= self._send_on(self._successor_of(dead), on)
-        if restart or lost:
             self._initiate()
-
-    def _past(self, dead: int, items: list[tuple[type[Message], tuple]]) -> tuple[list, bool]:
-        """Rule 7: of the messages going on past `dead`, those going back to it (its
-        Election or Elected, come round) are dropped; and whether this node backs one of
-        those Elections (then it initiates)."""
-        on = [(kind, fields) for kind, fields in items if fields[0] != dead]
-        lost = any(kind is Election and self.backing == fields for kind, fields in items if fields[0] == dead)
-        return on, lost
 
     def _alone(self, kind: type[Message], fields: tuple) -> bool:
         """Every other node was skipped: the message has come back round. An Election this

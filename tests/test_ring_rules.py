@@ -5,6 +5,7 @@ from protocol import (
     CancelTimer,
     Config,
     ElectionStarted,
+    MessageRole,
     Join,
     Joining,
     Leave,
@@ -16,7 +17,7 @@ from protocol import (
     TimerFired,
 )
 from protocol.probing import Probe, ProbeReply
-from protocol.ring import ELECTED_WAIT_LAPS, Back, Elected, Election, RingAck
+from protocol.ring import ELECTED_WAIT_LAPS, Ask, Back, Elected, Election, RingAck, Told
 
 from .support import sent
 
@@ -63,8 +64,8 @@ def ack(msg) -> RingAck:
 
 
 def ring_msgs(outputs) -> list[tuple[int, object]]:
-    """(destination, message) of each Send, epochs left out."""
-    return [(o.dst, o.msg) for o in outputs if hasattr(o, "msg")]
+    """(destination, message) of each Send but failure detection's (rules 10 to 12)."""
+    return [(o.dst, o.msg) for o in outputs if hasattr(o, "msg") and o.msg.role is not MessageRole.DETECTOR]
 
 
 def hop_timers(n: Ring, dst: int) -> list[str]:
@@ -263,10 +264,12 @@ def test_rule6_a_node_never_follows_a_lower_node_and_starts_an_election_instead(
     assert [m.candidate for dst, m in ring_msgs(out) if isinstance(m, Election)] == [4]
 
 
-def test_rule6_a_participant_swallows_a_lower_leader_and_lets_its_election_decide():
+def test_rule6_a_participant_too_starts_again_on_a_lower_leader():
+    """That election went round without it: its own Election may have been lost then."""
     n = started(4)
     out = n.step(Receive(3, L(3, 1, 2)))
-    assert sent(out) == [(3, RingAck)] and ElectionStarted() not in out
+    assert ElectionStarted() in out and n.leader is None and n.backing == (4, 4, n.epoch)
+    assert sent(out, Elected) == [] and (3, RingAck) in sent(out)  # swallowed, and acked
 
 
 # --- rule 7: acks, skipping, alone ---------------------------------------------------------
@@ -402,6 +405,116 @@ def test_rule10_a_node_is_presumed_down_for_a_lap_at_most():
     assert SetTimer("presumed_down 3", Ring.lap(5, CONFIG)) in out
     n.step(TimerFired("presumed_down 3"))
     assert sent(n.step(Receive(1, E(5, 1, 6))), Election)[0] == (3, Election)
+
+
+def test_rule10_a_skip_calls_the_roll_and_those_silent_for_T_are_presumed_down_at_once():
+    n = started(2)  # its Election waits for 3's ack
+    out = n.step(TimerFired("hop_wait 3 1"))  # 3 is presumed down; its Election goes on to 4
+    assert sorted(dst for dst, kind in sent(out, Probe)) == [1, 4, 5] and SetTimer("roll_call", 4) in out
+    assert sent(n.step(TimerFired("hop_wait 3 1")), Probe) == []  # one roll call at a time
+    n.step(Receive(1, ProbeReply(False)))  # 1 is up; 4 and 5 say nothing
+    out = n.step(TimerFired("roll_call"))
+    assert n.presumed_down == {3, 4, 5} and hop_timers(n, 4) == []
+    assert ring_msgs(out) == [(1, E(*n.backing, epoch=n.epoch))]  # on at once, past 4 and 5 together
+
+
+def test_rule10_a_node_that_answers_the_roll_call_is_not_presumed_down():
+    n = started(2)
+    n.step(TimerFired("hop_wait 3 1"))
+    n.step(Receive(4, RingAck(*E(*n.backing).key)))
+    for node in (1, 4, 5):
+        n.step(Receive(node, ProbeReply(False)))
+    n.step(TimerFired("roll_call"))
+    assert n.presumed_down == {3}
+
+
+# --- rule 11: asking the candidate ------------------------------------------------------
+
+
+def backing_5(node_id: int = 2) -> Ring:
+    """A participant that backs 5's election (initiated by 1 in round 6)."""
+    n = started(node_id)
+    n.step(Receive(node_id - 1, E(5, 1, 6)))
+    assert n.backing == (5, 1, 6)
+    return n
+
+
+def test_rule11_a_participant_asks_the_candidate_it_backs_every_P_and_waits_T():
+    n = started(2)
+    out = n.step(Receive(1, E(5, 1, 6)))
+    assert SetTimer("ask", CONFIG.probe_interval) in out
+    out = n.step(TimerFired("ask"))
+    assert [(o.dst, o.msg) for o in out if hasattr(o, "msg")] == [(5, Ask(1, 6, epoch=n.epoch))]
+    assert SetTimer("ask_wait", CONFIG.timeout) in out
+    assert not any(isinstance(o, SetTimer) and o.name == "ask" for o in started(2).step(Start()))  # own: no one to ask
+
+
+def test_rule11_the_candidate_tells_how_the_election_stands():
+    n = started(5)
+    own = n.backing
+    told = n.step(Receive(3, Ask(*own[1:])))
+    assert [(o.dst, o.msg.outcome) for o in told if isinstance(getattr(o, "msg", None), Told)] == [(3, "waiting")]
+    n.step(Receive(4, E(*own)))  # its Election is back: it leads
+    assert [o.msg.outcome for o in n.step(Receive(3, Ask(*own[1:]))) if hasattr(o, "msg")] == ["leads"]
+    assert [o.msg.outcome for o in n.step(Receive(3, Ask(1, 99))) if hasattr(o, "msg")] == ["lost"]  # not its own
+
+
+def test_rule11_leads_is_followed_as_elected_is_and_elected_is_still_passed_on():
+    n = backing_5()
+    n.step(TimerFired("ask"))
+    n.step(Receive(5, Told(1, 6, "leads")))
+    assert (n.status, n.leader) == ("normal", 5) and "ask_wait" not in n.timers
+    out = n.step(Receive(1, L(5, 1, 6)))
+    assert [m for dst, m in ring_msgs(out) if dst == 3] == [L(5, 1, 6, epoch=n.epoch)]
+
+
+def test_rule11_waiting_asks_again_after_P_and_lost_or_silence_starts_an_election():
+    n = backing_5()
+    n.step(TimerFired("ask"))
+    out = n.step(Receive(5, Told(1, 6, "waiting")))
+    assert SetTimer("ask", CONFIG.probe_interval) in out and n.participant
+    n.step(TimerFired("ask"))
+    assert ElectionStarted() in n.step(Receive(5, Told(1, 6, "lost")))
+    n = backing_5()
+    n.step(TimerFired("ask"))
+    assert ElectionStarted() in n.step(TimerFired("ask_wait"))  # 5 is down
+
+
+def test_rule11_an_answer_about_an_election_no_longer_backed_is_ignored():
+    n = backing_5()
+    n.step(TimerFired("ask"))
+    n.step(Receive(1, E(5, 1, 7)))  # a later election of 5's came by
+    assert n.step(Receive(5, Told(1, 6, "leads"))) == [] and n.participant
+
+
+# --- rule 12: watching what was handed on ------------------------------------------------
+
+
+def test_rule12_a_participant_watches_the_node_that_acked_its_messages_and_sends_them_past_it():
+    n = started(2)
+    own = n.backing
+    n.step(Receive(3, RingAck(*E(*own).key)))  # 3 holds 2's Election now
+    assert n.handed == {3: [(Election, own)]}
+    out = n.step(TimerFired("watch"))
+    assert sent(out, Probe) == [(3, Probe)] and SetTimer("watch", CONFIG.probe_interval) in out
+    out = n.step(TimerFired("roll_call"))  # 3 said nothing within T: it crashed holding it
+    assert ring_msgs(out) == [(4, E(*own, epoch=n.epoch))] and 3 in n.presumed_down
+
+
+def test_rule12_a_holder_that_answers_keeps_what_it_holds():
+    n = started(2)
+    n.step(Receive(3, RingAck(*E(*n.backing).key)))
+    n.step(TimerFired("watch"))
+    n.step(Receive(3, ProbeReply(False)))
+    assert ring_msgs(n.step(TimerFired("roll_call"))) == [] and 3 in n.handed
+
+
+def test_rule12_what_was_handed_on_is_forgotten_when_the_election_is_over():
+    n = backing_5()
+    n.step(Receive(3, RingAck(*E(5, 1, 6).key)))
+    assert 3 in n.handed
+    out = n.step(Receive(1, L(5, 1, 6)))
+    assert n.handed == {} and CancelTimer("watch") in out
 
 
 def test_the_ring_declares_that_it_needs_longer_than_the_default_to_settle():
