@@ -9,15 +9,17 @@ A signal (SIGINT, SIGTERM, SIGHUP) ends the process well at any moment of its li
      nothing made, status -n to the shell (128 + n). So does SIGINT until Python puts its
      own handler in place, a few milliseconds in; from then until this file runs,
      Python itself reports a Ctrl-C (KeyboardInterrupt, "Fatal Python error" while it
-     imports `site`) and exits 1, having made nothing either. No program can take a
-     signal before its first statement runs: this file makes that stretch as short as
-     it can be. The console script pip writes imports only `re` and `sys` before it;
-     `-m` only runpy.
+     imports `site`) and exits (1, or by SIGINT), having made nothing either; the
+     campaign tells that report from ours (tests/campaign.py, python_start_up). No
+     program can take a signal before its first statement runs: this file makes that
+     stretch as short as it can be. The console script pip writes imports only `re`
+     and `sys` before it; `-m` only runpy.
   2. From the statement below until the command has begun (`cli.main`): nothing has
      been made yet, so a signal ends the process at once, with its one line and the
      status 128 + n (`_starting`). Imports cannot swallow that: nothing is raised.
   3. From then on, interrupt.py: the command cleans up what it was writing, says its
-     line, and exits with 128 + n.
+     line, and exits with 128 + n (or at once, where raising would lose the signal: in
+     an import, a finalizer).
 """
 
 import os  # (os and sys: loaded already by Python's start-up)
