@@ -81,10 +81,8 @@ Rules (P is this node; an election is named by its candidate, initiator and roun
      election was swallowed, or can only end in L taking it over: P initiates again
      rather than wait (rule 8) to find out which. Elected(P) back at P: the announcement
      has gone round.
-  6. Elected(L) with L < P: P never follows a lower node. It swallows the message and
-     initiates (rule 1), even if it takes part: that election went round without P (it
-     was down or quiet when it came by), and P's own Election may have been lost then
-     (rule 7 drops what a quiet node missed), where waiting would cost a lap (rule 8).
+  6. Elected(L) with L < P: P never follows a lower node. It swallows the message and,
+     unless it already takes part in an election (which will decide), initiates (rule 1).
   7. (Rules 7, 9, 10 and 12 are the hops: ring_hops.py.)
      Every ring message is acked by its receiver, and the ack names the message. Each
      message P sends must be acked within T; one that is not goes to the node after the
@@ -121,11 +119,13 @@ Rules (P is this node; an election is named by its candidate, initiator and roun
      it goes on at once, so a run of k dead nodes costs one T, not k.
  11. A participant that backs another's election asks that candidate every P how it
      stands (Ask; with P = 0, never). The candidate tells (Told) that it leads, elected
-     by that election; that it waits for its Election to come back; or that the election
-     is lost (it does not back it: it crashed since, or backs a later one). P follows it
-     in the first case, as if Elected had come; asks again after P in the second; and
-     initiates in the third, or when no answer comes within T (the candidate is down).
-     Elected still goes round, and is passed on (the 3N-1 count is the same).
+     by that election; that it still takes part in an election (that one, or one that
+     took it over: a higher node's, or a later one of its own, which will come by P too);
+     or that the election is lost (it follows a leader another election made, or it
+     crashed since and backs nothing). P follows it in the first case, as if Elected had
+     come; asks again after P in the second; and initiates in the third, or when no
+     answer comes within T (the candidate is down). Elected still goes round, and is
+     passed on (the 3N-1 count is the same).
  12. A participant keeps the ring messages its successor acked (that node holds them
      now) until the election is over for it (it follows), and every P asks the nodes
      holding them whether they are up (a roll call, rule 10). One presumed down may have
@@ -175,7 +175,7 @@ class Ask(Message):
 @dataclass(frozen=True, slots=True)
 class Told(Message):
     """The candidate's answer (rule 11): it leads, elected by that election; it still
-    waits for its Election to come back; or that election is lost (it backs it no more)."""
+    takes part in an election; or that election is lost."""
 
     type: ClassVar[str] = "told"
     role: ClassVar[MessageRole] = MessageRole.DETECTOR
@@ -302,7 +302,7 @@ class Ring(OnARing, Hops, ProbingNode):
                 self._forward(Elected, leader, msg.initiator, msg.round)
                 if not backed and self.participant and leader >= self.backing[0]:
                     self._initiate()
-            case Elected(leader=leader) if leader < self.id:  # rule 6
+            case Elected(leader=leader) if leader < self.id and not self.participant:  # rule 6
                 self._initiate()
             # Otherwise: a participant backing its own election swallows a smaller id (rule
             # 3), a participant swallows a lower leader (rule 6), my id back from an
@@ -369,9 +369,9 @@ class Ring(OnARing, Hops, ProbingNode):
 
     def _outcome(self, initiator: int, round: int) -> str:
         """Rule 11: how this node's election named (initiator, round) stands."""
-        if self.backing != (self.id, initiator, round):
-            return LOST
-        return WAITING if self.participant else LEADS if self.leader == self.id else LOST
+        if self.participant:  # that one, or one that will come by the asker too
+            return WAITING
+        return LEADS if self.backing == (self.id, initiator, round) and self.leader == self.id else LOST
 
     def _told(self, src: int, msg: Told) -> None:
         """Rule 11: the answer of the candidate this node backs, if it still backs it."""

@@ -1,6 +1,9 @@
 """The crash-tolerant Chang & Roberts ring (protocol/ring.py), rule by rule, calling the
 pure state machine. Ids 1..5: each node's successor is the next higher id, 5's is 1."""
 
+from playground.core.config import ClusterConfig
+from playground.core.engine import Engine, run_sync
+from playground.core.ids import ring_order
 from protocol import (
     CancelTimer,
     Config,
@@ -19,7 +22,7 @@ from protocol import (
 from protocol.probing import Probe, ProbeReply
 from protocol.ring import ELECTED_WAIT_LAPS, Ask, Back, Elected, Election, RingAck, Told
 
-from .support import sent
+from .support import sends, sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -264,12 +267,10 @@ def test_rule6_a_node_never_follows_a_lower_node_and_starts_an_election_instead(
     assert [m.candidate for dst, m in ring_msgs(out) if isinstance(m, Election)] == [4]
 
 
-def test_rule6_a_participant_too_starts_again_on_a_lower_leader():
-    """That election went round without it: its own Election may have been lost then."""
+def test_rule6_a_participant_swallows_a_lower_leader_and_lets_its_election_decide():
     n = started(4)
     out = n.step(Receive(3, L(3, 1, 2)))
-    assert ElectionStarted() in out and n.leader is None and n.backing == (4, 4, n.epoch)
-    assert sent(out, Elected) == [] and (3, RingAck) in sent(out)  # swallowed, and acked
+    assert sent(out, Elected) == [] and (3, RingAck) in sent(out) and ElectionStarted() not in out
 
 
 # --- rule 7: acks, skipping, alone ---------------------------------------------------------
@@ -457,6 +458,30 @@ def test_rule11_the_candidate_tells_how_the_election_stands():
     n.step(Receive(4, E(*own)))  # its Election is back: it leads
     assert [o.msg.outcome for o in n.step(Receive(3, Ask(*own[1:]))) if hasattr(o, "msg")] == ["leads"]
     assert [o.msg.outcome for o in n.step(Receive(3, Ask(1, 99))) if hasattr(o, "msg")] == ["lost"]  # not its own
+    n = started(4)
+    own = n.backing
+    n.step(Receive(3, E(5, 1, 6)))  # a higher election took its own over: it will come by the asker too
+    assert [o.msg.outcome for o in n.step(Receive(2, Ask(*own[1:]))) if hasattr(o, "msg")] == ["waiting"]
+    n = recovered(4)  # it crashed since: it backs nothing
+    assert [o.msg.outcome for o in n.step(Receive(2, Ask(*own[1:]))) if hasattr(o, "msg")] == ["lost"]
+
+
+def test_rule11_asking_starts_no_election_where_none_was_lost():
+    """Every node starts at once on a shuffled ring, and asks every second: as many
+    elections as nodes, and the Election messages of the ring that does not ask."""
+    def start_up(probe_interval):
+        ids = tuple(range(1, 17))
+        config = ClusterConfig(delay_min=1, delay_max=1, probe_interval=probe_interval,
+                               ring=ring_order("shuffled", ids, 3))
+        events = []
+        engine = Engine(Ring, ids, config, seed=1)
+        engine.subscribe(events.extend)
+        run_sync(engine, 60)
+        asked = sum(e.kind == "send" and e.msg.type == "ask" for e in events)
+        return sends(events)["election"], sum(e.kind == "election_start" for e in events), asked
+
+    elections, started_, asked = start_up(1)
+    assert start_up(0) == (elections, 16, 0) and (started_, asked > 0) == (16, True)
 
 
 def test_rule11_leads_is_followed_as_elected_is_and_elected_is_still_passed_on():
