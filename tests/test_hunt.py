@@ -411,3 +411,27 @@ def test_a_finding_with_joiners_counts_every_node_of_its_run():
     schedule = Schedule(2, 1, ClusterConfig(), ((1.0, "join"), (3.0, "crash 3")))
     assert Finding(schedule, SLE1, 4.0, "").size == "3 nodes (2 at the start, 1 joining), 2 commands"
     assert Finding(Schedule(1, 1, ClusterConfig(), ((1.0, "elect 1"),)), SLE1, 1.0, "").size == "1 node, 1 command"
+
+
+def test_a_worker_is_born_with_the_stopping_signals_blocked(tmp_path, monkeypatch):
+    """A worker is forked with the hunt's signal handler: Ctrl-C or a hang-up (sent to the
+    whole process group) before it ignored them raised in it, a traceback from
+    "Process ForkPoolWorker-1". It is forked with them blocked, and lifts the block once
+    it ignores them."""
+    import signal as signals
+
+    from playground.run import hunt as hunt_module
+
+    real = hunt_module._worker_ignores_signals
+
+    def noting() -> None:
+        blocked = signals.pthread_sigmask(signals.SIG_BLOCK, [])
+        real()
+        after = signals.pthread_sigmask(signals.SIG_BLOCK, [])
+        (tmp_path / f"{os.getpid()}").write_text(f"{sorted(int(s) for s in blocked)} {sorted(int(s) for s in after)}")
+
+    monkeypatch.setattr(hunt_module, "_worker_ignores_signals", noting)
+    hunt("ring", SLE1, schedules=200, workers=2)
+    stopping = sorted(int(s) for s in (signals.SIGHUP, signals.SIGINT, signals.SIGTERM))
+    noted = [p.read_text() for p in tmp_path.iterdir()]
+    assert noted == [f"{stopping} []"] * 2, noted

@@ -356,9 +356,15 @@ def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None]
                 take(run_batch(hunt, index))
                 index += 1
         return so_far()
-    # Forked before anything else runs (no thread yet: the progress display starts later).
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_ignores_signals)
+    pool = None
     try:
+        # Forked before anything else runs (no thread yet: the progress display starts
+        # later), with the signals that stop the hunt blocked: a worker is born with the
+        # hunt's handler, and one that came before the worker ignored it raised there
+        # (a traceback from "Process ForkPoolWorker-1"). One that comes meanwhile is the
+        # hunt's when the block ends.
+        with _signals_held():
+            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_ignores_signals)
         results: queue.SimpleQueue = queue.SimpleQueue()
         pending: set[int] = set()
         index = 0
@@ -376,13 +382,25 @@ def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None]
             pending.discard(result.index)
             take(result)
     finally:
-        pool.terminate()
-        pool.join()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, interrupt.SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _worker_ignores_signals() -> None:
     """A worker leaves Ctrl-C and the terminal's closing to the hunt (they reach the
-    whole process group), which ends its workers itself, with SIGTERM."""
+    whole process group), which ends its workers itself, with SIGTERM. (It starts with
+    them blocked: `search`.)"""
     for signum in (signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupt.SIGNALS)
