@@ -1656,7 +1656,7 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
                          preexec_fn=functools.partial(_child_limits, fsize, stdout_closed))
     if stdout_full:
         stdout.close()
-    out = err = b""
+    out = err = None  # (until a communicate has returned: one that timed out keeps what it read for the next)
     try:
         if plan is not None:
             try:
@@ -1664,13 +1664,13 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
                     raise subprocess.TimeoutExpired(p.args, 0)  # (the limit: signalled, then judged)
                 out, err = p.communicate(timeout=plan.delay)
             except subprocess.TimeoutExpired:
-                _send(p, plan.signum)
+                _send(p, plan.signum)  # (if the process has just ended, it only reaps it: its output is still to read)
                 if plan.again_ms is not None:
                     try:
                         out, err = p.communicate(timeout=plan.again_ms / 1000)
                     except subprocess.TimeoutExpired:
                         _send(p, plan.signum)
-        if p.returncode is None:
+        if err is None:  # (stderr is always a pipe: None until a communicate returned)
             out, err = p.communicate(timeout=max(0.05, start + limit - time.monotonic()))
     except subprocess.TimeoutExpired:
         _kill_group(p)
