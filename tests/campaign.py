@@ -61,7 +61,8 @@ or write-error, 128+n a signal) is held against the case's expectation, the cont
                own handler in place and before bully-tui's first statement took it
                over, Python's own report (a KeyboardInterrupt, exit 1 or -2, no line of
                the checkout in it but playground/__main__.py's own lines before that
-               statement; nothing made). A hunt's finding: its files all there, or none
+               statement; nothing made). A hunt's finding: its files all there, or none;
+               none when a signal stopped it (unless its line says they were written)
   help         exit 0, help on stdout, stderr empty
 A case that breaks it falls in a failure class: traceback (a traceback, or an exit
 status outside the expected set), hang (the time limit), silent (exit 0 where a refusal
@@ -1824,7 +1825,7 @@ def judge(case: Case, proc: Process, names: Any, cwd: Path, tmp: Path, before: d
         problems.append(("traceback", f"exit {proc.returncode} after {signal.Signals(case.signal.signum).name}"))
     else:
         problems += _said_right(case, outcome, said, proc, names)
-    problems += _files_right(case, outcome, cwd, tmp, before)
+    problems += _files_right(case, outcome, cwd, tmp, before, said, proc.stdout)
     return outcome, problems
 
 
@@ -1878,7 +1879,8 @@ def _said_right(case: Case, outcome: str, said: list[str], proc: Process, names:
     return out
 
 
-def _files_right(case: Case, outcome: str, cwd: Path, tmp: Path, before: dict[str, tuple]) -> list[tuple[str, str]]:
+def _files_right(case: Case, outcome: str, cwd: Path, tmp: Path, before: dict[str, tuple],
+                 said: list[str] = (), stdout: bytes = b"") -> list[tuple[str, str]]:
     out = []
     after = snapshot(cwd)
     for rel, was in before.items():
@@ -1897,6 +1899,10 @@ def _files_right(case: Case, outcome: str, cwd: Path, tmp: Path, before: dict[st
             not (case.signal and case.signal.signum == signal.SIGKILL):  # (SIGKILL: each file whole, guard.py)
         missing = [name for name in case.outputs if name not in there]
         out.append(("partial", f"{', '.join(there)} without {', '.join(missing)} (a hunt's files come together)"))
+    elif case.group == "hunt" and there and outcome == SIGNAL and case.signal.signum != signal.SIGKILL and \
+            not any("the finding is written" in line for line in said) and b" broken: " not in stdout:
+        # (README: a signalled hunt writes nothing; unless the signal came once its files had their names)
+        out.append(("partial", f"stopped by {signal.Signals(case.signal.signum).name}, yet wrote {', '.join(there)}"))
     left = sorted(os.listdir(tmp))
     if left:
         out.append(("partial", f"left {', '.join(left[:3])} in TMPDIR"))
