@@ -25,12 +25,11 @@ comes back knowing nothing, and two elections can overlap. What makes it heal:
     candidate did not ack its Election coming back, a leader at least as high was
     announced, its own id came back round in vain), and at the latest when no Elected
     came within a lap;
-  - a participant asks its candidate every P how their election stands: it follows as
-    soon as the candidate leads (Elected still goes round, a hop at a time), and starts
-    again when the candidate is down or has given the election up;
-  - a participant watches the node it handed its ring messages to, and sends them on
-    past it if it goes down: an Election lost with a crashed node is sent on within
-    P + T, where it was found lost a lap later (bench/healing.py found these waits);
+  - a participant asks its candidate every P how their election stands, and starts
+    again as soon as the candidate is down or has given the election up;
+  - a participant watches the node it handed its election's Election to, and sends it
+    on past that node if it goes down: an Election lost with a crashed node is sent on
+    within P + T, where it was found lost a lap later (bench/healing.py found these);
   - a node never follows a node lower than itself: an announcement of a lower leader
     means that election went round while this node was away, so it starts its own;
   - followers probe their leader, and the reply says whether it still leads.
@@ -46,9 +45,12 @@ without waiting, and that is no different: a node that comes back first says so 
 which arrives within max delay) and then takes no ring message for T >= 2 * max delay,
 so any message that skips it unheard of would have reached it while it was down or
 still quiet. (A node silent for T when asked whether it is up was down when asked: a
-quiet node answers.) Rules 11 and 12 change no one's backing: a candidate's word that
-it leads is the same announcement as Elected by another path (a node follows it only
-if it backs that election), and a message sent on past a crashed node is one it held.
+quiet node answers.) Rules 11 and 12 make nobody follow anyone: they only start
+elections, and send on an Election that a crashed node held. Nobody follows on a
+candidate's word that it leads, either: Elected's way round is part of what makes it
+safe, for a higher node on the way that did not back the election (it was quiet when
+its Election came by) swallows it; a participant that followed on the word was found
+following a leader while that higher node led (SLE1, a random schedule).
 With T >= 2 * max delay, once crashes and recoveries stop, every up node is normal
 under the highest up node within `settle_time` (SLE2). The property tests check both;
 bench/healing.py measures how long it takes, beside Garcia-Molina.
@@ -122,15 +124,14 @@ Rules (P is this node; an election is named by its candidate, initiator and roun
      by that election; that it still takes part in an election (that one, or one that
      took it over: a higher node's, or a later one of its own, which will come by P too);
      or that the election is lost (it follows a leader another election made, or it
-     crashed since and backs nothing). P follows it in the first case, as if Elected had
-     come; asks again after P in the second; and initiates in the third, or when no
-     answer comes within T (the candidate is down). Elected still goes round, and is
-     passed on (the 3N-1 count is the same).
- 12. A participant keeps the ring messages its successor acked (that node holds them
-     now) until the election is over for it (it follows), and every P asks the nodes
-     holding them whether they are up (a roll call, rule 10). One presumed down may have
-     crashed holding them: they go on past it (rule 7); a copy that got through is
-     dropped there (rule 9).
+     crashed since and backs nothing). P initiates in the last case, or when no answer
+     comes within T (the candidate is down), and otherwise asks again after P: it follows
+     only on Elected (rule 5), never on the word.
+ 12. A participant keeps the Election of the election it backs once its successor has
+     acked it (that node holds it now), until it backs another or follows, and every P
+     asks that node whether it is up (a roll call, rule 10). One presumed down may have
+     crashed holding it: it goes on past it (rule 7); a copy that got through is dropped
+     there (rule 9).
 
 Statuses: election (a participant, or quiet after a recovery), normal (following a leader).
 """
@@ -351,6 +352,7 @@ class Ring(OnARing, Hops, ProbingNode):
         self.stop_probing()
         self.set_timer(ELECTED_WAIT, self.elected_wait(len(self.ids), self.config))
         self.cancel_timer(ASK, ASK_WAIT)
+        self.handed = {}  # rule 12: it backs this election now
         if candidate != self.id and self.config.probe_interval > 0:  # rule 11
             self.set_timer(ASK, self.config.probe_interval)
         if WATCH not in self.timers and self.config.probe_interval > 0:  # rule 12
@@ -362,7 +364,7 @@ class Ring(OnARing, Hops, ProbingNode):
         if leader == self.id:
             self.stop_probing()
         self.cancel_timer(ELECTED_WAIT, ASK, ASK_WAIT, WATCH)
-        self.handed.clear()  # rule 12: the election is over for this node
+        self.handed = {}  # rule 12: the election is over for this node
         self.status, self.leader = NORMAL, leader
         if leader != self.id:
             self.schedule_probe()
@@ -378,12 +380,10 @@ class Ring(OnARing, Hops, ProbingNode):
         if not self.participant or self.backing != (src, msg.initiator, msg.round) or ASK_WAIT not in self.timers:
             return
         self.cancel_timer(ASK_WAIT)
-        if msg.outcome == LEADS:
-            self._follow(src)
-        elif msg.outcome == WAITING:
-            self.set_timer(ASK, self.config.probe_interval)
-        else:
+        if msg.outcome == LOST:
             self._initiate()
+        else:  # (if it leads, Elected is on its way round: past any higher node, which swallows it)
+            self.set_timer(ASK, self.config.probe_interval)
 
     def _alone(self, kind: type[Message], fields: tuple) -> bool:
         """Every other node was skipped: the message has come back round. An Election this

@@ -6,9 +6,9 @@ A hop in one sentence: every Election and Elected is acked by the node it is sen
 and one not acked within T goes on to the node after (a node that does not ack within T
 was down when it came, with T >= 2 * max delay); a node silent for T is presumed down
 and skipped at once (so is any node that is silent for T when asked, in the roll call
-that a skip starts); and a participant keeps what its successor acked until its
-election is over, asking every P whether that node is still up: if it is not, what it
-held goes on past it too.
+that a skip starts); and a participant keeps the Election of the election it backs,
+once its successor has acked it, until its election is over, asking every P whether
+that node is still up: if it is not, the Election goes on past it again.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class Hops:
         self.sent_count = 0  # numbers the ack timers
         self.presumed_down: set[int] = set()  # skipped without waiting (rule 10)
         self.roll_call: set[int] = set()  # asked whether they are up, and not heard from since (rule 10)
-        self.handed: dict[int, list[Item]] = {}  # acked while taking part, by whom (rule 12)
+        self.handed: dict[int, list[Item]] = {}  # the Election of the election it backs, and who acked it (rule 12)
         self.backs: dict[int, int] = {}  # Backs heard from each node
 
     def heard_back(self, src: int) -> None:  # rule 10
@@ -180,9 +180,9 @@ class Hops:
     def _acked(self, src: int, key: tuple) -> None:
         keys = [(kind.type, *fields) for kind, fields, *_ in self.unacked.get(src, [])]
         if key in keys:  # otherwise stale: that message was already sent on past src
-            taken = self._take(src, keys.index(key))  # and any before it were lost (rule 7)
-            if self.participant:  # rule 12: src holds it now
-                self.handed.setdefault(src, []).append(taken[-1])
+            kind, fields = self._take(src, keys.index(key))[-1]  # and any before it were lost (rule 7)
+            if self.participant and kind is Election and fields == self.backing:  # rule 12: src holds it now
+                self.handed = {src: [(kind, fields)]}
 
     def _up(self, node: int) -> None:
         """Rule 10: a node heard from is no longer presumed down."""
@@ -229,8 +229,8 @@ class Hops:
         self.set_timer(PRESUMED_DOWN + str(node), self.lap(len(self.ids), self.config))
 
     def _send_past(self, node: int) -> bool:
-        """What `node` was handed while this node took part (rule 12) and what waits for its
-        ack go on to the node after it (rule 7); True if this node is to initiate."""
+        """What `node` holds of this node's election (rule 12) and what waits for its ack go
+        on to the node after it (rule 7); True if this node is to initiate."""
         on, lost = self._past(node, self.handed.pop(node, []) + self._take(node, None))
         if on:
             lost |= self._send_on(self._successor_of(node), on)

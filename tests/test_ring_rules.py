@@ -22,7 +22,7 @@ from protocol import (
 from protocol.probing import Probe, ProbeReply
 from protocol.ring import ELECTED_WAIT_LAPS, Ask, Back, Elected, Election, RingAck, Told
 
-from .support import sends, sent
+from .support import at, run, sends, sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -484,13 +484,24 @@ def test_rule11_asking_starts_no_election_where_none_was_lost():
     assert start_up(0) == (elections, 16, 0) and (started_, asked > 0) == (16, True)
 
 
-def test_rule11_leads_is_followed_as_elected_is_and_elected_is_still_passed_on():
+def test_rule11_a_candidate_s_word_that_it_leads_is_not_followed_only_elected_is():
     n = backing_5()
     n.step(TimerFired("ask"))
-    n.step(Receive(5, Told(1, 6, "leads")))
-    assert (n.status, n.leader) == ("normal", 5) and "ask_wait" not in n.timers
-    out = n.step(Receive(1, L(5, 1, 6)))
-    assert [m for dst, m in ring_msgs(out) if dst == 3] == [L(5, 1, 6, epoch=n.epoch)]
+    out = n.step(Receive(5, Told(1, 6, "leads")))
+    assert n.participant and SetTimer("ask", CONFIG.probe_interval) in out  # still asking
+    n.step(Receive(1, L(5, 1, 6)))
+    assert (n.status, n.leader) == ("normal", 5) and "ask" not in n.timers
+
+
+def test_rule11_following_on_the_word_would_bypass_a_higher_node_that_swallows_elected():
+    """Found by a random schedule: on its word, node 1 followed 3 while 4, up and higher
+    (quiet when 3's Election came by, so skipped), swallowed 3's Elected and led. Elected's
+    way round is part of what keeps normal nodes together."""
+    faults = at("5 crash 1", "5 crash 4", "5.5 recover 4", "6 recover 1", "6 crash 1", "6 recover 1", "6 crash 2")
+    config = ClusterConfig(timeout=1.2, probe_interval=1, delay_min=0.1, delay_max=0.1)
+    _, events = run(4, 40, config, faults, seed=0, algorithm="ring")
+    assert [e for e in events if e.kind == "violation"] == []
+    assert any(e.kind == "send" and e.msg.type == "told" and e.msg.outcome == "leads" for e in events)
 
 
 def test_rule11_waiting_asks_again_after_P_and_lost_or_silence_starts_an_election():
@@ -524,6 +535,16 @@ def test_rule12_a_participant_watches_the_node_that_acked_its_messages_and_sends
     assert sent(out, Probe) == [(3, Probe)] and SetTimer("watch", CONFIG.probe_interval) in out
     out = n.step(TimerFired("roll_call"))  # 3 said nothing within T: it crashed holding it
     assert ring_msgs(out) == [(4, E(*own, epoch=n.epoch))] and 3 in n.presumed_down
+
+
+def test_rule12_only_the_election_it_backs_is_kept():
+    n = backing_5()
+    n.step(Receive(3, RingAck(*E(*started(2).backing).key)))  # its own Election, from before 5's came by
+    assert n.handed == {}
+    n.step(Receive(3, RingAck(*E(5, 1, 6).key)))
+    assert n.handed == {3: [(Election, (5, 1, 6))]}
+    n.step(Receive(1, E(5, 1, 7)))  # a later election: it backs that one now
+    assert n.handed == {}
 
 
 def test_rule12_a_holder_that_answers_keeps_what_it_holds():

@@ -7,7 +7,8 @@ elects again. Everything is read off the trace by one observer that knows no alg
 
   start-up   messages sent from the start (every node starts at once) to the crash, by
              type: election traffic (for ring and hs the crash waits until every one of
-             them has arrived: their announcement goes on round after all follow)
+             them has arrived: their announcement's last hop, back to its leader, may be
+             on its way when all follow)
   detect     from the crash to the first election started
   agree      from the crash to the monitor's next agreement (every up node normal under
              the highest up node, judged at the end of an instant, as the monitor does)
@@ -69,8 +70,8 @@ class Result:
 class _Watcher:
     """Trace observer: crash the leader once all agree, then time detection and agreement.
     With `quiet`, not before the start-up's election traffic has all arrived too: a ring
-    algorithm's announcement may still go round when all follow (ring.py rule 11), and
-    the theory counts it."""
+    algorithm's announcement may still be on its way back to its leader when all follow,
+    and the theory counts it."""
 
     def __init__(self, engine: Engine, cancel: trio.CancelScope, quiet: bool):
         self.engine = engine
