@@ -92,11 +92,8 @@ def write_whole(path: str, what: str, data: bytes | Iterable[bytes], overwrite: 
     behind by a kill). `durable`: on disk (fsync) before it takes the name, as a real
     node's safe storage must be."""
     check_new(path, what, overwrite)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".bully-", suffix=".part")
-    guard.remove_if_left(temporary)
+    fd, temporary = temporary_beside(path, what)
     try:
-        os.fchmod(fd, _mode_for(path))  # (mkstemp's is private: the file is the user's, as any other)
         with os.fdopen(fd, "wb") as f:
             for piece in [data] if isinstance(data, bytes) else data:
                 f.write(piece)
@@ -115,6 +112,22 @@ def write_whole(path: str, what: str, data: bytes | Iterable[bytes], overwrite: 
         if os.path.lexists(temporary):
             os.unlink(temporary)
         guard.done(guard.REMOVE, temporary)
+
+
+def temporary_beside(path: str, what: str) -> tuple[int, str]:
+    """An empty temporary file beside `path` (one file system: taking the name is one
+    call), open, with the permissions `path` will have, and the guardian told to remove
+    it if bully-tui is killed first. The guardian is started before the file is made, so
+    that it is told the moment the file exists, not once a process has started (a
+    SIGKILL in between left an empty piece). `what` names `path` in errors."""
+    guard.start()
+    try:
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".bully-", suffix=".part")
+    except OSError as e:
+        raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
+    guard.remove_if_left(temporary)
+    os.fchmod(fd, _mode_for(path))  # (mkstemp's is private: the file is the user's, as any other)
+    return fd, temporary
 
 
 def saved_as_new(folder: Path, base: str, save: Callable[[Path], object]) -> Path:

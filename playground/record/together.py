@@ -19,11 +19,10 @@ pipe, that empty file.)
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ..core.config import InputError, WriteError
 from . import guard
-from .files import _link, _mode_for, check_new
+from .files import _link, check_new, temporary_beside
 
 
 class Together:
@@ -35,16 +34,9 @@ class Together:
         """An empty temporary file beside `path`, with the permissions `path` will have,
         for the caller to write; `what` names `path` in errors."""
         check_new(path, what, self.overwrite)
-        guard.start()  # (first: told of the file the moment it is made, not after a process has started)
-        try:
-            fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".bully-",
-                                             suffix=".part")
-        except OSError as e:
-            raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
-        self._files.append((temporary, path, what))
-        guard.remove_if_left(temporary)
-        os.fchmod(fd, _mode_for(path))  # (mkstemp's is private: the file is the user's, as any other)
+        fd, temporary = temporary_beside(path, what)
         os.close(fd)
+        self._files.append((temporary, path, what))
         return temporary
 
     def place(self) -> None:
