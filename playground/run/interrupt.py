@@ -216,8 +216,12 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
     raise_if_stopped()
 
     async def main() -> Any:
-        async with trio.open_nursery() as nursery:
-            with trio.open_signal_receiver(*SIGNALS) as signals:
+        # The receiver outlives the task that reads it: closed while that task was woken
+        # by a signal but had not run yet, trio's receiver raised in it (KeyError from an
+        # empty queue, or "block already exited"), and the signal was lost in that error.
+        result = None  # (a signal cancels the run before fn returns: then the Stopped is raised)
+        with trio.open_signal_receiver(*SIGNALS) as signals:
+            async with trio.open_nursery() as nursery:
 
                 async def watch() -> None:
                     global _first
@@ -232,7 +236,7 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
                     nursery.cancel_scope.cancel()
                 result = await fn(*args)
                 nursery.cancel_scope.cancel()
-                return result
+            return result
 
     with checked():  # (on the way out: raised, if one came)
         return trio.run(main, clock=clock)
