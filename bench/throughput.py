@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.core.commands import Crash, Elect, Scheduled  # noqa: E402
 from playground.core.config import ClusterConfig  # noqa: E402
-from playground.run.session import Session, run_headless  # noqa: E402
+from playground.run.session import Session  # noqa: E402
+from playground.run.wiring import run_headless  # noqa: E402
 
 UNTIL = 60.0
 

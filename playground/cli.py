@@ -449,7 +449,7 @@ def _run(argv: list[str]) -> int:
         until = REAL_UNTIL if args.until is None else args.until
         _emit(json.dumps(run_headless_real(session, until)) + "\n")
         return 0
-    from .run.session import run_headless
+    from .run.wiring import run_headless
 
     until = DEFAULT_UNTIL if args.until is None else args.until
     summary = run_headless(session, until, progress=sys.stderr.isatty())

@@ -164,7 +164,7 @@ def _write_finding(overwrite: bool, first: tuple[str, str, str], transcript: str
 def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
     from .run.hunt import Result
     from .run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text, searched_so_far
-    from .run.session import run_headless
+    from .run.wiring import run_headless
 
     low, high = parse_node_range(_given(args.nodes, "2:8"), MAX_NODES)
     schedules, seconds = parse_budget(_given(args.budget, "60s"))

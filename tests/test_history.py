@@ -13,6 +13,7 @@ from playground.run import history as history_module
 from playground.run.history import History
 from playground.run.session import Session
 from playground.run.state import ClusterState
+from playground.run.wiring import start
 from tests.support import at
 
 CONFIG = ClusterConfig(timeout=4, probe_interval=2, delay_min=0.2, delay_max=1.5)
@@ -27,7 +28,7 @@ def recorded(tmp_path, until=90.0) -> tuple[Session, History]:
     """A session run with its history fed live, as the app does."""
     session = Session(nodes=6, config=CONFIG, commands=tuple(FAULTS), transcript=str(tmp_path / "t.jsonl"))
     with ExitStack() as files:
-        engine, _, recorder = session.start(files, lookahead=False)
+        engine, _, recorder = start(session, files, lookahead=False)
         history = History(session.transcript, session.header)
         recorder.index = history.offsets
         engine.subscribe(history.add)
@@ -80,7 +81,7 @@ def test_a_moment_after_a_join_is_shown_again_from_any_checkpoint(tmp_path):
     path = tmp_path / "j.jsonl"
     session = Session("epoch-bully", 4, config=CONFIG, commands=tuple(parse_at(["10 join"], (1, 2, 3, 4))), transcript=str(path))
     with ExitStack() as files:
-        engine, _, _ = session.start(files, lookahead=True)
+        engine, _, _ = start(session, files, lookahead=True)
         run_sync(engine, 2500)
     history = History.read(str(path))
     assert history.count > 3 * history_module.CHECKPOINT

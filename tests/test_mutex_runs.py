@@ -15,7 +15,8 @@ from playground.core.cs_entries import CsEntries
 from playground.core.events import CrashEvent, CsEvent, SendEvent, ViolationEvent
 from playground.record.recorder import Recorder
 from playground.record.transcript import Header
-from playground.run.session import Session, run_headless
+from playground.run.session import Session
+from playground.run.wiring import run_headless
 from protocol import MUTEXES, CsState
 from protocol.ricart_agrawala import RicartAgrawala
 from tests.support import at, run

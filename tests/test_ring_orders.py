@@ -11,7 +11,7 @@ from playground.core.ids import ring_order, uuid_ids
 from playground.record.reader import load
 from playground.record.transcript import Header, header_line
 from playground.record.verify import verify
-from playground.run.session import run_headless
+from playground.run.wiring import run_headless
 from protocol import Config, HirschbergSinclair, Join, Leave, Receive, Ring, Start
 from protocol.hs import LEFT, RIGHT
 from protocol.ring import Election

@@ -9,6 +9,7 @@ import trio.testing
 
 from playground.cli import parse_args
 from playground.run.cluster import Cluster
+from playground.run.wiring import start
 from tests.support import sends
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
@@ -20,7 +21,7 @@ def play(name: str, until: float, *options: str):
     _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / name), *options])
     events = []
     with ExitStack() as files:
-        engine, summary, _ = session.start(files, lookahead=True)
+        engine, summary, _ = start(session, files, lookahead=True)
         engine.subscribe(events.extend)
         trio.run(Cluster(engine).run, until, clock=trio.testing.MockClock(autojump_threshold=0))
     return session, engine, summary.report(), events
@@ -177,7 +178,7 @@ def check_partition_invitation():
     _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / "partition-garcia-molina.scenario"),
                              "--algorithm", "invitation"])
     with ExitStack() as files:
-        engine, summary, _ = session.start(files, lookahead=True)
+        engine, summary, _ = start(session, files, lookahead=True)
         trio.run(Cluster(engine).run, 200.0, clock=trio.testing.MockClock(autojump_threshold=0))
     assert summary.report()["violations"] == [] and set(summary.report()["leader"].values()) == {6}
 

@@ -12,8 +12,9 @@ from playground.cli import main
 from playground.core.config import ClusterConfig
 from playground.record.reader import Reader
 from playground.record.transcript import INDEX_BLOCK
-from playground.run.session import Session, run_headless
+from playground.run.session import Session
 from playground.run.state import ClusterState
+from playground.run.wiring import run_headless
 from playground.ui.app import BullyApp
 from playground.ui.branch_screen import BranchScreen
 from tests.support import at

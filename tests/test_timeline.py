@@ -16,9 +16,10 @@ from playground.core.config import ClusterConfig, InputError, to_seconds
 from playground.record.reader import Reader
 from playground.record.transcript import INDEX_BLOCK
 from playground.run.history import Loading
-from playground.run.session import Session, run_headless
+from playground.run.session import Session
 from playground.run.state import ClusterState
 from playground.run.timeline import Timeline
+from playground.run.wiring import run_headless
 from tests.support import at
 
 JITTER = ClusterConfig(delay_min=0.3, delay_max=1.2)

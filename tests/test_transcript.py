@@ -11,7 +11,8 @@ from playground.record import transcript
 from playground.record.reader import load, parse
 from playground.record.recorder import Recorder, dump
 from playground.run.cluster import Cluster
-from playground.run.session import Session, run_headless
+from playground.run.session import Session
+from playground.run.wiring import run_headless
 from tests.support import at, make_engine
 
 SESSION = Session(nodes=5, seed=3, config=ClusterConfig(probe_interval=2), commands=tuple(at("20 crash 5", "30 recover 5")))

@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass, replace
 from protocol import MUTEXES
 
 from ..core.config import ClusterConfig, Workload
-from .session import Session, run_headless
+from .session import Session
+from .wiring import run_headless
 
 SIZES = (4, 8, 16, 32, 64)
 RUN = 300.0  # virtual seconds per run

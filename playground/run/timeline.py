@@ -44,6 +44,7 @@ from .history import History, Loading, save_with_parents
 from .live import LiveRun
 from .session import Session
 from .state import ClusterState
+from .wiring import start
 
 RE_RUN_SLICE = 0.02  # seconds a replay's re-run works before it lets others in (see `re_run`)
 
@@ -74,7 +75,7 @@ class Timeline:
             temporary = not session.transcript
             if temporary:
                 session = replace(session, transcript=_temporary_file(files), overwrite=True)
-            engine, _, recorder = session.start(files, lookahead=False)
+            engine, _, recorder = start(session, files, lookahead=False)
             timeline = cls(session, History(session.transcript, session.header), state, files, temporary)
             recorder.index = timeline.history.offsets
             engine.subscribe(timeline.history.add)
