@@ -14,8 +14,6 @@ import sys
 import time
 
 import pytest
-import trio
-import trio.testing
 
 from playground.cli import main
 from playground.core.config import ClusterConfig, InputError
@@ -23,11 +21,10 @@ from playground.real import merge as merge_module
 from playground.real import state, wire
 from playground.real import traces as trace_files
 from playground.real.cluster import RealCluster
-from playground.real.node import Address, Link, NodeOptions
+from playground.real.node import Address
 from playground.record.reader import load
 from playground.ui.help_screen import HelpScreen
 from protocol import machine
-from protocol.classic import Election
 from tests.test_app import on_asyncio
 
 FAST = ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0)
@@ -301,11 +298,11 @@ def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_i
 
 @on_asyncio
 async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers_it_from_disk(tmp_path):
-    from playground.cli import parse_args
+    from playground.cli.plan import plan
     from playground.ui.real_app import RealApp
 
-    _, session = parse_args(["--real", "--nodes", "4", "--algorithm", "epoch-bully", "--timeout", "0.5",
-                             "--probe-interval", "0.5", "--transcript", str(tmp_path / "live.jsonl")])
+    session = plan(["--real", "--nodes", "4", "--algorithm", "epoch-bully", "--timeout", "0.5",
+                             "--probe-interval", "0.5", "--transcript", str(tmp_path / "live.jsonl")]).session
     app = RealApp(session, folder=str(tmp_path / "run"), save_dir=str(tmp_path))
 
     async def until(pilot, check):
@@ -350,10 +347,10 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
 
 @on_asyncio
 async def test_the_live_view_is_drawn_while_the_nodes_start_and_quitting_then_stops_every_one(tmp_path):
-    from playground.cli import parse_args
+    from playground.cli.plan import plan
     from playground.ui.real_app import RealApp
 
-    _, session = parse_args(["--real", "--nodes", "8"])
+    session = plan(["--real", "--nodes", "8"]).session
     app = RealApp(session, folder=str(tmp_path / "run"))
     async with app.run_test(size=(100, 30)) as pilot:
         assert "starting 8 node processes" in app.status.plain()
@@ -460,7 +457,6 @@ def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp
     """`bully-tui attach`: each node sends its trace so far, then every new line; the
     merge is the cluster's. Watching only."""
     from playground.real.attach import Attached
-    from playground.real.node import Address
 
     with RealCluster((1, 2, 3), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
@@ -507,76 +503,6 @@ def test_a_trace_is_read_as_it_grows_and_a_line_cut_short_by_a_kill_is_cut_off_b
     path.write_text(boot[:10])
     _cut_partial_line(str(path))
     assert path.read_text() == ""
-
-
-class _Node:
-    """What a Link needs of its node: settings, a nursery and the trace (kept here)."""
-
-    def __init__(self, nursery):
-        self.config = ClusterConfig(timeout=4.0, delay_min=0, delay_max=0)
-        self.o = NodeOptions(1, Address("127.0.0.1", 1), {}, "classic", "", self.config)
-        self.nursery = nursery
-        self.drops: list[float] = []
-
-    def record(self, kind, **fields):
-        assert kind == "drop"
-        self.drops.append(trio.current_time())
-
-
-def _links_backoff(connect, test) -> None:
-    async def main():
-        async with trio.open_nursery() as nursery:
-            link = Link(_Node(nursery), 2, Address("127.0.0.1", 9))
-            link.greet()
-            nursery.start_soon(link.run)
-            await test(link)
-            nursery.cancel_scope.cancel()
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(trio, "open_tcp_stream", connect)
-        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
-
-
-def test_a_link_backs_off_from_a_peer_that_is_down_and_a_hello_ends_it():
-    """Refused at once (nothing listens): the greeting tries, then the first message after
-    50 ms, after 100 ms, ... the wait doubling to one second, each message between dropped
-    without a try; then the peer's hello: the next message tries at once."""
-    tries: list[float] = []
-
-    async def refused(host, port):
-        tries.append(trio.current_time())
-        raise ConnectionRefusedError("refused")
-
-    async def test(link):
-        for _ in range(60):  # a message every 0.1 s for 6 s
-            link.put("m", 1, Election())
-            await trio.sleep(0.1)
-        waits = [0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0, 1.0]  # (each try at the first message after the wait)
-        assert len(tries) == len(waits) + 1
-        assert all(wait <= b - a < wait + 0.1 + 1e-9 for wait, a, b in zip(waits, tries, tries[1:], strict=False))
-        assert len(link.node.drops) == 60
-        link.back()
-        link.put("m", 1, Election())
-        await trio.sleep(0.01)
-        assert tries[-1] == pytest.approx(6.0)
-
-    _links_backoff(refused, test)
-
-
-def test_a_link_to_a_machine_that_does_not_answer_tries_again_for_each_message():
-    """Not answered within T/4 is no refusal: this machine's own load can be why, so the
-    next message tries again (no backoff), each dropped after its T/4."""
-    async def black_hole(host, port):
-        await trio.sleep_forever()
-
-    async def test(link):
-        await trio.sleep(0.01)
-        for _ in range(3):
-            link.put("m", 1, Election())
-        await trio.sleep(5)
-        assert link.node.drops == [2.0, 3.0, 4.0]  # (behind the greeting's try, T/4 = 1 s, each its own)
-
-    _links_backoff(black_hole, test)
 
 
 def test_a_cluster_in_a_folder_deeper_than_a_unix_socket_path_still_reaches_its_nodes(tmp_path):
@@ -641,18 +567,6 @@ def test_a_node_waiting_to_start_stops_at_once_on_sigterm_and_takes_no_step(tmp_
     assert '"kind":"boot"' not in (tmp_path / "1" / "trace.jsonl").read_text()
 
 
-def test_a_refusal_is_told_from_other_failures_to_connect():
-    from playground.real.link import _refusal
-
-    async def main():
-        with pytest.raises(OSError) as failed:
-            await trio.open_tcp_stream("127.0.0.1", free_port())  # nothing listens: refused at once
-        return failed.value
-
-    assert _refusal(trio.run(main)) is not None
-    assert _refusal(OSError("all attempts failed")) is None
-
-
 def test_the_last_member_starts_again_as_a_cluster_of_one(tmp_path):
     with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
@@ -668,11 +582,11 @@ def test_the_last_member_starts_again_as_a_cluster_of_one(tmp_path):
 
 @on_asyncio
 async def test_a_cluster_that_cannot_start_ends_the_live_view_with_one_line(tmp_path):
-    from playground.cli import parse_args
+    from playground.cli.plan import plan
     from playground.ui.real_app import RealApp
 
     (tmp_path / "file").write_text("not a folder")
-    _, session = parse_args(["--real", "--nodes", "2"])
+    session = plan(["--real", "--nodes", "2"]).session
     app = RealApp(session, folder=str(tmp_path / "file" / "run"))
     async with app.run_test(size=(100, 30)) as pilot:
         await shown_within(pilot, lambda: app.failure is not None)

@@ -33,6 +33,15 @@ def _refusal(e: BaseException) -> ConnectionRefusedError | None:
     return next((r for c in causes if c is not None and (r := _refusal(c)) is not None), None)
 
 
+def _why(e: BaseException, refused: ConnectionRefusedError | None) -> str:
+    """What a failed connection says, in words: the refusal's, or the operating system's
+    error under trio's (a broken stream's cause), or the exception's own text."""
+    if refused is not None and refused.errno:
+        return os.strerror(refused.errno)
+    error = e if isinstance(e, OSError) else e.__cause__
+    return (error.strerror if isinstance(error, OSError) else None) or str(e) or type(e).__name__
+
+
 class Link:
     """The connection to one peer, FIFO: messages go out in the order they were sent. It
     is opened when a message is to go and none is open, and watched: the peer never
@@ -136,10 +145,9 @@ class Link:
             try:
                 stream = await trio.open_tcp_stream(self.address.host, self.address.port)
                 await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
-            except (OSError, trio.BrokenResourceError) as e:
+            except (OSError, trio.BrokenResourceError) as e:  # (the hello's send breaks: a peer killed as it accepted)
                 refused = _refusal(e)
-                why = os.strerror(refused.errno) if refused is not None and refused.errno else e.strerror
-                failed = (why or str(e) or type(e).__name__, refused is not None)
+                failed = (_why(e, refused), refused is not None)
         if waited.cancelled_caught:
             failed = (f"no answer within {within:g} s", False)
         if failed is not None:
