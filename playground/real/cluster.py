@@ -78,6 +78,7 @@ def run_folder() -> Iterator[str]:
     """A new folder for a run's nodes, bully-real-* in the temporary folder, removed
     after; by the guardian (record/guard.py) if bully-tui ends first, killed say (it
     tries again while the nodes, which stop once their cluster is gone, still write)."""
+    guard.start()  # (before the folder is made: told the moment it exists, not once a process has started)
     with _signals_held():
         folder = tempfile.mkdtemp(prefix="bully-real-")
         guard.remove_if_left(folder)
