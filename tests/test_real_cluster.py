@@ -5,9 +5,10 @@ and the commands it takes."""
 from __future__ import annotations
 
 import os
+import subprocess
 
 from playground.real import cluster as cluster_module
-from playground.real.cluster import run_folder
+from playground.real.cluster import RealCluster, run_folder
 from playground.record import guard
 
 
@@ -28,3 +29,34 @@ def test_the_guardian_is_started_before_the_run_folder_is_made(monkeypatch):
         assert os.path.isdir(folder)
     assert calls == ["guardian started", "folder made", "guardian told"]
     assert not os.path.exists(folder)
+
+
+def test_close_measures_its_second_on_the_monotonic_clock(monkeypatch):
+    """A wall clock set back while the cluster stops would have made it wait that much
+    longer for a process that ignores SIGTERM: the deadline is monotonic."""
+    waits = []
+
+    class Stubborn:  # (a process that ignores SIGTERM)
+        returncode = None
+
+        def poll(self):
+            return self.returncode
+
+        def terminate(self):
+            pass
+
+        def wait(self, timeout=None):
+            waits.append(timeout)
+            if timeout is not None:
+                raise subprocess.TimeoutExpired("node", timeout)
+            self.returncode = -9
+
+        def kill(self):
+            pass
+
+    wall = iter([1000.0, 0.0, 0.0])  # (set back a thousand seconds as the cluster stops)
+    monkeypatch.setattr(cluster_module.time, "time", lambda: next(wall, 0.0))
+    cluster = RealCluster.__new__(RealCluster)
+    cluster.processes = {1: Stubborn()}
+    cluster.close()
+    assert waits[0] <= cluster_module.STOPPING and waits[1:] == [None]

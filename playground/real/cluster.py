@@ -302,10 +302,10 @@ class RealCluster:
             for p in self.processes.values():
                 if p.poll() is None:
                     p.terminate()
-            deadline = time.time() + STOPPING
+            deadline = time.monotonic() + STOPPING
             for p in self.processes.values():
                 try:
-                    p.wait(max(0.0, deadline - time.time()))
+                    p.wait(max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
