@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from playground.core.commands import Crash  # noqa: E402
 from playground.core.config import ClusterConfig  # noqa: E402
 from playground.real.cluster import RealCluster  # noqa: E402
 
@@ -59,7 +60,7 @@ def one(n: int, algorithm: str) -> tuple[float, float, float, float]:
     with tempfile.TemporaryDirectory() as folder, RealCluster(ids, algorithm, CONFIG, folder) as cluster:
         _, first = wait(cluster, lambda ev: agreed(ev, n), within=120)
         memory = rss_mb(cluster)
-        cluster.crash(n)
+        cluster.submit(Crash(n))
         events, _ = wait(cluster, lambda ev: agreed(ev, n - 1, since=first + 0.001), within=120)
         crash = next(e.t for e in events if e.kind == "crash")
         began = next(e.t for e in events if e.kind == "election_start" and e.t >= crash)

@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playground.cli import main
+from playground.core.commands import SetTimeout
 from playground.real import control, wire
 from playground.real.cluster import RealCluster
 from playground.real.wire import FrameError
@@ -129,7 +130,7 @@ def test_hostile_control_frames_close_that_connection_and_the_node_goes_on(tmp_p
             with socket.socket(socket.AF_UNIX) as s:
                 s.connect(str(tmp_path / "2" / "control.sock"))
                 s.sendall(data)
-        cluster.timeout(0.7)  # (the node is up, and obeys)
+        cluster.submit(SetTimeout(0.7))  # (the node is up, and obeys)
         trace = tmp_path / "2" / "trace.jsonl"
         progressing(lambda: '"kind":"timeout","value":0.7' in trace.read_text(), lambda: trace.stat().st_size,
                     why=lambda: (tmp_path / "2" / "node.log").read_text())

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from playground.cli import main
+from playground.core.commands import Crash, Elect, Heal, Leave, Partition, Recover, SetTimeout, Want
 from playground.core.config import ClusterConfig, InputError
 from playground.real import merge as merge_module
 from playground.real import state, wire
@@ -123,10 +124,10 @@ def test_five_processes_elect_the_highest_a_killed_leader_is_replaced_and_comes_
     c = cls.settle_time(5, FAST.protocol, 0.05)
     with RealCluster(ids, "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(5, ids), within=10)
-        cluster.crash(5)
+        cluster.submit(Crash(5))
         wait_for(cluster, all_follow(4, ids[:4]), within=c)
         epoch_before = json.loads((tmp_path / "5" / "state.json").read_text())["storage"]["epoch"]
-        cluster.recover(5)
+        cluster.submit(Recover(5))
         events = wait_for(cluster, all_follow(5, ids), within=c)
         recovered = [e for e in events if e.kind == "recover" and e.node == 5]
         assert recovered and leaders(events)[5][2] > epoch_before  # its epoch came from disk, then went on
@@ -156,7 +157,7 @@ def test_the_monitor_judges_a_real_run_as_a_simulated_one(tmp_path):
     the other for good.)"""
     with RealCluster((1, 2, 3, 4), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
-        cluster.crash(4)
+        cluster.submit(Crash(4))
         events = wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
     agreements = [e.leader for e in events if e.kind == "agreement"]
     assert agreements[-1] == 3 and None in agreements  # lost at the crash, found again
@@ -243,7 +244,7 @@ def test_a_strangers_bytes_and_a_truncated_frame_close_that_connection_and_the_n
         wait_for(cluster, lambda _: (tmp_path / "2" / "node.log").read_text().count("\n") >= 4, within=5)
         kept = state.load(str(tmp_path / "2"), machine("epoch-bully").storage_class, "epoch-bully")  # whole, and its own
         assert cluster.up(2) and kept.members == (1, 2) and kept.incarnation == 1
-        cluster.elect(1)  # still up, and still electing
+        cluster.submit(Elect(1))  # still up, and still electing
         wait_for(cluster, lambda events: any(e.kind == "election_start" and e.node == 1 for e in events), within=5)
         wait_for(cluster, all_follow(2, (1, 2)), within=5)
     lines = (tmp_path / "2" / "node.log").read_text().splitlines()
@@ -268,9 +269,9 @@ def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_i
     node that boots again was down since its last line."""
     with RealCluster((1, 2, 3), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
-        cluster.crash(3)
+        cluster.submit(Crash(3))
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
-        cluster.recover(3)
+        cluster.submit(Recover(3))
         wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
     merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch, logged=False, skew={1: 0.4, 3: -0.25})
     folders = [str(tmp_path / str(i)) for i in (1, 2, 3)]
@@ -397,8 +398,8 @@ def test_a_peer_that_starts_again_gets_the_very_next_message_on_a_link_that_was_
     answer must reach it, not die in the connection 1's old process left behind."""
     with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
-        cluster.crash(1)
-        cluster.recover(1)
+        cluster.submit(Crash(1))
+        cluster.submit(Recover(1))
         events = wait_for(cluster, lambda ev: [e.kind for e in ev].count("recover") == 1 and
                           any(e.kind == "deliver" and e.dst == 1 and e.t > _recovered(ev) for e in ev), within=10)
     back = _recovered(events)
@@ -436,11 +437,11 @@ def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heal
     known flaw.) A new T reaches every node."""
     with RealCluster((1, 2, 3, 4), "stoller", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
-        cluster.timeout(0.6)
-        cluster.partition((1, 2))
+        cluster.submit(SetTimeout(0.6))
+        cluster.submit(Partition((1, 2)))
         wait_for(cluster, lambda ev: any(e.kind == "violation" and e.property == "split_brain" for e in ev) and
                  {n: s[0] for n, s in leaders(ev).items()} == {1: 2, 2: 2, 3: 4, 4: 4}, within=10)  # (each side's own)
-        cluster.heal()
+        cluster.submit(Heal())
         events = wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
     merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch)
     merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch, skew={2: 0.3})
@@ -464,7 +465,7 @@ def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp
         try:
             assert (watching.algorithm, watching.ids, watching.config.timeout) == ("epoch-bully", (1, 2, 3), 0.5)
             assert leaders(watching.events()) == {n: s for n, s in leaders(cluster.events()).items()}
-            cluster.crash(3)  # its connection ends: down, as far as a watcher can tell
+            cluster.submit(Crash(3))  # its connection ends: down, as far as a watcher can tell
             def seen(expected):
                 return lambda: {n: s[:2] for n, s in leaders(watching.events()).items()} == expected
 
@@ -472,7 +473,7 @@ def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp
                 return sum(map(len, watching.traces.values()))
 
             progressing(seen({1: (2, True), 2: (2, True)}), watched, why=lambda: leaders(watching.events()))
-            cluster.recover(3)  # back: its whole trace again, and it leads
+            cluster.submit(Recover(3))  # back: its whole trace again, and it leads
             progressing(seen({n: (3, True) for n in (1, 2, 3)}), watched, why=lambda: leaders(watching.events()))
         finally:
             watching.close()
@@ -510,7 +511,7 @@ def test_a_cluster_in_a_folder_deeper_than_a_unix_socket_path_still_reaches_its_
     assert len(str(deep / "2" / "control.sock")) > 107
     with RealCluster((1, 2), "epoch-bully", FAST, str(deep)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
-        cluster.timeout(0.7)
+        cluster.submit(SetTimeout(0.7))
         traces = [deep / str(n) / "trace.jsonl" for n in (1, 2)]
         progressing(lambda: all('"kind":"timeout","value":0.7' in t.read_text() for t in traces),
                     lambda: sum(t.stat().st_size for t in traces))
@@ -527,24 +528,24 @@ def test_a_node_started_again_has_the_members_there_are_and_stays_on_its_side_of
     simulation's words."""
     with RealCluster((1, 2, 3, 4), "stoller", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
-        assert cluster.partition((1, 2)) is None
+        assert cluster.submit(Partition((1, 2))) is None
         wait_for(cluster, lambda ev: {n: s[0] for n, s in leaders(ev).items()} == {1: 2, 2: 2, 3: 4, 4: 4}, within=10)
-        assert cluster.crash(1) is None
-        assert cluster.crash(1) == "node 1 is down already"
-        assert cluster.recover(2) == "node 2 is up: only a crashed node recovers"
-        assert cluster.recover(1) is None
+        assert cluster.submit(Crash(1)) is None
+        assert cluster.submit(Crash(1)) == "node 1 is down already"
+        assert cluster.submit(Recover(2)) == "node 2 is up: only a crashed node recovers"
+        assert cluster.submit(Recover(1)) is None
         wait_for(cluster, lambda ev: {n: s[0] for n, s in leaders(ev).items()} == {1: 2, 2: 2, 3: 4, 4: 4} and
                  any(e.kind == "send" and e.src == 1 and e.dst in (3, 4) and e.t > recovered(ev) for e in ev), within=10)
-        cluster.heal()
+        cluster.submit(Heal())
         events = wait_for(cluster, all_follow(4, (1, 2, 3, 4)), within=10)
         healed = next(e.t for e in events if e.kind == "command" and e.command == "heal")
         sent_across = {e.id for e in events if e.kind == "send" and e.src == 1 and e.dst in (3, 4) and e.t > recovered(events)}
         assert sent_across and all(e.t > healed for e in events if e.kind == "deliver" and e.id in sent_across)
-        assert cluster.leave(3) is None
+        assert cluster.submit(Leave(3)) is None
         wait_for(cluster, lambda ev: any(e.kind == "leave" and e.node == 3 for e in ev), within=10)
-        assert cluster.recover(3) == "node 3 has left the cluster: recover cannot reach it"
-        cluster.crash(2)
-        cluster.recover(2)
+        assert cluster.submit(Recover(3)) == "node 3 has left the cluster: recover cannot reach it"
+        cluster.submit(Crash(2))
+        cluster.submit(Recover(2))
         wait_for(cluster, all_follow(4, (1, 2, 4)), within=10)
     boots = [r for r in trace_files.read_trace(str(tmp_path / "2" / "trace.jsonl")) if r["kind"] == "boot"]
     assert boots[0]["ids"] == [1, 2, 3, 4] and boots[-1]["ids"] == [1, 2, 4]
@@ -570,10 +571,10 @@ def test_a_node_waiting_to_start_stops_at_once_on_sigterm_and_takes_no_step(tmp_
 def test_the_last_member_starts_again_as_a_cluster_of_one(tmp_path):
     with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
-        assert cluster.leave(1) is None
+        assert cluster.submit(Leave(1)) is None
         wait_for(cluster, lambda ev: any(e.kind == "leave" and e.node == 1 for e in ev), within=10)
-        cluster.crash(2)
-        assert cluster.recover(2) is None
+        cluster.submit(Crash(2))
+        assert cluster.submit(Recover(2)) is None
         wait_for(cluster, lambda ev: [e.kind for e in ev if e.kind in ("start", "recover") and e.node == 2] ==
                  ["start", "recover"] and {n: s[:2] for n, s in leaders(ev).items()} == {2: (2, True)}, within=10)
     boots = [r for r in trace_files.read_trace(str(tmp_path / "2" / "trace.jsonl")) if r["kind"] == "boot"]
@@ -629,5 +630,5 @@ def test_a_lock_beside_the_election_over_real_nodes_is_judged_as_the_simulated_o
     held = [e for e in load(str(path)).events if e.kind == "cs" and e.state == "held"]
     assert [e.node for e in held] == [1, 2, 3, 1] and all(e.stamp is not None for e in held)
     cluster = RealCluster((1, 2), "classic", FAST, str(tmp_path))  # (not started: nothing to ask)
-    assert cluster.want(1) == "want asks for the critical section: run a mutex beside the election (--mutex)"
+    assert cluster.submit(Want(1)) == "want asks for the critical section: run a mutex beside the election (--mutex)"
 

@@ -27,13 +27,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from protocol import machine, split_name
 
 from ..core.commands import (
+    ChangeTimeout,
+    Command,
     Crash,
     Elect,
     Heal,
@@ -42,11 +44,14 @@ from ..core.commands import (
     Members,
     Partition,
     Recover,
+    Request,
+    SetTimeout,
     Want,
     held_after,
+    membership_refused,
     want_refused,
 )
-from ..core.config import ClusterConfig, InputError, Workload
+from ..core.config import TIMEOUT, ClusterConfig, InputError, Workload
 from ..core.events import Event
 from ..core.host import Internals
 from ..record import guard
@@ -217,71 +222,103 @@ class RealCluster:
         name, args = command.words()
         self.log.append((time.time(), name, args))
 
-    def crash(self, node: int) -> str | None:
+    def submit(self, request: Request) -> str | None:
+        """A command, the simulation's (core/commands.py), carried out now; or why it
+        cannot mean anything now (one line), and then nothing is done. A relative T
+        (ChangeTimeout) is the absolute one it is now; a join's newcomer without an id
+        gets the next one."""
+        command = self._resolve(request)
+        if isinstance(command, str):
+            return command
+        return CARRIED_OUT[type(command)](self, command)
+
+    def _resolve(self, request: Request) -> Command | str:
+        """The command `request` is now, or why a real cluster cannot take it."""
+        match request:
+            case ChangeTimeout(by):
+                timeout = self.config.timeout + by
+                if not abs(by) <= timeout <= TIMEOUT.high:
+                    return f"T stays {self.config.timeout:g}: it goes from {TIMEOUT.low:g} to {TIMEOUT.high:g} s"
+                return SetTimeout(timeout)
+            case Join() | Leave() if why := membership_refused(self.algorithm):
+                return why
+            case Join(None):
+                return Join(max(self.ids) + 1)
+            case Join(node) if node in self.ids:
+                return f"node {node} is in the cluster already"
+        if type(request) not in CARRIED_OUT:
+            return f"a real cluster takes {', '.join(REAL_COMMANDS)}; not {getattr(request, 'name', request)} (yet)"
+        return request
+
+    def _crash(self, command: Crash) -> str | None:
         """SIGKILL: the process ends at once, its state file as it last wrote it. (Logged
         once it has ended: a line it wrote before is not put after its crash.)"""
-        if (refusal := self._allowed(Crash(node), logged=False)) is None:
-            self.processes[node].kill()
-            self.processes[node].wait()
-            self._log(Crash(node))
+        if (refusal := self._allowed(command, logged=False)) is None:
+            self.processes[command.node].kill()
+            self.processes[command.node].wait()
+            self._log(command)
         return refusal
 
-    def recover(self, node: int) -> str | None:
+    def _recover(self, command: Recover) -> str | None:
         """The process again, from its state folder."""
-        if (refusal := self._allowed(Recover(node))) is None:
-            self._spawn(node)
+        if (refusal := self._allowed(command)) is None:
+            self._spawn(command.node)
         return refusal
 
-    def elect(self, node: int) -> str | None:
-        if (refusal := self._allowed(Elect(node))) is None:
-            self.processes[node].send_signal(signal.SIGUSR1)
+    def _elect(self, command: Elect) -> str | None:
+        """SIGUSR1: the node starts an election."""
+        if (refusal := self._allowed(command)) is None:
+            self.processes[command.node].send_signal(signal.SIGUSR1)
         return refusal
 
-    def want(self, node: int) -> str | None:
+    def _want(self, command: Want) -> str | None:
         """With a mutex: the node asks for the critical section now."""
-        if (refusal := want_refused(self.algorithm) or self._allowed(Want(node))) is None:
-            self._control(node, {"command": "want"})
+        if (refusal := want_refused(self.algorithm) or self._allowed(command)) is None:
+            self._control(command.node, {"command": "want"})
         return refusal
 
-    def leave(self, node: int) -> str | None:
+    def _leave(self, command: Leave) -> str | None:
         """SIGUSR2: the node says Leave to the members and ends, for good."""
-        if (refusal := self._allowed(Leave(node))) is None:
-            self.processes[node].send_signal(signal.SIGUSR2)
+        if (refusal := self._allowed(command)) is None:
+            self.processes[command.node].send_signal(signal.SIGUSR2)
         return refusal
 
-    def join(self, node: int | None = None) -> int:
-        """A new process, the next id (or `node`): the members learn where it listens
-        first, then it starts and sends Join to every one of them."""
-        node = max(self.ids) + 1 if node is None else node
+    def _join(self, command: Join) -> str | None:
+        """A new process: the members learn where it listens first, then it starts and
+        sends Join to every one of them."""
+        if (refusal := self._allowed(command, logged=False)) is not None:
+            return refusal
+        node = command.node
         self.ports[node] = free_ports(1)[0]
         for member in self.roster.members:
-            self._control(member, {"command": "peer", "id": node, "address": f"127.0.0.1:{self.ports[node]}"})
+            if member != node:
+                self._control(member, {"command": "peer", "id": node, "address": f"127.0.0.1:{self.ports[node]}"})
         self.ids = (*self.ids, node)
         self.merged.sources[node] = self._trace_path(node)
-        self._allowed(Join(node))
+        self._log(command)
         self._spawn(node, join=True)
-        return node
+        return None
 
-    def timeout(self, value: float) -> None:
+    def _timeout(self, command: SetTimeout) -> None:
         """A new T for every node, now and when one starts again."""
-        self.config = self.config.with_timeout(value)
-        self.log.append((time.time(), "timeout", (value,)))
+        self.config = self.config.with_timeout(command.seconds)
+        self.log.append((time.time(), "timeout", (command.seconds,)))
         for node in self.ids:
-            self._control(node, {"command": "timeout", "value": value})
+            self._control(node, {"command": "timeout", "value": command.seconds})
 
-    def partition(self, group: tuple[int, ...]) -> str | None:
-        """Cut `group` off from the others, both ways: each holds its messages to the
+    def _partition(self, command: Partition) -> str | None:
+        """Cut a group off from the others, both ways: each holds its messages to the
         other side (they wait, in order) until `heal`; a node started again meanwhile
         too. The links held are the simulation's (commands.held_after: the pairs across
         at the time; a node that joins later is held from nobody)."""
-        if (refusal := self._allowed(Partition(tuple(group)))) is None:
-            self.held = held_after(self.held, "partition", tuple(group), self.roster.members)
+        if (refusal := self._allowed(command)) is None:
+            self.held = held_after(self.held, "partition", command.group, self.roster.members)
             for node in self.ids:
                 self._control(node, {"command": "hold", "peers": self._across(node)})
         return refusal
 
-    def heal(self) -> None:
-        self._allowed(Heal())
+    def _heal(self, command: Heal) -> None:
+        self._allowed(command)
         self.held = frozenset()
         for node in self.ids:
             self._control(node, {"command": "release", "peers": [i for i in self.ids if i != node]})
@@ -363,7 +400,12 @@ def _last_line(path: str) -> str:
 
 # --- a headless real run -------------------------------------------------------------------
 
-REAL_COMMANDS = ("crash", "recover", "elect", "join", "leave", "timeout", "partition", "heal", "want")  # what it takes
+# What a real cluster takes, and how it carries each out (RealCluster.submit); their names.
+CARRIED_OUT: dict[type[Command], Callable[[RealCluster, Command], str | None]] = {
+    Crash: RealCluster._crash, Recover: RealCluster._recover, Elect: RealCluster._elect, Join: RealCluster._join,
+    Leave: RealCluster._leave, SetTimeout: RealCluster._timeout, Partition: RealCluster._partition,
+    Heal: RealCluster._heal, Want: RealCluster._want}
+REAL_COMMANDS = tuple(cls.name for cls in CARRIED_OUT)
 REAL_MOST_NODES = 64
 REAL_UNTIL = 10.0  # real seconds a headless real run lasts unless --until says
 
@@ -386,8 +428,7 @@ def run_headless_real(session, until: float) -> dict[str, object]:
             start = cluster.log[0][0]
             for scheduled in sorted(session.commands, key=lambda s: s.at):
                 time.sleep(max(0.0, start + scheduled.at - time.time()))
-                name, args = scheduled.command.words()
-                getattr(cluster, name)(*([args] if name == "partition" else args))
+                cluster.submit(scheduled.command)
             time.sleep(max(0.0, start + until - time.time()))
         events = cluster.events(final=True)
     if session.transcript is not None:

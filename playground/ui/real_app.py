@@ -41,7 +41,8 @@ from textual.widgets import Footer
 import themes
 from protocol import machine
 
-from ..core.config import TIMEOUT, InputError, WriteError
+from ..core.commands import ChangeTimeout, Command, Crash, Elect, Heal, Join, Leave, Partition, Recover, Request, Want
+from ..core.config import InputError, WriteError
 from ..real.cluster import RealCluster, run_folder
 from ..record.files import saved_as_new
 from ..record.recorder import Recorder
@@ -307,56 +308,50 @@ class RealApp(ViewKeys, App):
             self._refused("the nodes are still starting")
         return self.cluster
 
-    def _act(self, what: str, node: int | None) -> None:
-        if (cluster := self._acting()) is not None:
-            if node is None:
-                self._refused(f"no node to {what}: none leads")
-            elif refusal := getattr(cluster, what)(node):
-                self._refused(refusal)
-        self.poll()
-
-    def action_kill_leader(self) -> None:
-        self._act("crash", self._leader())
-
-    def action_crash(self) -> None:
-        self._act("crash", self.selected)
-
-    def action_recover(self) -> None:
-        self._act("recover", self.selected)
-
-    def action_elect(self) -> None:
-        self._act("elect", self.selected)
-
-    def action_want(self) -> None:
-        self._act("want", self.selected)
-
-    def action_join(self) -> None:
-        if (cluster := self._acting()) is not None:
-            cluster.join()
-        self.poll()
-
-    def action_leave(self) -> None:
-        self._act("leave", self.selected)
-
-    def action_cut_off(self) -> None:
-        """The selected node alone on one side of a partition of held connections."""
-        if (cluster := self._acting()) is not None and (refusal := cluster.partition((self.selected,))):
+    def _submit(self, command: Request) -> None:
+        if (cluster := self._acting()) is not None and (refusal := cluster.submit(command)):
             self._refused(refusal)
         self.poll()
 
+    def _act(self, command: type[Command], node: int | None) -> None:
+        if node is None:
+            if self._acting() is not None:
+                self._refused(f"no node to {command.name}: none leads")
+            self.poll()
+        else:
+            self._submit(command(node))
+
+    def action_kill_leader(self) -> None:
+        self._act(Crash, self._leader())
+
+    def action_crash(self) -> None:
+        self._act(Crash, self.selected)
+
+    def action_recover(self) -> None:
+        self._act(Recover, self.selected)
+
+    def action_elect(self) -> None:
+        self._act(Elect, self.selected)
+
+    def action_want(self) -> None:
+        self._act(Want, self.selected)
+
+    def action_join(self) -> None:
+        self._submit(Join())
+
+    def action_leave(self) -> None:
+        self._act(Leave, self.selected)
+
+    def action_cut_off(self) -> None:
+        """The selected node alone on one side of a partition of held connections."""
+        self._submit(Partition((self.selected,)))
+
     def action_heal(self) -> None:
-        if (cluster := self._acting()) is not None:
-            if cluster.held:
-                cluster.heal()
-            else:
-                self._refused("nothing to heal: no connection is held")
-        self.poll()
+        if self.cluster is not None and not self.cluster.held and self.watching is None:
+            self._refused("nothing to heal: no connection is held")
+            self.poll()
+        else:
+            self._submit(Heal())
 
     def action_timeout(self, step: int) -> None:
-        if (cluster := self._acting()) is not None:
-            value = cluster.config.timeout + step * T_STEP
-            if TIMEOUT.low <= value <= TIMEOUT.high:
-                cluster.timeout(value)
-            else:
-                self._refused(f"T stays {cluster.config.timeout:g}: it goes from {TIMEOUT.low:g} to {TIMEOUT.high:g} s")
-        self.poll()
+        self._submit(ChangeTimeout(step * T_STEP))
