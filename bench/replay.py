@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.cli import replay_app  # noqa: E402
+from playground.cli.live import replay_app  # noqa: E402
 from playground.ui import app as _  # noqa: E402, F401  (imported before the clock starts, as before)
 
 RECORD = ["--headless", "--algorithm", "stoller", "--nodes", "12", "--until", "7000",

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.cli import release  # noqa: E402
+from playground.cli.live import release  # noqa: E402
 from playground.core.config import Workload  # noqa: E402
 from playground.run.session import Session  # noqa: E402
 from playground.ui.app import SPEEDS, BullyApp  # noqa: E402

@@ -20,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playground.cli import main, parse_args  # noqa: E402
+from playground.cli import main  # noqa: E402
+from playground.cli.plan import plan  # noqa: E402
 from playground.core.config import ClusterConfig  # noqa: E402
 from playground.run.session import Session  # noqa: E402
 from playground.ui.app import BullyApp  # noqa: E402
@@ -56,7 +57,7 @@ async def main_() -> None:
     await shoot("screenshot-80x24-diagram.svg", (80, 24), Session(nodes=7), before=12, after=11, keys=("x", "d"))
     await shoot("screenshot-200x50.svg", (200, 50), Session(nodes=32, config=ClusterConfig(delay_min=1, delay_max=1)),
                 before=12, after=11)
-    _, split_brain = parse_args(["--scenario", str(ROOT / "scenarios" / "split-brain-short-timeout.scenario")])
+    split_brain = plan(["--scenario", str(ROOT / "scenarios" / "split-brain-short-timeout.scenario")]).session
     await shoot("screenshot-split-brain.svg", (100, 30), split_brain, before=21, after=0.2, keys=("4",))
 
 

@@ -69,7 +69,7 @@ def main() -> int:
 def _hold_closed_streams() -> None:
     """A standard stream closed by the caller (`>&-`) gets /dev/null on its number, so
     that no file opened later takes that number and receives what was meant for the
-    stream. (Python has already set it to None in sys: cli._emit says it is closed.)"""
+    stream. (Python has already set it to None in sys: cli.output.emit says it is closed.)"""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)

@@ -299,9 +299,9 @@ SCENARIO_DIR = Path(__file__).parent.parent / "scenarios"
 
 
 def scenario_app(tmp_path, name: str) -> BullyApp:
-    from playground.cli import parse_args
+    from playground.cli.plan import plan
 
-    _, session = parse_args(["--scenario", str(SCENARIO_DIR / name)])
+    session = plan(["--scenario", str(SCENARIO_DIR / name)]).session
     return BullyApp(session, paused=True, save_dir=str(tmp_path))
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.cli import replay_app
+from playground.cli.live import replay_app
 from playground.core.config import ClusterConfig, InputError
 from playground.core.engine import run_sync
 from playground.core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
@@ -373,14 +373,14 @@ def test_a_signal_while_a_finding_is_written_leaves_neither_file(tmp_path, monke
     import signal as signals
 
     from playground.cli import main
-    from playground.run import interrupt, session
+    from playground.run import interrupt, wiring
 
     def recording(session_, until, **_):
         made = sorted(p.name for p in tmp_path.iterdir())
         assert len(made) == 2 and all(name.startswith(".bully-") for name in made)  # nothing under its name yet
         raise interrupt.Stopped(signals.SIGINT)
 
-    monkeypatch.setattr(session, "run_headless", recording)
+    monkeypatch.setattr(wiring, "run_headless", recording)
     monkeypatch.chdir(tmp_path)
     argv = ["hunt", "--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1", "-o", "x"]
     assert main(argv) == 130

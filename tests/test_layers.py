@@ -15,8 +15,9 @@ BELOW = {
     "playground/run": {"protocol", "core", "record", "run"},
     "playground/real": {"protocol", "core", "record", "real"},
     "playground/ui": {"protocol", "core", "record", "run", "real", "ui", "themes"},
+    "playground/cli": {"protocol", "core", "record", "run", "real", "ui", "cli", "__main__"},  # (python -m playground.cli)
 }
-OURS = {"protocol", "playground", "themes", "core", "record", "run", "real", "ui"}
+OURS = {"protocol", "playground", "themes", "core", "record", "run", "real", "ui", "cli"}
 # The apps (names and titles for the palette and the title bar) and the model (roles, to
 # colour by) read the algorithms' declarations; a widget draws what the model hands it.
 READ_DECLARATIONS = {"app.py", "real_app.py", "model.py"}
@@ -63,3 +64,50 @@ def test_the_check_sees_an_upward_import(tmp_path):
     module.parent.mkdir()
     module.write_text("from ..ui.app import BullyApp\nfrom .events import Event\nimport protocol\n")
     assert imported(module) == {"ui", "core", "protocol"}
+
+
+def modules_imported_within(folder: Path) -> dict[str, set[str]]:
+    """Each module of a folder -> the modules of the same folder it imports, anywhere in
+    it (an import inside a function too: that is how a circle hides)."""
+    graph = {}
+    for path in sorted(folder.glob("*.py")):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                found.update([node.module] if node.module else [a.name for a in node.names])
+        graph[path.stem] = {name.split(".")[0] for name in found} - {path.stem}
+    return graph
+
+
+def circle(graph: dict[str, set[str]]) -> list[str]:
+    """A circle of imports in `graph`, or []."""
+    state: dict[str, str] = {}
+    path: list[str] = []
+
+    def visit(module: str) -> list[str]:
+        state[module] = "open"
+        path.append(module)
+        for other in sorted(graph.get(module, ())):
+            if state.get(other) == "open":
+                return path[path.index(other):] + [other]
+            if other not in state and (found := visit(other)):
+                return found
+        state[module] = "done"
+        path.pop()
+        return []
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module)):
+            return found
+    return []
+
+
+def test_the_command_line_has_no_circle_of_imports():
+    graph = modules_imported_within(ROOT / "playground/cli")
+    assert "entry" in graph and "plan" in graph  # (the package is there, and read)
+    assert not circle(graph), " -> ".join(circle(graph))
+
+
+def test_the_circle_check_sees_one():
+    assert circle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert circle({"a": {"b"}, "b": set()}) == []

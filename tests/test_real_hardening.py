@@ -31,6 +31,7 @@ from playground.core.commands import SetTimeout
 from playground.real import control, wire
 from playground.real.cluster import RealCluster
 from playground.real.wire import FrameError
+from tests import signals_support
 from tests.test_app import on_asyncio
 from tests.test_real_nodes import FAST, all_follow, free_port, progressing, wait_for
 
@@ -230,16 +231,12 @@ def test_a_signal_to_a_headless_real_run_leaves_no_folder_and_no_process(tmp_pat
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         time.sleep(moment)  # (the moment is the test's input: when the signal comes)
-        run.send_signal(signum)
+        caught = signals_support.send(run, signum)
         out, err = run.communicate(timeout=60)
     finally:
         run.kill()
-    if signum == signal.SIGKILL:
-        assert run.returncode == -9, err
-    else:
-        assert run.returncode == 128 + signum and out == "", err
-        assert err.splitlines() == ["bully-tui: " + ("interrupted" if signum == signal.SIGINT else
-                                                     f"stopped by {signal.Signals(signum).name}")]
+    # (Before bully-tui's first statement, on a busy machine, the interpreter's own ending: signals_support.)
+    assert signals_support.ending(signum, caught, run.returncode, err) is not None and out == "", (caught, err)
     _nothing_left(tmp)
 
 
@@ -350,11 +347,11 @@ async def test_the_real_view_at_80_columns_has_the_simulations_cards_and_one_sta
     """Cards of three lines (status, the next timer and its bar, messages and epoch), a
     status line that gives way part by part and stays one line, and a key that cannot act
     saying why in the simulation's way (not "waiting under None")."""
-    from playground.cli import parse_args
+    from playground.cli.plan import plan
     from playground.ui.real_app import RealApp
     from tests.test_real_nodes import shown_within
 
-    _, session = parse_args(["--real", "--nodes", "5", "--timeout", "0.5", "--probe-interval", "0.5"])
+    session = plan(["--real", "--nodes", "5", "--timeout", "0.5", "--probe-interval", "0.5"]).session
     app = RealApp(session, folder=str(tmp_path / "run"))
     async with app.run_test(size=(80, 24)) as pilot:
         def all_under(leader):

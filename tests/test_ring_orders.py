@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from playground.cli import parse_args
+from playground.cli.plan import plan
 from playground.core.config import ClusterConfig, InputError
 from playground.core.ids import ring_order, uuid_ids
 from playground.record.reader import load
@@ -94,14 +94,14 @@ def test_ring_is_for_the_algorithms_on_a_ring_only(tmp_path):
     for argv in (["--ring", "reversed"], ["--ring", "sorted", "--algorithm", "garcia-molina"],
                  ["--ring", "reversed", "--mutex", "central"]):
         with pytest.raises(InputError, match="--ring applies to ring and hs only"):
-            parse_args(["--headless", *argv])
+            plan(["--headless", *argv])
     scenario = tmp_path / "s.scenario"
     scenario.write_text("set algorithm classic\nset ring reversed\n")
     with pytest.raises(InputError, match=r"s.scenario line 2: ring applies to ring and hs only"):
-        parse_args(["--headless", "--scenario", str(scenario)])
+        plan(["--headless", "--scenario", str(scenario)])
     with pytest.raises(InputError, match="--real does not take --ring"):
-        parse_args(["--headless", "--real", "--algorithm", "ring", "--ring", "shuffled"])
-    _, session = parse_args(["--headless", "--algorithm", "ring", "--mutex", "central", "--ring", "3,2,1", "--nodes", "3"])
+        plan(["--headless", "--real", "--algorithm", "ring", "--ring", "shuffled"])
+    session = plan(["--headless", "--algorithm", "ring", "--mutex", "central", "--ring", "3,2,1", "--nodes", "3"]).session
     assert session.config.ring == (3, 2, 1)
 
 
@@ -117,8 +117,8 @@ def test_the_header_records_the_order_only_when_it_is_not_sorted():
 
 def test_a_run_on_a_shuffled_ring_is_recorded_read_back_and_re_created(tmp_path):
     path = tmp_path / "t.jsonl"
-    _, session = parse_args(["--headless", "--algorithm", "hs", "--ids", "uuid", "--nodes", "6", "--ring", "shuffled",
-                             "--transcript", str(path), "--at", "20 crash 6", "--at", "30 join"])
+    session = plan(["--headless", "--algorithm", "hs", "--ids", "uuid", "--nodes", "6", "--ring", "shuffled",
+                             "--transcript", str(path), "--at", "20 crash 6", "--at", "30 join"]).session
     run_headless(session, 60)
     header = load(str(path)).header
     assert header.config.ring == session.config.ring and sorted(header.config.ring) == header.nodes

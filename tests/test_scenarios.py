@@ -7,7 +7,7 @@ import pytest
 import trio
 import trio.testing
 
-from playground.cli import parse_args
+from playground.cli.plan import plan
 from playground.run.cluster import Cluster
 from playground.run.wiring import start
 from tests.support import sends
@@ -18,7 +18,7 @@ SCENARIOS = Path(__file__).parent.parent / "scenarios"
 def play(name: str, until: float, *options: str):
     """Load a scenario exactly as `bully-tui --headless --scenario` does (with these
     command-line `options`) and run it."""
-    _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / name), *options])
+    session = plan(["--headless", "--scenario", str(SCENARIOS / name), *options]).session
     events = []
     with ExitStack() as files:
         engine, summary, _ = start(session, files, lookahead=True)
@@ -175,8 +175,8 @@ def check_partition_invitation():
     groups = [(e.t, e.node, e.epoch) for e in events if e.kind == "state" and 20 < e.t < 80 and str(e.status) == "normal"]
     assert {(node, epoch) for t, node, epoch in groups if t >= 34} == {(1, 3_000_003), (2, 3_000_003), (3, 3_000_003)}
     # The same cut, the Bully's scenario, healed by the Invitation algorithm.
-    _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / "partition-garcia-molina.scenario"),
-                             "--algorithm", "invitation"])
+    session = plan(["--headless", "--scenario", str(SCENARIOS / "partition-garcia-molina.scenario"),
+                             "--algorithm", "invitation"]).session
     with ExitStack() as files:
         engine, summary, _ = start(session, files, lookahead=True)
         trio.run(Cluster(engine).run, 200.0, clock=trio.testing.MockClock(autojump_threshold=0))
@@ -302,5 +302,5 @@ def test_scenario_result_matches_its_claim(name):
 
 
 def test_command_line_options_win_over_a_scenarios_settings():
-    _, session = parse_args(["--headless", "--scenario", str(SCENARIOS / "ring-3n-minus-1.scenario"), "--nodes", "5"])
+    session = plan(["--headless", "--scenario", str(SCENARIOS / "ring-3n-minus-1.scenario"), "--nodes", "5"]).session
     assert (session.algorithm, session.nodes, session.config.delay_max) == ("ring", 5, 1)

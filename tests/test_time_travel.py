@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from playground import cli
+from playground.cli import live
 from playground.cli import main
 from playground.core.config import ClusterConfig
 from playground.record.reader import Reader
@@ -107,7 +107,7 @@ def saved(tmp_path, **session) -> Path:
 
 
 def replay_app(path: Path) -> BullyApp:
-    return cli.replay_app(str(path), save_dir=str(path.parent))
+    return live.replay_app(str(path), save_dir=str(path.parent))
 
 
 @on_asyncio

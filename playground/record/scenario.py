@@ -2,7 +2,7 @@
 `set NAME VALUE` lines, settings named as the command line's options (`set algorithm
 ring`, `set nodes 8`, `set delay 1`, `set until 200`). The settings are defaults: an
 option given on the command line wins. Read here, checked against a cluster by the
-command line (cli.py); a failure names the file and the line."""
+command line (cli/plan.py); a failure names the file and the line."""
 
 from __future__ import annotations
 

@@ -195,7 +195,7 @@ class BullyApp(ViewKeys, App[None]):
         self.timeline_row = TimelineRow(machine(session.algorithm).title)
         self.status_bar = StatusBar()
         # Set when the user picks another algorithm: the app exits, and run_live starts
-        # a new one with it (cli.py), since every widget is built for one cluster.
+        # a new one with it (cli/live.py), since every widget is built for one cluster.
         self.restart_with: Restart | None = None
         self.failure: str | None = None  # why the app ended with an error, to print after it
         self.stopped_by: int | None = None  # the signal that ended the app, if one did

@@ -1,7 +1,8 @@
 """`bully-tui hunt`: its arguments, checked before anything runs, and what it says and
 writes. A random search (run/hunt.py) ends with a scenario and a transcript; an
 exhaustive one (run/explore.py) with an interaction file and a transcript. Either way:
-1 for a finding, 0 for none, 2 for bad input (one line), as cli.py says of every command.
+1 for a finding, 0 for none, 2 for bad input (one line), as the package's header says of
+every command.
 
 A finding's two files appear whole and together, or not at all (record/together.py): a
 signal at any moment, before they take their names, leaves nothing."""
@@ -16,35 +17,30 @@ from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 
-from protocol import ALGORITHMS, MUTEXES, split_name
+from protocol import MUTEXES, split_name
 
-from .cli import _choice, _emit, _need_a_terminal, _Parser, _say, finished, replay_app, subcommand_parser
-from .core.commands import parse_delay, parse_list
-from .core.config import (
-    MAX_SEED,
-    PROBE_INTERVAL,
-    TIMEOUT,
-    ClusterConfig,
-    InputError,
-    WriteError,
-    parse_number,
-    parse_whole,
-    shown,
-)
-from .record.files import check_new
-from .record.together import Together
-from .run import interrupt
-from .run.hunt import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Hunt, Space, search
+from ..core.commands import parse_delay, parse_list
+from ..core.config import ClusterConfig, InputError, WriteError, parse_number, parse_whole, shown
+from ..record.files import check_new
+from ..record.together import Together
+from ..run import interrupt
+from ..run.hunt import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Hunt, Space, search
+from .live import replay_app
+from .output import emit, finished, need_a_terminal, warn
+from .parser import add_algorithm, add_seed, add_timing, algorithm_of, choice, given, seed_of, timing_value
+from .subcommands import parser_for
 
+USAGE = "bully-tui hunt [--algorithm A] [--property P] [--budget B] [--exhaustive] ... (bully-tui hunt --help lists them)"
+EXHAUSTIVE_DEFAULTS = ClusterConfig(timeout=4.0, probe_interval=0.0, delay_min=1.0, delay_max=2.0)  # T = 2 x max delay
 EXHAUSTIVE_MOST_NODES = 4
-EXHAUSTIVE_ONLY = ("async_", "timeout", "delay", "probe_interval", "faults", "depth", "max_states", "midpoint")
+EXHAUSTIVE_ONLY = ("async_", "timeout", "coordinator_timeout", "delay", "probe_interval", "faults", "depth", "max_states",
+                   "midpoint")
 RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "workers")
 
 
-def _parser() -> _Parser:
-    p = subcommand_parser("hunt")
-    p.add_argument("--algorithm", default="classic", metavar="A", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
-    p.add_argument("--mutex", metavar="M", help=f"mutual exclusion beside the election: {', '.join(MUTEXES)}")
+def _parser():
+    p = parser_for("hunt", USAGE)
+    add_algorithm(p)
     p.add_argument("--property", default="any", metavar="P", help=f"what to break: {', '.join(PROPERTIES)} (default any)")
     p.add_argument("--nodes", metavar="A:B", help=f"nodes a run starts with, from A to B (at most {MAX_NODES}; default "
                    f"2:8; --exhaustive: at most {EXHAUSTIVE_MOST_NODES}, default 3)")
@@ -55,7 +51,7 @@ def _parser() -> _Parser:
     random = p.add_argument_group("a random search (the default)")
     random.add_argument("--budget", metavar="B", help="how long to search: seconds (60s, 5m) or a number of schedules "
                         "(5000: the same --seed then gives the same finding, byte for byte); default 60s")
-    random.add_argument("--seed", metavar="S", help="the search's seed (default 1)")
+    add_seed(random, "the search's seed")
     random.add_argument("--break-synchrony", action="store_true", help="let T fall below 2 x max delay (by default "
                         "the search keeps the synchrony every algorithm assumes)")
     random.add_argument("--commands", metavar="NAME,...", help="the commands a schedule may use (default: every one "
@@ -67,9 +63,7 @@ def _parser() -> _Parser:
                        "shortest one (safety only: sle1, split-brain or any)")
     every.add_argument("--async", dest="async_", action="store_true", help="the asynchronous model: any message may "
                        "arrive and any timer fire next (default: timed, each delay one of the bounds)")
-    every.add_argument("--timeout", metavar="T", help="T (default 4)")
-    every.add_argument("--delay", metavar="MIN:MAX", help="the delay bounds (default 1:2, so T = 2 x max delay)")
-    every.add_argument("--probe-interval", metavar="P", help="probing of the leader; 0 is off (default 0)")
+    add_timing(every, EXHAUSTIVE_DEFAULTS)
     every.add_argument("--faults", metavar="F", help="crashes and recoveries in a run, at most (default 2)")
     every.add_argument("--depth", metavar="D", help="steps in a run, at most (default 40)")
     every.add_argument("--max-states", metavar="S", help="states to explore, at most (default 200000)")
@@ -78,12 +72,10 @@ def _parser() -> _Parser:
     return p
 
 
-def run_hunt(argv: list[str]) -> int:
+def run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    algorithm = _choice(args.algorithm, "--algorithm", tuple(ALGORITHMS))
-    if args.mutex is not None:
-        algorithm = f"{algorithm}+{_choice(args.mutex, '--mutex', tuple(MUTEXES))}"
-    prop = _choice(args.property, "--property", tuple(PROPERTIES))
+    algorithm = algorithm_of(args)
+    prop = choice(args.property, "--property", tuple(PROPERTIES))
     if prop in NEEDS_A_MUTEX and args.mutex is None:
         raise InputError(f"--property {prop} needs a mutex (--mutex {'|'.join(MUTEXES)})")
     named = split_name(algorithm)
@@ -162,18 +154,18 @@ def _write_finding(overwrite: bool, first: tuple[str, str, str], transcript: str
 
 
 def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from .run.hunt import Result
-    from .run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text, searched_so_far
-    from .run.wiring import run_headless
+    from ..run.hunt import Result
+    from ..run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text, searched_so_far
+    from ..run.wiring import run_headless
 
-    low, high = parse_node_range(_given(args.nodes, "2:8"), MAX_NODES)
-    schedules, seconds = parse_budget(_given(args.budget, "60s"))
-    seed = parse_whole(_given(args.seed, "1"), "--seed", 0, MAX_SEED)
+    low, high = parse_node_range(given(args.nodes, "2:8"), MAX_NODES)
+    schedules, seconds = parse_budget(given(args.budget, "60s"))
+    seed = seed_of(args.seed)
     workers = parse_whole(args.workers, "--workers", 1, 64) if args.workers is not None else os.cpu_count() or 1
     space = Space(algorithm, (low, high), synchrony=not args.break_synchrony)
     if args.commands is not None:
         space = Space(algorithm, (low, high), not args.break_synchrony,
-                      tuple(_choice(c, "--commands", space.commands) for c in parse_list(args.commands, "--commands")))
+                      tuple(choice(c, "--commands", space.commands) for c in parse_list(args.commands, "--commands")))
     scenario_path, transcript = _outputs(args, default, (".scenario", ".jsonl"))
     _terminal_to_open(args)
     hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)
@@ -194,14 +186,14 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
             raise
     finding = result.finding
     if finding is None:
-        _emit(nothing_line(hunt, result, time.monotonic() - started) + "\n")
+        emit(nothing_line(hunt, result, time.monotonic() - started) + "\n")
         return 0
     command_line = " ".join(["bully-tui", "hunt", *argv])
     _write_finding(args.overwrite, (scenario_path, "scenario", scenario_text(hunt, finding, command_line)), transcript,
                    lambda path: run_headless(finding.schedule.session(algorithm, path), finding.schedule.until(algorithm)),
                    searched_so_far(result))
-    _emit(finding_line(finding, transcript) + "\n")
-    _emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
+    emit(finding_line(finding, transcript) + "\n")
+    emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
           f"{result.searched.schedules:,} schedules in {time.monotonic() - started:.1f} s\n")
     _open(args, transcript)
     return 1
@@ -209,7 +201,7 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
 
 def _terminal_to_open(args) -> None:
     if args.open:
-        _need_a_terminal("--open shows the finding in the terminal app", "without --open, replay it later")
+        need_a_terminal("--open shows the finding in the terminal app", "without --open, replay it later")
 
 
 def _open(args, transcript: str) -> None:
@@ -221,8 +213,8 @@ def _open(args, transcript: str) -> None:
 
 
 def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from .run.explore import SAFETY, Bounds, Model, explore, interaction_text, record, steps_taken
-    from .run.hunt_report import ExploreProgress, explored_line, steps_line
+    from ..run.explore import SAFETY, Bounds, Model, explore, interaction_text, record, steps_taken
+    from ..run.hunt_report import ExploreProgress, explored_line, steps_line
 
     if split_name(algorithm)[1] is not None:
         raise InputError("--exhaustive checks an election's safety: without --mutex")
@@ -230,19 +222,22 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     if prop != "any" and wanted not in SAFETY:
         raise InputError(f"--exhaustive checks safety (sle1, split-brain or any), not {prop}: what must happen "
                          "eventually needs time, which a bounded search does not have")
-    low, high = parse_node_range(_given(args.nodes, "3"), EXHAUSTIVE_MOST_NODES)
-    delay = parse_delay(_given(args.delay, "1:2"), "--delay")
-    config = ClusterConfig(timeout=TIMEOUT.check(parse_number(_given(args.timeout, "4"), "--timeout"), "--timeout"),
-                           probe_interval=PROBE_INTERVAL.check(parse_number(_given(args.probe_interval, "0"), "--probe-interval"),
-                                                               "--probe-interval"),
-                           delay_min=delay[0], delay_max=delay[1])
-    bounds = Bounds(faults=parse_whole(_given(args.faults, "2"), "--faults", 0, 10),
-                    depth=parse_whole(_given(args.depth, "40"), "--depth", 1, 10_000),
-                    most=parse_whole(_given(args.max_states, "200000"), "--max-states", 1, 100_000_000))
+    low, high = parse_node_range(given(args.nodes, "3"), EXHAUSTIVE_MOST_NODES)
+    d = EXHAUSTIVE_DEFAULTS
+    delay = parse_delay(args.delay, "--delay") if args.delay is not None else (d.delay_min, d.delay_max)
+    config = ClusterConfig(
+        timeout=d.timeout if args.timeout is None else timing_value("timeout", args.timeout, "--timeout"),
+        coordinator_timeout=None if args.coordinator_timeout is None else
+        timing_value("coordinator-timeout", args.coordinator_timeout, "--coordinator-timeout"),
+        probe_interval=d.probe_interval if args.probe_interval is None else
+        timing_value("probe-interval", args.probe_interval, "--probe-interval"),
+        delay_min=delay[0], delay_max=delay[1])
+    bounds = Bounds(faults=parse_whole(given(args.faults, "2"), "--faults", 0, 10),
+                    depth=parse_whole(given(args.depth, "40"), "--depth", 1, 10_000),
+                    most=parse_whole(given(args.max_states, "200000"), "--max-states", 1, 100_000_000))
     path, transcript = _outputs(args, default, (".txt", ".jsonl"))
     _terminal_to_open(args)
-    for warning in config.warnings():
-        _say(f"bully-tui: warning: {warning}")
+    warn(config)
     started = time.monotonic()
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
         model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint)
@@ -251,26 +246,21 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
         if found is not None:
             claim = steps_line(model, found, path, transcript).split("; the steps")[0]  # (the line, without the files)
             text = interaction_text(model, found, [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}",
-                                                  f"Claim: {claim}.", "A shortest run that breaks it (breadth first): "
-                                                  "each step below, then what it did."])
+                                                  f"Claim: {claim}.", ("A shortest run that breaks it (breadth first): "
+                                                                       "each step below, then what it did.")])
             _write_finding(args.overwrite, (path, "interaction", text), transcript,
                            partial(record, model, found, overwrite=True),
                            f"a finding ({model.nodes} nodes, {_steps(steps_taken(found.steps))}), not written")
-            _emit(steps_line(model, found, path, transcript) + "\n")
-            _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=True) + "\n")
+            emit(steps_line(model, found, path, transcript) + "\n")
+            emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=True) + "\n")
             _open(args, transcript)
             return 1
-        _emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=False) + "\n")
+        emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=False) + "\n")
     return 0
 
 
 def _steps(n: int) -> str:
     return f"{n} step{'' if n == 1 else 's'}"
-
-
-def _given(value: str | None, default: str) -> str:
-    """An option's value as given (an empty one is bad, not absent), or its default."""
-    return default if value is None else value
 
 
 def parse_node_range(text: str, most: int) -> tuple[int, int]:

@@ -1,51 +1,31 @@
 """`bully-tui node`: one real node process (playground/real/node.py), its arguments
-checked before anything runs: bad input is one line and status 2, as cli.py says of
-every command. It runs until SIGTERM or SIGINT (0), or until it leaves (SIGUSR2)."""
+checked before anything runs: bad input is one line and status 2, as every command's.
+It runs until SIGTERM or SIGINT (0), or until it leaves (SIGUSR2)."""
 
 from __future__ import annotations
 
 import signal
 
-import trio
+from ..core.config import DELAY, MAX_SEED, ClusterConfig, InputError, WriteError, parse_number, parse_whole, shown
+from ..real.wire import MAX_ID, Address
+from .parser import add_algorithm, add_seed, add_timing, add_workload, algorithm_of, timing_value, workload_of
+from .subcommands import parser_for
 
-from protocol import ALGORITHMS, MUTEXES
-
-from .cli import _choice, _Parser, parse_hold, parse_think, subcommand_parser
-from .core.config import (
-    COORDINATOR_TIMEOUT,
-    DELAY,
-    MAX_SEED,
-    PROBE_INTERVAL,
-    TIMEOUT,
-    ClusterConfig,
-    InputError,
-    Workload,
-    WriteError,
-    parse_number,
-    parse_whole,
-    shown,
-)
-from .real.node import NodeOptions, serve
-from .real.wire import MAX_ID, Address
+USAGE = "bully-tui node --id K --listen HOST:PORT --peers ID@HOST:PORT,... --state-dir DIR [--algorithm A] ..."
+DEFAULTS = ClusterConfig(delay_min=0.0, delay_max=0.0)  # a real link's delay is a hold on each message: none
 
 
-def _parser() -> _Parser:
-    p = subcommand_parser("node")
+def parser():
+    p = parser_for("node", USAGE)
     p.add_argument("--id", required=True, metavar="K", help="this node's id, a whole number")
     p.add_argument("--listen", required=True, metavar="HOST:PORT", help="where this node takes its peers' connections")
     p.add_argument("--peers", metavar="ID@HOST:PORT,...", help="every other member, and where it listens (none: a "
                    "cluster of one)")
-    p.add_argument("--algorithm", default="classic", metavar="A", help=f"one of: {', '.join(ALGORITHMS)} (default classic)")
-    p.add_argument("--mutex", metavar="M", help=f"mutual exclusion beside the election: {', '.join(MUTEXES)}")
-    p.add_argument("--cs-think", metavar="A[:B]", help="with --mutex: seconds it thinks before it wants the critical "
-                   "section (default 5:20; none: never)")
-    p.add_argument("--cs-hold", metavar="A[:B]", help="with --mutex: seconds it holds the critical section (default 15:30)")
+    add_algorithm(p)
+    add_workload(p)
     p.add_argument("--state-dir", required=True, metavar="DIR", help="its safe storage (state.json) and trace (trace.jsonl)")
-    p.add_argument("--timeout", metavar="T", help="T, seconds (default 4)")
-    p.add_argument("--coordinator-timeout", metavar="T2", help="T', seconds (default 2T)")
-    p.add_argument("--probe-interval", metavar="P", help="P, seconds; 0 turns probing off (default 5)")
-    p.add_argument("--delay", metavar="S", help="hold each message S seconds before it goes (default 0)")
-    p.add_argument("--seed", metavar="S", help="draws Raft's timeouts (default 1)")
+    add_timing(p, DEFAULTS, delay="hold each message S seconds before it goes")
+    add_seed(p, "draws Raft's timeouts")
     p.add_argument("--join", action="store_true", help="start as a new member: send Join to every peer first")
     p.add_argument("--parent", metavar="PID", help="stop when process PID, which started this one, is gone")
     p.add_argument("--held", metavar="ID,...", help="peers whose links are held from the start (a cluster's "
@@ -75,27 +55,22 @@ def parse_peers(text: str, me: int | None, what: str = "--peers") -> dict[int, A
     return peers
 
 
-def options(argv: list[str]) -> NodeOptions:
-    a = _parser().parse_args(argv)
+def options(argv: list[str]):  # -> real.node.NodeOptions
+    from ..real.node import NodeOptions
+
+    a = parser().parse_args(argv)
     me = parse_whole(a.id, "--id", 0, MAX_ID)
-    algorithm = _choice(a.algorithm, "--algorithm", tuple(ALGORITHMS))
-    workload = None
-    if a.mutex is not None:
-        algorithm = f"{algorithm}+{_choice(a.mutex, '--mutex', tuple(MUTEXES))}"
-        default = Workload()
-        workload = Workload(default.think if a.cs_think is None else parse_think(a.cs_think, "--cs-think"),
-                            default.hold if a.cs_hold is None else parse_hold(a.cs_hold, "--cs-hold"))
-    elif a.cs_think is not None or a.cs_hold is not None:
-        raise InputError(f"--{'cs-think' if a.cs_think is not None else 'cs-hold'} only applies with --mutex")
+    algorithm = algorithm_of(a)
+    workload = workload_of(a, a.mutex is not None)
 
-    def seconds(value: str | None, kind, default):
-        flag = f"--{kind.name.replace(' ', '-')}"
-        return default if value is None else kind.check(parse_number(value, flag), flag)
+    def seconds(name: str, default: float | None) -> float | None:
+        text = getattr(a, name.replace("-", "_"))
+        return default if text is None else timing_value(name, text, f"--{name}")
 
-    timeout = seconds(a.timeout, TIMEOUT, 4.0)
-    config = ClusterConfig(timeout=timeout, coordinator_timeout=seconds(a.coordinator_timeout, COORDINATOR_TIMEOUT, None),
-                           probe_interval=seconds(a.probe_interval, PROBE_INTERVAL, 5.0),
-                           delay_min=0, delay_max=seconds(a.delay, DELAY, 0.0))
+    hold = DEFAULTS.delay_max if a.delay is None else DELAY.check(parse_number(a.delay, "--delay"), "--delay")
+    config = ClusterConfig(timeout=seconds("timeout", DEFAULTS.timeout),
+                           coordinator_timeout=seconds("coordinator-timeout", DEFAULTS.coordinator_timeout),
+                           probe_interval=seconds("probe-interval", DEFAULTS.probe_interval), delay_min=0, delay_max=hold)
     peers = {} if a.peers is None else parse_peers(a.peers, me)
     if not a.state_dir.strip():
         raise InputError("--state-dir must name a folder, not ''")
@@ -110,17 +85,21 @@ def options(argv: list[str]) -> NodeOptions:
                        workload)
 
 
-def run_node(argv: list[str]) -> int:
+def run(argv: list[str]) -> int:
     for signum in (signal.SIGUSR1, signal.SIGUSR2):  # until the node takes them: not the default (an end)
         signal.signal(signum, signal.SIG_IGN)
     # A cluster starts its nodes with its stopping signals blocked (real/cluster.py): they
     # are the node's from here on (one that came meanwhile is taken now).
     signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
     node = options(argv)
+    import trio
+
+    from ..real.node import serve
+
     try:
         trio.run(serve, node)
     except BaseExceptionGroup as group:  # what stopped it, from inside trio's nursery: one line, as anywhere
-        from .run.session import exception_leaves
+        from ..run.session import exception_leaves
 
         said = next((e for e in exception_leaves(group) if isinstance(e, InputError | WriteError)), None)
         if said is None:

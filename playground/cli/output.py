@@ -1,0 +1,63 @@
+"""What a command says: its result on standard output, one line on standard error, and
+the exit status of an app that has ended."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..core.config import InputError, WriteError
+
+
+def say(line: str) -> None:
+    """A line on stderr, if stderr can take it (None: closed before we started)."""
+    if sys.stderr is None:
+        return  # (print would write it to stdout)
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def emit(text: str) -> None:
+    """The command's result on stdout. One that cannot be written (a full disk, a closed
+    pipe, closed before we started: `>&-`) is a write error like any other file's."""
+    if sys.stdout is None:  # (Python found no standard output)
+        raise WriteError("cannot write to standard output: it is closed")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        try:  # what is still buffered must not fail again when Python exits
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        raise WriteError(f"cannot write to standard output: {e.strerror or e}") from None
+
+
+def warn(config) -> None:
+    """Settings that break an assumption: allowed, and said out loud."""
+    for warning in config.warnings():
+        say(f"bully-tui: warning: {warning}")
+
+
+def need_a_terminal(what: str, instead: str) -> None:
+    """The live app draws a full screen and reads keys: into a pipe it would draw for
+    nobody, and spin."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise InputError(f"{what}, so standard input and output must be a terminal ({instead})")
+
+
+def finished(app) -> int:
+    """An app's exit status, saying why when it failed (one line, for bad input) or what
+    signal ended it."""
+    from ..run import interrupt
+
+    if app.stopped_by is not None:
+        stop = interrupt.Stopped(app.stopped_by)
+        stop.transcript = app.kept_transcript
+        say(interrupt.said(stop))
+        return stop.status
+    if app.failure:
+        say(app.failure)
+    return app.return_code or 0

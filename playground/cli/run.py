@@ -1,0 +1,48 @@
+"""Running the main command's plan: the live app, a headless run, --compare, real nodes."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..run import interrupt
+from .output import emit, warn
+from .plan import DEFAULT_UNTIL, RunPlan, plan
+
+
+def run(argv: list[str]) -> int:
+    return run_plan(plan(argv))
+
+
+def run_plan(p: RunPlan) -> int:
+    interrupt.raise_if_stopped()  # (a signal during the imports above may have been swallowed)
+    session = p.session
+    if p.live:
+        from . import live
+
+        return live.run_real_live(session) if p.real else live.run_live(session, p.speed)
+    warn(session.config)
+    if p.compare is not None and p.compare.mutexes:
+        from ..run.compare_mutex import SIZES, compare_mutex, mutex_json_lines, mutex_table
+
+        results = compare_mutex(session.config, session.seed, p.compare.sizes or SIZES, p.compare.mutexes,
+                                session.algorithm)
+        emit((mutex_json_lines(results) if p.compare.format == "json"
+              else mutex_table(results, session.config, session.algorithm)) + "\n")
+        return 0
+    if p.compare is not None:
+        from ..run.compare import SIZES, compare, json_lines, table
+
+        results = compare(session.config, session.seed, p.compare.sizes or SIZES, p.compare.algorithms)
+        emit((json_lines(results) if p.compare.format == "json" else table(results, session.config)) + "\n")
+        return 0
+    if p.real:
+        from ..real.cluster import REAL_UNTIL, run_headless_real
+
+        emit(json.dumps(run_headless_real(session, REAL_UNTIL if p.until is None else p.until)) + "\n")
+        return 0
+    from ..run.wiring import run_headless
+
+    summary = run_headless(session, DEFAULT_UNTIL if p.until is None else p.until, progress=sys.stderr.isatty())
+    emit(json.dumps(summary) + "\n")
+    return 0
