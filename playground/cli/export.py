@@ -17,8 +17,6 @@ FORMATS = ("svg", "mermaid", "shiviz")
 
 
 def run(argv: list[str]) -> int:
-    from ..record.export import AXES, Filters, export
-
     p = file_parser("export", USAGE)
     p.add_argument("--format", required=True, help=f"{', '.join(FORMATS)}")
     p.add_argument("-o", "--output", metavar="OUT", help="the file to write (default: standard output)")
@@ -33,13 +31,15 @@ def run(argv: list[str]) -> int:
                                                      "or every instant one row (instants)")
     args = p.parse_args(argv)
     fmt = choice(args.format, "--format", FORMATS)
-    axis = choice(args.axis, "--axis", AXES)
     start = INSTANT.check(parse_number(args.start, "--from"), "--from")
     stop = math.inf if args.stop is None else INSTANT.check(parse_number(args.stop, "--to"), "--to")
     if stop < start:
         raise InputError(f"--to ({stop:g}) is before --from ({start:g})")
     ranks = tuple(parse_whole(k, "--nodes", 1) for k in parse_list(args.nodes, "--nodes")) if args.nodes is not None else ()
     types = tuple(parse_list(args.types, "--types")) if args.types is not None else ()
+    from ..record.export import AXES, Filters, export  # (drawing needs Textual's themes: only now)
+
+    axis = choice(args.axis, "--axis", AXES)
     filters = Filters(start, stop, ranks, types, detector=not args.hide_detector)
     if args.output is not None:
         check_new(args.output, "export", args.overwrite)  # before the work, not after

@@ -56,8 +56,6 @@ def parse_peers(text: str, me: int | None, what: str = "--peers") -> dict[int, A
 
 
 def options(argv: list[str]):  # -> real.node.NodeOptions
-    from ..real.node import NodeOptions
-
     a = parser().parse_args(argv)
     me = parse_whole(a.id, "--id", 0, MAX_ID)
     algorithm = algorithm_of(a)
@@ -78,6 +76,8 @@ def options(argv: list[str]):  # -> real.node.NodeOptions
     strangers = [i for i in held if i not in peers]
     if strangers:
         raise InputError(f"--held names node {strangers[0]}, which is not among the --peers")
+    from ..real.node import NodeOptions  # (trio and the machines: once the arguments are good)
+
     return NodeOptions(me, Address.parse(a.listen, "--listen"), peers, algorithm, a.state_dir, config,
                        parse_whole("1" if a.seed is None else a.seed, "--seed", 0, MAX_SEED), a.join,
                        None if a.start_at is None else parse_number(a.start_at, "--start-at"),
