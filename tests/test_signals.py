@@ -6,7 +6,8 @@ Real processes, real signals, at moments drawn from a fixed seed, from the very 
 many kilobytes, which SIGKILL used to cut at a page boundary). What must hold does not
 depend on the moment, nor on how fast the machine is: before bully-tui's first statement
 the signal meets Python's own start-up, and `ended_well` takes what that does as what
-playground/__main__.py says it is (the campaign's rule, tests/campaign.py)."""
+playground/__main__.py says it is (the rule the campaign shares, tests/signals_support.py:
+bully-tui's ending once the process had taken the signal over, the interpreter's before)."""
 
 from __future__ import annotations
 
@@ -24,12 +25,11 @@ import pytest
 
 from playground.record.reader import load
 from playground.run import interrupt
-from tests.campaign import python_start_up
+from tests import signals_support
 from tests.test_hardening import wait_until
 
 ROOT = Path(__file__).parent.parent
 LONG_RUN = ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", "1000000"]
-STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGKILL: -9}
 
 
 def bully(*args: str, cwd: Path, env: dict | None = None, **kw) -> subprocess.Popen:
@@ -56,25 +56,18 @@ def ends_whole(path: Path) -> bool:
 MOMENTS = random.Random(17)  # the same moments every run
 
 
-def ended_well(signum: int, returncode: int, err: bytes, made: list[Path]) -> str:
-    """How a process that got `signum` ended, if that is one of the ways it may end (else
-    an AssertionError): "stopped" (its one line, 128 + n), "killed" (the signal's
-    default action, before bully-tui's first statement: nothing said, nothing made), or
-    "python" (SIGINT in Python's own start-up: Python's report, nothing made)."""
+def ended_well(signum: int, caught: bool, returncode: int, err: bytes, made: list[Path]) -> str:
+    """How a process that got `signum` ended, if the rule allows it (signals_support:
+    bully-tui's line once it had taken the signal over, the interpreter's before), else
+    an AssertionError; nothing made unless bully-tui stopped it. `caught`: what
+    signals_support.send returned."""
     text = err.decode()
-    if signum == signal.SIGKILL:
-        assert returncode == -9, text
-        return "killed"
-    if python_start_up(signum, returncode, text.splitlines()):
+    how = signals_support.ending(signum, caught, returncode, text)
+    assert how is not None, (signum, caught, returncode, text)
+    assert "Traceback" not in text or how == signals_support.PYTHON, text
+    if how != signals_support.STOPPED and signum != signal.SIGKILL:
         assert made == [], made
-        return "python"
-    if returncode == -signum:
-        assert text == "" and made == [], (text, made)
-        return "killed"
-    assert returncode == STATUS[signum], text
-    assert "Traceback" not in text and text.count("\n") == 1, text
-    assert text.startswith("bully-tui: interrupted" if signum == signal.SIGINT else f"bully-tui: stopped by {signum.name}")
-    return "stopped"
+    return how
 
 
 @pytest.mark.parametrize("signum, after", [
@@ -87,10 +80,10 @@ def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_p
     path = tmp_path / "t.jsonl"
     run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path)
     time.sleep(after)
-    run.send_signal(signum)
+    caught = signals_support.send(run, signum)
     out, err = run.communicate(timeout=30)
     assert ends_whole(path)
-    ended_well(signum, run.returncode, err, [p for p in tmp_path.iterdir() if p.exists()])
+    ended_well(signum, caught, run.returncode, err, [p for p in tmp_path.iterdir() if p.exists()])
     if path.exists() and path.stat().st_size:
         assert load(str(path)).header.algorithm == "stoller"  # whole, and every line valid
 
@@ -107,25 +100,15 @@ def test_a_second_ctrl_c_while_the_first_is_handled_still_exits_130(tmp_path):
         assert run.returncode == 130 and err.decode().count("\n") == 1 and ends_whole(path)
 
 
-def caught(pid: int, signum: int) -> bool:
-    """Whether the process has a handler of its own for `signum` (Linux: /proc)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
-    return bool(mask >> (signum - 1) & 1)
-
-
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_during_start_up_is_a_clean_interruption(tmp_path, signum):
     """From the first statement of bully-tui on, before its imports: the moment its
     handler for SIGTERM is in place, a signal is one line and its status."""
     run = bully("--headless", "--nodes", "3", cwd=tmp_path)
-    assert eventually(lambda: caught(run.pid, signal.SIGTERM), limit=10)
-    run.send_signal(signum)
+    assert eventually(lambda: signals_support.taken_over(run.pid, signal.SIGTERM), limit=10)
+    caught = signals_support.send(run, signum)
     _, err = run.communicate(timeout=30)
-    assert ended_well(signum, run.returncode, err, list(tmp_path.iterdir())) == "stopped"
+    assert ended_well(signum, caught, run.returncode, err, list(tmp_path.iterdir())) == "stopped"
 
 
 ENTRY = "playground.__main__"
@@ -207,8 +190,8 @@ def test_a_signal_where_its_stop_would_be_lost_ends_the_process_at_once(tmp_path
     ("bully-tui: interrupted", 130, False),
 ])
 def test_what_python_says_of_a_ctrl_c_in_its_own_start_up_is_told_from_ours(stderr, returncode, python):
-    assert python_start_up(signal.SIGINT, returncode, stderr.splitlines()) is python
-    assert not python_start_up(signal.SIGTERM, returncode, stderr.splitlines())
+    assert signals_support.python_start_up(signal.SIGINT, returncode, stderr.splitlines()) is python
+    assert not signals_support.python_start_up(signal.SIGTERM, returncode, stderr.splitlines())
 
 
 @pytest.fixture(scope="module")
@@ -351,3 +334,24 @@ def test_a_signal_as_a_trio_run_ends_is_its_stop_never_an_error_of_trios_receive
             except interrupt.Stopped as stop:
                 endings.append(stop.signum)
     assert set(endings) == {signal.SIGTERM}
+
+
+def test_the_rule_asks_for_our_ending_once_the_process_had_taken_the_signal_over(tmp_path):
+    """signals_support's rule, the one the tests and the campaign share: -n with nothing
+    said is a good ending only for a process that had not taken the signal over when it
+    was sent (read from /proc before sending); bully-tui's line and 128 + n always are."""
+    waiting = "import signal, sys, time; {} print(flush=True); time.sleep(30)"
+    for handler, taken in (("", False), ("signal.signal(signal.SIGTERM, lambda *_: sys.exit(143));", True)):
+        process = subprocess.Popen([sys.executable, "-c", waiting.format(handler)], stdout=subprocess.PIPE)
+        process.stdout.readline()  # (its handler in place, if it has one)
+        assert signals_support.send(process, signal.SIGTERM) is taken
+        process.communicate(timeout=30)
+        assert process.returncode == (143 if taken else -15)
+    ending = signals_support.ending
+    assert ending(signal.SIGTERM, False, -15, "") == signals_support.KILLED
+    assert ending(signal.SIGTERM, True, -15, "") is None
+    assert ending(signal.SIGTERM, True, 143, "bully-tui: stopped by SIGTERM\n") == signals_support.STOPPED
+    assert ending(signal.SIGTERM, False, 143, "bully-tui: stopped by SIGTERM\n") == signals_support.STOPPED
+    assert ending(signal.SIGTERM, True, 143, "bully-tui: stopped by SIGTERM\nmore\n") is None
+    assert ending(signal.SIGINT, True, 1, "Traceback (most recent call last):\nKeyboardInterrupt\n") == "python"
+    assert ending(signal.SIGHUP, False, 1, "") is None

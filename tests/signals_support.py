@@ -1,0 +1,94 @@
+"""A signal sent to a bully-tui process, and the endings it allows: one rule for the
+tests and the campaign (tests/campaign.py).
+
+A signal can come before bully-tui's first statement (playground/__main__.py) has taken
+it over: on a busy machine Python may still be starting half a second in. Then the
+interpreter ends the process its own way, which is a good ending too: SIGTERM and
+SIGHUP by their default action (status -n, nothing said, nothing made), SIGINT by
+Python's own report of a KeyboardInterrupt (`python_start_up`). Once the process has
+taken the signal over, only bully-tui's ending will do: its one line and 128 + n.
+
+Which of the two held is read before the signal is sent (`send`): the process's caught
+signals (/proc/PID/status, SigCgt). A process that takes the signal over between that
+read and the signal may still end as bully-tui does; one read as having taken it over
+may not end as the interpreter does. SIGINT is the exception: Python's own handler is
+in place before ours, so a caught SIGINT may still meet Python's report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}  # bully-tui's, 128 + n
+STOPPED, KILLED, PYTHON = "stopped", "killed", "python"  # the endings (`ending`)
+
+# Where a traceback's frames are bully-tui's own code.
+FRAME = re.compile(r'File "([^"]*)", line \d+, in (\S+)')
+OUR_CODE = re.compile(r"/(playground|protocol)/")
+
+
+def taken_over(pid: int, signum: int) -> bool:
+    """Whether process `pid` has a handler of its own for `signum` now (Linux: /proc);
+    False if it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0")
+    return bool(int(mask, 16) >> (signum - 1) & 1)
+
+
+def send(process: subprocess.Popen, signum: int, group: bool = False) -> bool:
+    """`signum` to `process` (to its process group: `group`, as a terminal sends SIGINT
+    and SIGHUP); whether it had taken the signal over just before (`ending` needs it).
+    A process already gone is not an error: it had taken nothing over."""
+    caught = taken_over(process.pid, signum)
+    try:
+        if group:
+            os.killpg(process.pid, signum)
+        else:
+            process.send_signal(signum)
+    except ProcessLookupError:
+        return False
+    return caught
+
+
+def python_start_up(signum: int | None, rc: int | None, lines: list[str]) -> bool:
+    """Python's own report of a Ctrl-C that came after it put its own SIGINT handler in
+    place and before bully-tui's first statement took it over (playground/__main__.py):
+    a KeyboardInterrupt (a traceback, or "Fatal Python error" while Python imports
+    `site`), exit 1 or -2, in which no line of bully-tui's code runs but that module's
+    own lines, before that statement. Nothing can be made by then (judged apart)."""
+    if signum != signal.SIGINT or rc not in (1, -signal.SIGINT):
+        return False
+    if not lines or lines[-1].strip() != "KeyboardInterrupt":
+        return False
+    ours = [m for m in FRAME.finditer("\n".join(lines)) if OUR_CODE.search(m[1])]
+    return all(m[1].endswith("playground/__main__.py") and m[2] == "<module>" for m in ours)
+
+
+def stopped_line(signum: int) -> str:
+    """bully-tui's one line for `signum`."""
+    return "bully-tui: " + ("interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}")
+
+
+def ending(signum: int, caught: bool, rc: int | None, err: str) -> str | None:
+    """How a process that was sent `signum` ended, if the rule allows it: STOPPED
+    (bully-tui's one line, 128 + n; the line may carry more after it, as "interrupted:
+    ..."), KILLED (SIGKILL; or the default action of a signal it had not taken over:
+    -n, nothing said), PYTHON (SIGINT met Python's own start-up); else None. `caught`:
+    what `send` returned. What was made is judged apart (nothing, unless STOPPED)."""
+    if signum == signal.SIGKILL:
+        return KILLED if rc == -signal.SIGKILL else None
+    lines = err.splitlines()
+    if rc == STATUS.get(signum) and len(lines) == 1 and lines[0].startswith(stopped_line(signum)):
+        return STOPPED
+    if python_start_up(signum, rc, lines):
+        return PYTHON
+    if not caught and rc == -signum and err == "":
+        return KILLED
+    return None
