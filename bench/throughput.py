@@ -7,8 +7,8 @@ node starts at t=0 (the start-up election), leader N crashes at t=20 and node 1,
 lowest, detects it. The transcript is written to disk, as a real run would.
 
 Baseline, measured in the same process: a bare trio producer task handing the same
-number of items to a consumer task through a memory channel (buffer 0, a hand-off, as in
-SIMULATION-NOTES.md). Each figure is the best of --repeat runs (this machine is noisy;
+number of items to a consumer task through a memory channel (buffer 0, a hand-off, the
+yardstick of docs/benchmarks.md). Each figure is the best of --repeat runs (this machine is noisy;
 the median is printed too). Finally whole processes, `bully-tui --headless` for the
 largest N and for N = 1000 (about three million messages), are timed from outside,
 start-up included, with their peak resident memory.

@@ -1,13 +1,13 @@
 """Pure election algorithms. Each is a `Node` subclass, chosen by its `name`.
 
-classic        the textbook Bully (seeds 001, 003)
-garcia-molina  Garcia-Molina's original, with Halt and Reorganization (seed 000)
-stoller        Stoller's, with a heartbeat failure detector (seed 004)
+classic        the textbook Bully (the gsharma design, Wikipedia's Bully article)
+garcia-molina  Garcia-Molina's original, with Halt and Reorganization (Garcia-Molina 1982)
+stoller        Stoller's, with a heartbeat failure detector (Stoller's notes)
 ring           Chang & Roberts on a logical ring (lecture 3-9)
-epoch-bully    the classic Bully with seed 001's epochs, heartbeats and safe storage
+epoch-bully    the classic Bully with the gsharma design's epochs, heartbeats and safe storage
 raft           Raft's leader election, without the log (Ongaro & Ousterhout 2014)
 hs             Hirschberg & Sinclair on a bidirectional ring (lecture 3-8)
-invitation     Garcia-Molina's Invitation: groups that merge after a partition (seed 000)
+invitation     Garcia-Molina's Invitation: groups that merge after a partition (Garcia-Molina 1982)
 
 Mutual exclusion (mutex.py), beside an election, as "ELECTION+MUTEX" (classic+central):
 

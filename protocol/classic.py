@@ -1,4 +1,4 @@
-"""The classic Bully algorithm (seeds 001 and 003, lecture 3-10), as PROTOCOLS.md reads it.
+"""The classic Bully algorithm (the gsharma design and Wikipedia's Bully article, lecture 3-10), as PROTOCOLS.md reads it.
 
 Theory in one paragraph. Ids are totally ordered and the highest up id should lead. A
 node that suspects the leader asks every higher node "are you there?" (Election). Any

@@ -1,7 +1,7 @@
-"""The Bully as seed 001 designs it: epochs that decide, heartbeats, safe storage.
+"""The Bully of the gsharma design: epochs that decide, heartbeats, safe storage.
 
 Theory in one paragraph. This is the classic Bully (classic.py) with the three things
-seed 001 adds. The cluster epoch names a leader's reign: a new election round bumps
+the gsharma design adds. The cluster epoch names a leader's reign: a new election round bumps
 it, and "from leader election to leader death, the cluster's epoch does not change"
 (notes 3-4). Election, Answer and Coordinator carry it, so a node can tell a message
 from a round that is over, and ignores it instead of starting the race again: that is
@@ -92,7 +92,7 @@ class Heartbeat(Message):
 
 @dataclass(slots=True)
 class EpochStorage(SafeStorage):
-    """Seed 001's note 5: besides the members and the epoch, the leader and its reign."""
+    """The gsharma design's note 5: besides the members and the epoch, the leader and its reign."""
 
     leader: int | None = None
     reign: int = 0  # the epoch in which `leader` was elected
@@ -100,7 +100,7 @@ class EpochStorage(SafeStorage):
 
 class EpochBully(Node):
     name = "epoch-bully"
-    title = "epoch Bully (seed 001)"
+    title = "epoch Bully"
     messages = (Election, Answer, Coordinator, Heartbeat)
     statuses = ClassicStatus
     storage_class = EpochStorage

@@ -1,4 +1,4 @@
-"""Garcia-Molina's original Bully algorithm (1982; seed 000), as PROTOCOLS.md section 2 reads it.
+"""Garcia-Molina's original Bully algorithm (Garcia-Molina 1982), as PROTOCOLS.md section 2 reads it.
 
 Theory in one paragraph. The classic Bully lets a node declare itself coordinator
 while others may still follow someone else; Garcia-Molina closes that gap with a

@@ -6,7 +6,7 @@ never sleeps, sends or reads a clock. Time exists only as named timers that the 
 runs ("call TimerFired('answer_wait') in 4 seconds"), and the network only as Send
 outputs. That keeps every rule testable by calling `step` and reading the result.
 
-Inputs:   Start (start-up or recovery; seed 000: start-up *is* a recovery),
+Inputs:   Start (start-up or recovery; Garcia-Molina 1982: start-up *is* a recovery),
           Receive (a message arrived), TimerFired, Suspect (the failure detector fired),
           Joining (start as a new member), Leaving (leave the cluster for good).
 Outputs:  Send, SetTimer (replaces a running timer of the same name), CancelTimer,
@@ -17,7 +17,7 @@ Crash is not an input: a crashed node simply stops being called, and the caller 
 the object away. What survives is the `storage` object the caller hands to the next
 incarnation, so the line between safe storage and volatile state is a line in the code.
 
-Epochs (seed 001). Every node keeps a cluster epoch in safe storage. Starting an
+Epochs (the gsharma design). Every node keeps a cluster epoch in safe storage. Starting an
 election bumps it, every message carries the sender's epoch, and a node that hears a
 higher epoch adopts it, so from one election to the next the cluster shares one number.
 The base class does all of this: algorithms send through `send`/`broadcast`, which
@@ -26,7 +26,7 @@ In most algorithms the epoch is a label for people reading a run; epoch-bully de
 by it (epoch_bully.py), and the ring uses it to name its elections, so it can tell a
 copy from a new one.
 
-Members (seed 001, notes 5 and 7). Each node is handed the members whenever it starts
+Members (the gsharma design, notes 5 and 7). Each node is handed the members whenever it starts
 (assumption 6: every process knows every other; the runtime keeps that list, so a node
 that was down when a change went round starts with it anyway), keeps them in safe
 storage, and the base class keeps them up to date from there. A node that joins

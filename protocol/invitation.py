@@ -1,4 +1,4 @@
-"""Garcia-Molina's Invitation algorithm (1982, section 5; seed 004's "disjoint groups"),
+"""Garcia-Molina's Invitation algorithm (1982, section 5; Stoller's notes' "disjoint groups"),
 as PROTOCOLS.md section 6 reads it.
 
 Theory in one paragraph. The Bully assumes the network never fails: after a partition

@@ -1,4 +1,4 @@
-"""Stoller's Bully with a failure detector (seed 004), as PROTOCOLS.md section 3 reads it.
+"""Stoller's Bully with a failure detector (Stoller's notes), as PROTOCOLS.md section 3 reads it.
 
 Theory in one paragraph. Instead of request timeouts, every node runs a heartbeat
 failure detector and trusts it. A node that wants to lead first lets every higher node
@@ -37,7 +37,7 @@ shows that it gave up (it was halted itself, or follows another leader) starts a
 (Elec1). A halter that leads may still be taking this node in (Halt, Ack, then Ldr),
 so that is no sign.
 
-Members that join and leave (seed 001, note 7; the rules M1-M3 below). With them, two
+Members that join and leave (the gsharma design, note 7; the rules M1-M3 below). With them, two
 nodes can be in Elec2 at once: one that joined does not know another that joined at
 the same moment, and takes itself for the highest. That is what left a node in Wait
 for ever (random schedules found it) before the rescue above.

@@ -1,4 +1,4 @@
-"""Garcia-Molina's Bully (seed 000), rule by rule, calling the pure state machine."""
+"""Garcia-Molina's Bully (Garcia-Molina 1982), rule by rule, calling the pure state machine."""
 
 from protocol import Config, ElectionStarted, GarciaMolina, Receive, SetTimer, Start, Suspect, TimerFired
 from protocol.garcia_molina import (

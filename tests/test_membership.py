@@ -1,4 +1,4 @@
-"""Members that join and leave (seed 001, note 7): the commands, the trace, the
+"""Members that join and leave (the gsharma design, note 7): the commands, the trace, the
 monitor, the summary and the transcript; and random schedules of joins, leaves,
 crashes and recoveries, after which every algorithm that takes them agrees again.
 

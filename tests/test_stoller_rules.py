@@ -1,4 +1,4 @@
-"""Stoller's Bully with a heartbeat failure detector (seed 004), rule by rule."""
+"""Stoller's Bully with a heartbeat failure detector (Stoller's notes), rule by rule."""
 
 from protocol import (
     Config,

@@ -21,7 +21,7 @@ Rules:
      commands give the same trace.
   4. Windows. Nothing a node does at t reaches another node before t + min delay, so
      with `lookahead` every node runs all its work in [t, t + min delay) at once
-     (SIMULATION-NOTES.md): fewer hand-offs. Without it (the live UI, where nothing
+     (docs/benchmarks.md measures it): fewer hand-offs. Without it (the live UI, where nothing
      may show before its time) a window is one instant. Both give the same trace.
      Windows also end at the next command, at the monitor's deadline and at `until`.
      An instant with more than a slice of work (a broadcast storm: a million messages

@@ -1,4 +1,4 @@
-"""Node ids: 1..N, or random 128-bit UUIDs (seed 001), the id a newcomer gets, and the
+"""Node ids: 1..N, or random 128-bit UUIDs (the gsharma design), the id a newcomer gets, and the
 order of the ids round the ring algorithms' ring.
 
 All are made from the seed, so a run's ids, a joiner's included, and its ring are the
@@ -21,7 +21,7 @@ def node_ids(kind: str, count: int, seed: int) -> tuple[int, ...]:
 
 
 def uuid_ids(count: int, seed: int) -> tuple[int, ...]:
-    """`count` distinct random version-4 UUIDs as 128-bit ints (seed 001), from the seed."""
+    """`count` distinct random version-4 UUIDs as 128-bit ints (the gsharma design), from the seed."""
     rng = random.Random(f"ids {seed}")
     ids: set[int] = set()
     while len(ids) < count:

@@ -4,7 +4,7 @@ Each node's host (host.py) lives in a trio task of its own, which runs the work 
 engine hands it. The dispatcher owns time: it sleeps on trio's clock until the engine
 has something due, asks the engine for it, hands each node its share of the window in
 one batch, waits once for all of them (a barrier, not a reply per node: each task
-switch costs more than the protocol's work, SIMULATION-NOTES.md), and gives the window
+switch costs more than the protocol's work, measured in docs/benchmarks.md), and gives the window
 back to the engine, which merges and publishes what the nodes did.
 
 Headless runs use an autojump MockClock: virtual time runs as fast as the CPU allows.
