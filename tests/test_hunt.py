@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from playground.cli.live import replay_app
-from playground.core.config import ClusterConfig, InputError
+from playground.core.config import ClusterConfig, InputError, WriteError
 from playground.core.engine import run_sync
 from playground.core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
 from playground.run.hunt import BATCH, Hunt, Schedule, Space, run, search
@@ -402,6 +402,37 @@ def test_a_finding_whose_second_name_is_taken_meanwhile_leaves_neither(tmp_path)
         second.write_text("someone's\n")
         files.place()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"] and second.read_text() == "someone's\n"
+
+
+def test_an_overwritten_finding_that_cannot_place_its_second_file_leaves_both_old_files(tmp_path):
+    """With --overwrite the old files are kept aside until both new ones are placed: when
+    the second cannot be (a folder stands where the transcript goes), the first new file
+    is taken back and the old one is there again, never a new scenario beside an old
+    transcript."""
+    from playground.record.together import Together
+
+    first, second = tmp_path / "x.scenario", tmp_path / "x.jsonl"
+    first.write_text("old scenario\n")
+    with pytest.raises(WriteError, match="cannot write transcript"), Together(overwrite=True) as files:
+        for part in files.beside(str(first), "scenario"), files.beside(str(second), "transcript"):
+            Path(part).write_text("new\n")
+        second.mkdir()  # (after the check: os.replace onto a folder fails)
+        files.place()
+    assert first.read_text() == "old scenario\n" and second.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl", "x.scenario"]  # (no piece, no copy kept aside)
+
+
+def test_an_overwritten_finding_replaces_both_and_keeps_no_copy(tmp_path):
+    from playground.record.together import Together
+
+    first, second = tmp_path / "x.scenario", tmp_path / "x.jsonl"
+    first.write_text("old\n"), second.write_text("old\n")
+    with Together(overwrite=True) as files:
+        for part in files.beside(str(first), "scenario"), files.beside(str(second), "transcript"):
+            Path(part).write_text("new\n")
+        files.place()
+    assert first.read_text() == second.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl", "x.scenario"]
 
 
 def test_a_finding_with_joiners_counts_every_node_of_its_run():

@@ -125,8 +125,13 @@ def temporary_beside(path: str, what: str) -> tuple[int, str]:
         fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".bully-", suffix=".part")
     except OSError as e:
         raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
-    guard.remove_if_left(temporary)
-    os.fchmod(fd, _mode_for(path))  # (mkstemp's is private: the file is the user's, as any other)
+    try:
+        guard.remove_if_left(temporary)
+        os.fchmod(fd, _mode_for(path))  # (mkstemp's is private: the file is the user's, as any other)
+    except BaseException:  # (a signal's Stopped, or the mode refused: neither the file nor its descriptor stays)
+        os.close(fd)
+        os.unlink(temporary)
+        raise
     return fd, temporary
 
 

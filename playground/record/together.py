@@ -10,10 +10,12 @@ Whatever stops the writing before, nothing is left: `Together` removes the tempo
 files on the way out, and the guardian (guard.py) after a kill.
 
 Without `overwrite` a name is linked, which fails if it was taken meanwhile; then the
-names already placed are taken back, so that neither file is there. (SIGKILL in the
-middle of `place`, a few system calls, can leave the files placed so far: each whole;
-and between making a temporary file and telling the guardian of it, one write to a
-pipe, that empty file.)
+names already placed are taken back, so that neither file is there. With `overwrite`
+the file a name had is kept aside (a second link) until every name is placed, and put
+back if one cannot be: a new scenario never stands beside an old transcript. (SIGKILL
+in the middle of `place`, a few system calls, can leave the files placed so far: each
+whole; and between making a temporary file and telling the guardian of it, one write
+to a pipe, that empty file.)
 """
 
 from __future__ import annotations
@@ -40,28 +42,53 @@ class Together:
         return temporary
 
     def place(self) -> None:
-        """Every file under its name, or (a name taken meanwhile) none."""
-        placed: list[str] = []
-        for temporary, path, what in self._files:
-            try:
-                if self.overwrite:
-                    os.replace(temporary, path)
-                else:
-                    _link(temporary, path)
-            except FileExistsError:
-                self._take_back(placed)
-                raise InputError(f"{path} already exists; choose another name, or pass --overwrite") from None
-            except OSError as e:
-                self._take_back(placed)
-                raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
-            placed.append(path)
+        """Every file under its name, or none: a name taken meanwhile (without
+        `overwrite`), or one that cannot be written, takes back what was placed, and with
+        `overwrite` puts the files that were there back."""
+        placed: list[tuple[str, str | None]] = []  # (path, the old file kept aside under another name, if any)
+        try:
+            for temporary, path, what in self._files:
+                old = None
+                try:
+                    if self.overwrite:
+                        old = self._aside(path)
+                        os.replace(temporary, path)
+                    else:
+                        _link(temporary, path)
+                except OSError as e:
+                    if old is not None:  # (not replaced: the file there is the old one still)
+                        _remove(old)
+                    if isinstance(e, FileExistsError):  # (taken meanwhile: someone else's, left as it is)
+                        raise InputError(f"{path} already exists; choose another name, or pass --overwrite") from None
+                    raise WriteError(f"cannot write {what} {path}: {e.strerror or e}") from None
+                placed.append((path, old))
+        except BaseException:
+            self._take_back(placed)
+            raise
+        for _, old in placed:  # all placed: what they replaced goes
+            if old is not None:
+                _remove(old)
 
-    def _take_back(self, placed: list[str]) -> None:
-        if self.overwrite:
-            return  # (replaced: the old files are gone either way)
-        for path in placed:
+    @staticmethod
+    def _aside(path: str) -> str | None:
+        """The file at `path`, if any, linked under a second name beside it (the guardian
+        removes it if bully-tui is killed), so that it can be put back."""
+        if not os.path.isfile(path):
+            return None
+        old = f"{path}.bully-{os.getpid()}.old"
+        _remove(old)
+        os.link(path, old)
+        guard.remove_if_left(old)
+        return old
+
+    @staticmethod
+    def _take_back(placed: list[tuple[str, str | None]]) -> None:
+        for path, old in reversed(placed):
             try:
-                os.unlink(path)
+                if old is not None:
+                    os.replace(old, path)
+                elif os.path.lexists(path):
+                    os.unlink(path)
             except OSError:
                 pass
 
@@ -76,3 +103,11 @@ class Together:
             except OSError:
                 pass
             guard.done(guard.REMOVE, temporary)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    guard.done(guard.REMOVE, path)
