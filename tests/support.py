@@ -7,7 +7,8 @@ from dataclasses import replace
 import trio
 import trio.testing
 
-from playground.core.commands import Scheduled, parse_at, parse_command
+from playground.core.command_lines import parse_at, parse_command
+from playground.core.commands import Scheduled
 from playground.core.config import ClusterConfig
 from playground.core.engine import Engine
 from playground.core.events import Event

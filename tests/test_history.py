@@ -5,7 +5,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from playground.core.commands import parse_at
+from playground.core.command_lines import parse_at
 from playground.core.config import ClusterConfig
 from playground.core.engine import run_sync
 from playground.record.reader import Reader

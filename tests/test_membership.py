@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground.cli import main
-from playground.core.commands import Crash, Join, Leave, Recover, Scheduled, parse_at
+from playground.core.command_lines import parse_at
+from playground.core.commands import Crash, Join, Leave, Recover, Scheduled
 from playground.core.config import ClusterConfig, InputError
 from playground.core.ids import next_id, uuid_ids
 from playground.record.export import collect

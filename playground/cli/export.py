@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.commands import parse_list
+from ..core.command_lines import parse_list
 from ..core.config import INSTANT, InputError, parse_number, parse_whole
 from ..record.files import check_new
 from .output import emit, say

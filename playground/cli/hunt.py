@@ -19,7 +19,7 @@ from pathlib import Path
 
 from protocol import MUTEXES, split_name
 
-from ..core.commands import parse_delay, parse_list
+from ..core.command_lines import parse_delay, parse_list
 from ..core.config import ClusterConfig, InputError, WriteError, parse_number, parse_whole, shown
 from ..record.files import check_new
 from ..record.together import Together

@@ -12,7 +12,8 @@ from typing import Any
 
 from protocol import ALGORITHMS, MUTEXES, machine
 
-from ..core.commands import USAGE, at_lines, delay_refused, membership_refused, parse_delay, parse_lines, want_refused
+from ..core.command_lines import at_lines, parse_delay, parse_lines
+from ..core.commands import USAGE, delay_refused, membership_refused, want_refused
 from ..core.config import (
     INSTANT,
     MAX_NODES,

@@ -1,25 +1,20 @@
-"""Commands that steer a run, and the one parser for `--at` and scenario files.
+"""Commands that steer a run: each a small typed value that declares what it takes and
+what it is (`Command`), and the tables derived from those declarations; `Settings` (T,
+the delays and the links held, as commands leave them) and `Members` (who is in the
+cluster and who is down, so that a command that could only do nothing is refused).
+command_lines.py parses `--at` and scenario lines into them.
 
-Syntax, one per line: `TIME COMMAND ARGS`; `#` starts a comment; blank lines are skipped.
+The commands, as a line writes them (K names a node by rank: 1 is the lowest id):
   crash K | recover K | elect K | timeout T | delay MIN[:MAX]
-  hold K L | release K L | partition K,L,... | heal | join | leave K
-K names a node by rank: 1 is the lowest id, N the highest. With the default ids 1..N
-rank and id are the same number; with `--ids uuid` the rank is how to name a node. The
-parser turns ranks into ids, so a command holds ids from then on (and so does the trace).
-
+  hold K L | release K L | partition K,L,... | heal | join | leave K | want K
 `join` adds a node with a new id (ids.next_id: N+1, or a new UUID), which starts as a
-recovering node; `leave K` makes node K leave for good, telling the others. Ranks count
-every node the cluster has had, those that left too: the lines are read in time order,
-so a command after a join can name the newcomer (with 1..N ids, the newcomer is N+1).
+recovering node; `leave K` makes node K leave for good, telling the others.
 
-Every check happens before anything runs, and a failure names where the line came
-from (a scenario file's line: scenario.py reads those files).
-
-Each command is a small typed value. `words()` gives its name and arguments as the
-trace records them, and `from_words` reads them back (a transcript's commands are the
-recipe that re-creates its run). The keys' "raise T by 0.5 s" and "lower the delay by
-0.25 s" are relative (`ChangeTimeout`, `ChangeDelay`): the engine resolves them against
-the settings it has when they run, and records the absolute command they became.
+`words()` gives a command's name and arguments as the trace records them (ids, not
+ranks), and `from_words` reads them back (a transcript's commands are the recipe that
+re-creates its run). The keys' "raise T by 0.5 s" and "lower the delay by 0.25 s" are
+relative (`ChangeTimeout`, `ChangeDelay`): the engine resolves them against the
+settings it has when they run, and records the absolute command they became.
 """
 
 from __future__ import annotations
@@ -32,17 +27,12 @@ from typing import ClassVar
 from protocol import machine, split_name
 
 from .config import (
-    INSTANT,
     TIMEOUT,
     ClusterConfig,
     InputError,
     check_delay,
-    parse_number,
-    parse_whole,
-    shown,
     shown_json,
 )
-from .ids import next_id
 
 # --- what a command takes ------------------------------------------------------------------
 
@@ -80,6 +70,11 @@ class Command:
     unsettling: ClassVar[bool] = False
     changes_links: ClassVar[bool] = False
     membership: ClassVar[bool] = False
+    needs_up: ClassVar[str | None] = None  # what only an up node can do ("leave"): refused at a down node
+
+    def named(self) -> tuple[int, ...]:
+        """The nodes the cluster has that it names (a join's newcomer is none of them)."""
+        return self.words()[1] if any(t.names_nodes for t in self.takes) else ()
 
     def words(self) -> tuple[str, tuple]:
         """Its name and arguments as the trace records them (ids, seconds)."""
@@ -116,6 +111,7 @@ class Elect(Command):
     name: ClassVar[str] = "elect"
     takes: ClassVar[tuple[Takes, ...]] = (NODE,)
     unsettling: ClassVar[bool] = True
+    needs_up: ClassVar[str | None] = "start an election"
     node: int
 
 
@@ -198,6 +194,7 @@ class Leave(Command):
     name: ClassVar[str] = "leave"
     takes: ClassVar[tuple[Takes, ...]] = (NODE,)
     membership: ClassVar[bool] = True
+    needs_up: ClassVar[str | None] = "leave"
     node: int
 
 
@@ -207,6 +204,7 @@ class Want(Command):
 
     name: ClassVar[str] = "want"
     takes: ClassVar[tuple[Takes, ...]] = (NODE,)
+    needs_up: ClassVar[str | None] = "ask for the critical section"
     node: int
 
 
@@ -321,7 +319,7 @@ def check_words(name: object, args: object, nodes: set[int] | tuple[int, ...]) -
         if not args:
             raise ValueError(f"field 'args': {name} takes one or more nodes, not {shown_json(list(args))}")
     elif len(args) != sum(counts):
-        raise ValueError(f"field 'args': {name} takes {_count(sum(counts))}, not {shown_json(list(args))}")
+        raise ValueError(f"field 'args': {name} takes {arguments_count(sum(counts))}, not {shown_json(list(args))}")
     if any(t.names_nodes for t in cls.takes):
         for node in args:
             if type(node) is not int or node not in nodes:
@@ -346,7 +344,7 @@ def _seconds(value: object) -> float:
     return value
 
 
-def _count(arity: int) -> str:
+def arguments_count(arity: int) -> str:
     return {0: "no arguments", 1: "one argument", 2: "two arguments"}[arity]
 
 
@@ -357,69 +355,6 @@ class Scheduled:
     at: float
     command: Command
     source: str
-
-
-def parse_delay(text: str, what: str | None = None) -> tuple[float, float]:
-    """`MIN` (a constant delay) or `MIN:MAX`, in seconds; a problem names `what` (the
-    option, `--delay`) before the bound it is about."""
-    try:
-        low, sep, high = text.partition(":")
-        delay_min = parse_number(low, "minimum delay")
-        delay_max = parse_number(high, "maximum delay") if sep else delay_min
-        return check_delay(delay_min, delay_max)
-    except InputError as e:
-        raise InputError(f"{what}: {e}" if what else str(e)) from None
-
-
-def parse_node(text: str, ids: tuple[int, ...]) -> int:
-    """A rank (1 is the lowest id), as the id it names."""
-    rank = parse_whole(text, "node", 1)
-    if rank > len(ids):
-        raise InputError(f"there is no node {rank} (nodes are 1..{len(ids)})")
-    return ids[rank - 1]
-
-
-def parse_list(text: str, what: str) -> list[str]:
-    """`1,2,5` -> ["1", "2", "5"]: a comma-separated list, no item empty."""
-    items = [part.strip() for part in text.split(",")]
-    if not all(items):
-        raise InputError(f"{what} must be a comma-separated list, not {shown(text)}")
-    return items
-
-
-def parse_command(words: list[str], ids: tuple[int, ...], seed: int = 1) -> Command:
-    """A command's words, its nodes named by rank among `ids` (every node so far);
-    a join's newcomer gets its id from `ids` and the seed."""
-    name, args = words[0].lower(), words[1:]
-    cls = COMMANDS.get(name)
-    if cls is None:
-        raise InputError(f"unknown command {shown(words[0])} (expected one of: {', '.join(COMMANDS)})")
-    typed = sum(t.typed for t in cls.takes)
-    if len(args) != typed:
-        raise InputError(f"{name} takes {_count(typed)}: {USAGE[name]}")
-    values: list = []
-    for takes in cls.takes:
-        mine, args = args[:takes.typed], args[takes.typed:]
-        values += _parsed(takes, mine, ids, seed, name)
-    return from_words(name, tuple(values))
-
-
-def _parsed(takes: Takes, words: list[str], ids: tuple[int, ...], seed: int, name: str) -> list:
-    """The values one argument of a command gives, as the trace records them."""
-    if takes is NODE:
-        return [parse_node(words[0], ids)]
-    if takes is LINK:
-        src, dst = parse_node(words[0], ids), parse_node(words[1], ids)
-        if src == dst:
-            raise InputError(f"{name} needs two different nodes: {USAGE[name]}")
-        return [src, dst]
-    if takes is NODES:
-        return sorted({parse_node(k, ids) for k in parse_list(words[0], f"{name}'s nodes")})
-    if takes is SECONDS:
-        return [TIMEOUT.check(parse_number(words[0], "timeout"))]
-    if takes is DELAY:
-        return list(parse_delay(words[0]))
-    return [next_id(ids, seed)]  # NEWCOMER
 
 
 @dataclass(slots=True)
@@ -441,10 +376,9 @@ class Members:
 
     def refusal(self, command: Command, name: Callable[[int], str] = str) -> str | None:
         """Why `command` cannot mean anything now (one line, nodes named by `name`), or None."""
-        nodes = getattr(command, "node", None), getattr(command, "src", None), getattr(command, "dst", None)
-        named = [n for n in (*nodes, *getattr(command, "group", ())) if n is not None]
+        named = command.named()
         strangers = [n for n in named if n not in self.every]
-        if strangers and type(command) is not Join:
+        if strangers:
             return f"node {name(strangers[0])} has not joined the cluster yet"
         gone = [n for n in named if n in self.left]
         if gone:
@@ -454,9 +388,8 @@ class Members:
             return f"node {name(node)} is down already"
         if kind is Recover and node not in self.down:
             return f"node {name(node)} is up: only a crashed node recovers"
-        if (kind is Elect or kind is Leave or kind is Want) and node in self.down:
-            can = {Elect: "start an election", Leave: "leave", Want: "ask for the critical section"}[kind]
-            return f"node {name(node)} is down: only an up node can {can}"
+        if command.needs_up and node in self.down:
+            return f"node {name(node)} is down: only an up node can {command.needs_up}"
         members = self.members
         if type(command) is Leave and members == (command.node,):
             return f"node {name(command.node)} is the last member: the cluster would be empty"
@@ -473,56 +406,3 @@ class Members:
             self.down.add(command.node)
         elif type(command) is Recover:
             self.down.discard(command.node)
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """A `TIME COMMAND ARGS` line from a scenario or --at, not yet parsed: `where` names it."""
-
-    text: str
-    source: str
-    where: str
-
-
-def parse_lines(lines: list[Line], ids: tuple[int, ...], seed: int,
-                ends: tuple[float, str] | None = None) -> list[Scheduled]:
-    """Command lines, blank and comment lines skipped, into commands in time order (lines
-    of one time in the order given). They are read in that order so that a rank can
-    name a node that joined before it, and a command on a node that has left by then,
-    which could only do nothing, is refused (Members). `ends`: when the run ends, and
-    what says so (a headless run's --until): a command after it would never run."""
-    timed = []
-    for line in lines:
-        words = line.text.split("#", 1)[0].split()
-        if not words and line.source == "scenario":
-            continue  # a file's blank lines and comments; an --at must say something
-        try:
-            if len(words) < 2:
-                raise InputError("expected TIME COMMAND ARGS")
-            at = INSTANT.check(parse_number(words[0], "time"))
-            if ends is not None and at > ends[0]:
-                raise InputError(f"at {at:g} s, after the run ends at {ends[0]:g} s ({ends[1]}): it would never run")
-            timed.append((at, words[1:], line))
-        except InputError as e:
-            raise InputError(f"{line.where}: {e}") from None
-    timed.sort(key=lambda entry: entry[0])  # stable
-    out = []
-    members = Members(tuple(ids))
-    for at, words, line in timed:
-        try:
-            command = parse_command(words, members.every, seed)
-            if why := members.refusal(command, lambda node: str(members.every.index(node) + 1)):
-                raise InputError(f"at {at:g} s, {why}")
-        except InputError as e:
-            raise InputError(f"{line.where}: {e}") from None
-        members.apply(command)
-        out.append(Scheduled(at, command, line.source))
-    return out
-
-
-def at_lines(texts: list[str]) -> list[Line]:
-    return [Line(text, "at", f"--at {shown(text)}") for text in texts]
-
-
-def parse_at(texts: list[str], ids: tuple[int, ...], seed: int = 1) -> list[Scheduled]:
-    return parse_lines(at_lines(texts), ids, seed)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.commands import Line
+from ..core.command_lines import Line
 from ..core.config import InputError, shown
 from .files import read_text
 

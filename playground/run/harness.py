@@ -40,6 +40,7 @@ from collections.abc import Iterable
 
 from protocol import CsState, Message, Node, Status, machine
 
+from ..core.command_lines import parse_command
 from ..core.commands import (
     Crash,
     Elect,
@@ -53,7 +54,6 @@ from ..core.commands import (
     Request,
     SetDelay,
     SetTimeout,
-    parse_command,
 )
 from ..core.config import ClusterConfig, Workload, to_seconds, to_us
 from ..core.engine import Engine, step_sync

@@ -64,7 +64,8 @@ import dataclasses
 
 from protocol import CsState, Message
 
-from ..core.commands import COMMANDS, parse_delay
+from ..core.command_lines import parse_delay
+from ..core.commands import COMMANDS
 from ..core.config import ClusterConfig, InputError
 from ..core.cs_entries import CsEntries
 from ..core.events import CsEvent, Event
