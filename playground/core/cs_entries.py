@@ -28,7 +28,7 @@ a released node sends waits (`_unclaimed`) for a Want from that node at the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from protocol import CsState, Serves, serves
 
@@ -153,7 +153,9 @@ class CsEntries:
         self._stamps.pop(node, None)
 
     def copy(self) -> CsEntries:
-        return CsEntries(self.serving, self.entries, self.messages, self.completed, self.completed_messages,
-                         list(self.client_delays), list(self.sync_delays), self.sync_left_out, self.unfair,
-                         self.out_of_order, dict(self._open), dict(self._unclaimed), dict(self._wanted), self._exit,
-                         {k: set(v) for k, v in self._passed.items()}, set(self._inside), dict(self._stamps))
+        """An independent copy (every field by replace, so one added later is not
+        forgotten; the mutable ones copied)."""
+        return replace(self, client_delays=list(self.client_delays), sync_delays=list(self.sync_delays),
+                       _open=dict(self._open), _unclaimed=dict(self._unclaimed), _wanted=dict(self._wanted),
+                       _passed={k: set(v) for k, v in self._passed.items()}, _inside=set(self._inside),
+                       _stamps=dict(self._stamps))

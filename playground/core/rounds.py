@@ -4,7 +4,7 @@ the timeline's markers all read `Rounds`, fed the trace's events in order."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from protocol import MessageRole
 
@@ -54,8 +54,8 @@ class Rounds:
     agreed: int | None = None  # the leader of the agreement, while there is one
     lost: bool = False  # agreement was lost, and no election has started since
     kept: list[Round] | None = None  # every round, for whoever asked (the summary)
-    _maybe: Round | None = None  # an election started while all agree: a round, if agreement is lost at its instant
-    _first: Round | None = None  # the first election a follower started while all agree: a round, if agreement is lost
+    _at_latest_instant: Round | None = None  # the election started at the latest instant while all agree: a round, if agreement is lost then
+    _first_by_a_follower: Round | None = None  # the first election a follower started while all agree: a round, if agreement is lost
 
     def observe(self, e: Event) -> Round | None:
         """Take one event; the round it began, if it began one."""
@@ -65,22 +65,23 @@ class Rounds:
                 if self.running:
                     self.current.messages[e.msg.type] += 1
                     return None
-                if self._maybe is not None and self._maybe.began == e.t:
-                    self._maybe.messages[e.msg.type] += 1
-                if self._first is not None:
-                    self._first.messages[e.msg.type] += 1
+                if self._at_latest_instant is not None and self._at_latest_instant.began == e.t:
+                    self._at_latest_instant.messages[e.msg.type] += 1
+                if self._first_by_a_follower is not None:
+                    self._first_by_a_follower.messages[e.msg.type] += 1
         elif kind is ElectionStartEvent:
             if self.count == 0 or self.lost:
                 return self._begin(Round(e.t, e.node, e.seq))
             if self.agreed is not None:
-                if self._maybe is None or self._maybe.began != e.t:
-                    self._maybe = Round(e.t, e.node, e.seq)
-                if self._first is None and e.node != self.agreed:
-                    self._first = Round(e.t, e.node, e.seq)
+                if self._at_latest_instant is None or self._at_latest_instant.began != e.t:
+                    self._at_latest_instant = Round(e.t, e.node, e.seq)
+                if self._first_by_a_follower is None and e.node != self.agreed:
+                    self._first_by_a_follower = Round(e.t, e.node, e.seq)
         elif kind is AgreementEvent:
-            maybe, first, self._maybe, self._first = self._maybe, self._first, None, None
+            latest, by_follower = self._at_latest_instant, self._first_by_a_follower
+            self._at_latest_instant = self._first_by_a_follower = None
             if e.leader is None and self.agreed is not None:
-                began = maybe if maybe is not None and maybe.began == e.t else first
+                began = latest if latest is not None and latest.began == e.t else by_follower
                 if began is not None:
                     self.agreed = None
                     return self._begin(began)
@@ -105,5 +106,8 @@ class Rounds:
         return self.current is not None and self.current.agreed is None and not self.lost
 
     def copy(self) -> Rounds:
-        return Rounds(self.count, self.current and self.current.copy(), self.agreed, self.lost, None,
-                      self._maybe and self._maybe.copy(), self._first and self._first.copy())
+        """An independent copy, without the rounds kept (every field copied by replace: one
+        added later is not forgotten; the rounds under way copied, they change)."""
+        return replace(self, current=self.current and self.current.copy(), kept=None,
+                       _at_latest_instant=self._at_latest_instant and self._at_latest_instant.copy(),
+                       _first_by_a_follower=self._first_by_a_follower and self._first_by_a_follower.copy())
