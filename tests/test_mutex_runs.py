@@ -294,3 +294,13 @@ def test_an_entry_without_a_want_before_it_is_a_request_too():
     cs.observe(CsEvent(0, 1, 3, CsState.HELD))
     cs.observe(CsEvent(0, 2, 3, CsState.RELEASED))
     assert cs.completed == 1 and cs.messages_per_entry == 0.0
+
+
+def test_the_mutex_table_says_how_many_synchronization_delays_it_left_out():
+    from playground.run.compare_mutex import MutexResult, mutex_table
+
+    lecture = {"messages_per_entry": "3", "sync_delay_messages": "2"}
+    rows = [MutexResult("central", 4, 10, 3.0, {"median": 1.0, "worst": 2.0}, {"median": 2.0, "worst": 2.0}, left, 0.0,
+                        0, lecture) for left in (0, 3)]
+    table = mutex_table(rows, ClusterConfig(delay_min=1, delay_max=1)).splitlines()
+    assert "left out" not in table[-2] and "2.00 / 2.00 (3 left out: two inside)" in table[-1]

@@ -40,6 +40,7 @@ class MutexResult:
     messages_per_entry: float | None
     client_delay: dict[str, float] | None  # median, worst (seconds)
     sync_delay: dict[str, float] | None
+    sync_left_out: int  # exits while another node was inside: no synchronization delay to measure
     idle_messages_per_second: float
     violations: int
     lecture: dict[str, str]
@@ -50,7 +51,8 @@ def run_one(mutex: str, nodes: int, config: ClusterConfig, seed: int, election: 
     busy = run_headless(session, RUN)["mutex"]
     idle = run_headless(replace(session, workload=Workload(think=None)), RUN)["mutex"]
     return MutexResult(mutex, nodes, busy["entries"], busy["messages_per_entry"], busy["client_delay"],
-                       busy["sync_delay"], round(idle["messages"] / RUN, 3), busy["violations"], busy["lecture"])
+                       busy["sync_delay"], busy["sync_delay_left_out"], round(idle["messages"] / RUN, 3),
+                       busy["violations"], busy["lecture"])
 
 
 def compare_mutex(config: ClusterConfig, seed: int, sizes: tuple[int, ...] = SIZES,
@@ -60,6 +62,10 @@ def compare_mutex(config: ClusterConfig, seed: int, sizes: tuple[int, ...] = SIZ
 
 def _spread(values: dict[str, float] | None) -> str:
     return "–" if values is None else f"{values['median']:.2f} / {values['worst']:.2f}"
+
+
+def _left_out(count: int) -> str:
+    return f" ({count:,} left out: two inside)" if count else ""
 
 
 def mutex_table(results: list[MutexResult], config: ClusterConfig, election: str = "classic") -> str:
@@ -77,7 +83,8 @@ def mutex_table(results: list[MutexResult], config: ClusterConfig, election: str
     for r in results:
         per_entry = "–" if r.messages_per_entry is None else f"{r.messages_per_entry:g}"
         rows.append(f"| {r.mutex} | {r.nodes} | {r.entries:,} | {per_entry} | {r.lecture['messages_per_entry']} | "
-                    f"{_spread(r.client_delay)} | {_spread(r.sync_delay)} | {r.lecture['sync_delay_messages']} | "
+                    f"{_spread(r.client_delay)} | {_spread(r.sync_delay)}{_left_out(r.sync_left_out)} | "
+                    f"{r.lecture['sync_delay_messages']} | "
                     f"{r.idle_messages_per_second:g} | {r.violations} |")
     return "\n".join(rows)
 
