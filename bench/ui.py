@@ -48,11 +48,11 @@ async def key_latency(nodes: int, speed: float, presses: int = 20, diagram: bool
             display = app._display
             app._display = lambda *args: (frames.append(time.perf_counter()), display(*args))[1]
             if diagram:
-                app.action_toggle_diagram()
+                app.screen.action_toggle_diagram()
             await pilot.pause(2.0)  # into the storm
             for i in range(presses):
                 node = nodes - i // 2
-                app.action_select(node)  # (pilot.press would wait for an idle app: never, here)
+                app.screen.action_select(node)  # (pilot.press would wait for an idle app: never, here)
                 want_up = i % 2 == 1  # crash, then recover
                 start = time.perf_counter()
                 app.simulate_key("r" if want_up else "c")

@@ -16,7 +16,7 @@ from playground.record.reader import load
 from playground.run.session import Session
 from playground.ui.app import BullyApp
 from protocol import ALGORITHMS, Message, MessageRole, Node, Status, StatusRole
-from tests.test_app import advance, card_text, on_asyncio
+from tests.test_app import advance, card_text, on_asyncio, palette
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,4 +95,4 @@ async def test_it_shows_in_the_app_by_its_roles_and_names(registered, tmp_path):
         assert any(line.text.endswith("Beam #0") for line in app.model.log)
         await pilot.press("1")
         assert "seen: 1, 2, 3, 4" in app.panel.shown_text()  # (a list that fits is shown whole)
-        assert "Algorithm: classic" in [c.title for c in app.get_system_commands(app.screen)]
+        assert "Algorithm: classic" in await palette(app)

@@ -13,7 +13,7 @@ from playground.core.config import ClusterConfig, InputError
 from playground.core.links import Links
 from protocol.classic import Answer, Election
 from tests.support import at, run
-from tests.test_app import advance, make_app, on_asyncio
+from tests.test_app import advance, make_app, on_asyncio, palette
 
 CONSTANT = ClusterConfig(timeout=4, probe_interval=2, delay_min=1, delay_max=1)
 
@@ -87,7 +87,7 @@ async def test_keys_cut_a_node_off_and_heal_and_the_screen_says_what_waits(tmp_p
         assert waiting[4] > 0 and f"⏸{waiting[4]}" in app.grid.node_text(4)
         app.redraw(text=True)  # the panel is drawn at most TEXT_HZ times a second
         assert f"{waiting[4]} messages to it wait on held links" in " ".join(app.panel.shown_text().split())
-        titles = {c.title for c in app.get_system_commands(app.screen)}
+        titles = set(await palette(app))
         assert {"Cut node 2 off", "Hold link 4→1", "Split the cluster: ..2 | 3..", "Heal every link"} <= titles
         await pilot.press("P")
         await advance(pilot, app, 0.001)

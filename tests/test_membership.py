@@ -23,7 +23,7 @@ from playground.record.verify import verify
 from protocol import ALGORITHMS, Config, Receive, Start, Stoller
 from protocol import Join as JoinMessage
 from tests.support import final_states, run, unchecked
-from tests.test_app import advance, card_text, make_app, on_asyncio
+from tests.test_app import advance, card_text, make_app, on_asyncio, palette
 from tests.test_interactions import play
 from tests.test_random_schedules import configs
 
@@ -210,15 +210,15 @@ async def test_j_adds_a_card_for_the_newcomer_and_l_makes_the_selected_node_leav
         assert "✖ left" in card_text(app, 1) and "→5" in card_text(app, 2)
         assert [line.text for line in app.model.log if line.kind in ("join", "leave")] == ["node 5 joined", "node 1 left"]
         await pilot.press("l")  # again: it has left, and the app says so instead of recording a command
-        palette = {c.title: c.callback for c in app.get_system_commands(app.screen)}
-        palette["Crash node 1"]()  # from the palette too
+        commands = await palette(app)
+        commands["Crash node 1"]()  # from the palette too
         await advance(pilot, app, 1)
         assert [line.text for line in app.model.log].count("user: leave 1") == 1
         assert not any(line.text == "user: crash 1" for line in app.model.log)
         said = [n.message for n in app._notifications]
         assert said.count("Node 1 has left the cluster: leave cannot reach it.") == 1
         assert "Node 1 has left the cluster: crash cannot reach it." in said
-        assert "Join a new node" in [c.title for c in app.get_system_commands(app.screen)]
+        assert "Join a new node" in await palette(app)
 
 
 @on_asyncio

@@ -163,7 +163,7 @@ async def test_a_replay_of_huge_instants_follows_to_its_last_instant(tmp_path, m
     """A storm's instants hold tens of thousands of events each, more than a batch read:
     the screen stays with the latest instant read until the user goes elsewhere (it
     stayed at t=0), however rarely it is redrawn meanwhile."""
-    monkeypatch.setattr("playground.ui.app.LOADING_SHOWN_EVERY", 1e9)  # no redraw until the end
+    monkeypatch.setattr("playground.ui.replay_reading.LOADING_SHOWN_EVERY", 1e9)  # no redraw until the end
     path = tmp_path / "storm.jsonl"
     assert main(["--headless", "--nodes", "100", "--delay", "1", "--probe-interval", "0", "--until", "10",
                  "--transcript", str(path)]) == 0

@@ -1,13 +1,28 @@
 """How things look: a glyph (readable without colour) and a theme colour variable (never
 a literal colour), by role. Algorithms declare a role for each status and message
 (protocol/interface.py), so this module names none of their statuses or messages, and
-a new algorithm looks right without touching it. Shared by the grid, the log and the panel."""
+a new algorithm looks right without touching it. Shared by the grid, the log and the panel.
+
+Beside the looks, the words the screens write are named here too, though each is defined
+where its meaning is: a node's and a command's names (labels.py), a time (the
+configuration's), a violation (the monitor's). So a screen reads how things look and
+how they are said in one place (the UI's imports of the runtime are counted:
+tests/test_layers.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from protocol import CsState, MessageRole, StatusRole
+
+from ..core.config import duration_text, instant_text
+from ..core.monitor import PROPERTY_NAMES, describe, describe_groups
+from .labels import command_text, node_labels
+
+__all__ = ["BAR", "CS_LOOK", "CS_WORD", "EVENT_COLOUR", "LEADER_MARK", "MESSAGE_COLOUR", "NO_LEADER", "PROPERTY_NAMES",
+           "ROLE_LOOK", "command_text", "countdown", "cs_badge", "describe", "describe_groups", "duration_text",
+           "inside", "instant_text", "leader_text", "line_colour", "node_labels", "role_look", "short_list",
+           "short_status", "timer_label"]
 
 # A status's role: glyph and colour, in the order a legend lists them.
 ROLE_LOOK = {

@@ -1,5 +1,6 @@
 """A session's timeline: its run (live, or a replay read from its transcript) and its
-whole past, behind one small surface, for whoever shows it (the app, a test).
+whole past, behind the control surface (control.py) that a real run offers too, for
+whoever shows it (the app, a test).
 
 It owns:
   - the recording: the session's transcript, or a temporary one that `save` copies and
@@ -12,7 +13,9 @@ It owns:
     copy kept, and a replay's re-run that keeps those copies (`re_run`);
   - changing the course: a command at the present runs (`submit`); from the past it
     branches (`branch`): the engine then is re-created and goes on in a new transcript
-    beside the first, which stays as it is, and the session is the branch from then on.
+    beside the first, which stays as it is, and the session is the branch from then on;
+  - keeping: the transcript so far copied (`save`), or a window of it drawn as an SVG
+    space-time diagram (`export_svg`).
 
 The app asks it to move (`seek`, `present`, `step`), takes what is new (`take`), and
 shows `state`; moving returns the events that led to the moment, for a log to show.
@@ -31,13 +34,14 @@ from pathlib import Path
 
 import outcome
 
-from ..core.commands import Members, Request
+from ..core.commands import ChangeDelay, ChangeTimeout, Command, Members, Request
 from ..core.config import InputError
 from ..core.engine import Engine, steps
 from ..core.events import Event
 from ..core.host import Internals
 from ..record import guard
-from ..record.files import saved_as_new
+from ..record.export import Filters, export
+from ..record.files import saved_as_new, write_whole
 from ..record.recorder import Recorder
 from .cluster import Cluster
 from .history import History, Loading, save_with_parents
@@ -50,6 +54,8 @@ RE_RUN_SLICE = 0.02  # seconds a replay's re-run works before it lets others in 
 
 
 class Timeline:
+    time_travel = True  # (control.Control) any instant can be shown, and a command there branches
+
     def __init__(self, session: Session, history: History, state: ClusterState, files: ExitStack, temporary: bool):
         """`state`: a fresh state of the session's, which the timeline keeps showing the
         moment in (whoever renders it holds it, and its node states, from the start)."""
@@ -228,15 +234,30 @@ class Timeline:
         engine = self._then[1]
         return None if engine is None else engine.internals(node)
 
+    @property
+    def internals_unknown(self) -> str | None:
+        """Why no node's variables can be known (a replay that cannot be re-created), or None."""
+        return self.history.why_not_re_created
+
     # --- changing the course ---------------------------------------------------------------------
 
     def refusal(self, request: Request, name: Callable[[int], str]) -> str | None:
-        """Why `request` cannot mean anything at the moment shown (one line), or None."""
+        """Why `request` cannot mean anything at the moment shown (one line), or None: a
+        node that has left, or is down already; T or a delay at its floor, which the
+        change would leave as it is."""
+        config = self.state.config
+        if type(request) is ChangeTimeout and config.timeout + request.by < abs(request.by):
+            return f"T cannot go below {abs(request.by):g}s"
+        if type(request) is ChangeDelay and config.delay_min + request.by < 0:
+            return f"the minimum delay is {config.delay_min:g}s: it cannot go {-request.by:g}s lower"
+        if not isinstance(request, Command):  # (a change of T or the delays names no node)
+            return None
         members = Members(self.state.joined, self.state.left, self.state.down)
         return members.refusal(request, name)
 
     def submit(self, request: Request) -> None:
-        """A command, at the present of a live run (from the past: `branch`)."""
+        """A command, at the present of a live run (from the past: `branch`); the cluster
+        takes every command `refusal` lets through."""
         assert self.live is not None and self.position is None
         self.live.submit(request)
 
@@ -295,6 +316,15 @@ class Timeline:
         written: list[Path] = []
         target = saved_as_new(folder, base, lambda path: written.extend(save_with_parents(self.history.path, path)))
         return target, len(written) - 1
+
+    def export_svg(self, target: Path, start: float, stop: float, *, nodes: tuple[int, ...] = (),
+                   types: tuple[str, ...] = (), detector: bool = False) -> None:
+        """The transcript from `start` to `stop` drawn as an SVG space-time diagram (only
+        `nodes` and message `types` if given, failure-detector traffic if `detector`),
+        written whole to `target`, a new file. Reads the transcript from its file: call
+        it from a thread to keep a screen going. InputError or WriteError if it cannot."""
+        filters = Filters(start, stop, nodes=nodes, types=types, detector=detector)
+        write_whole(str(target), "export", export(self.history.path, "svg", filters).encode(), overwrite=False)
 
 
 def _temporary_file(files: ExitStack) -> str:

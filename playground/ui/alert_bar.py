@@ -16,9 +16,7 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ..core.config import duration_text
-from ..core.monitor import PROPERTY_NAMES, describe, describe_groups
-from ..record.look import short_list
+from ..record.look import PROPERTY_NAMES, describe, describe_groups, duration_text, short_list
 from .model import ClusterModel
 
 NODE_LIST = re.compile(r"\b\w+(?:, \w+)+\b")  # "3, 4, 5" in the monitor's words: a list, if they are all nodes

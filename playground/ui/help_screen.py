@@ -1,7 +1,8 @@
-"""The help screen, generated from the app's bindings so it cannot drift from them: a
-column of keys and a column of what they do, whose lines wrap under themselves at any
-width. The keys' column is at most KEYS_WIDTH wide, so that the descriptions keep their
-room: a longer list of keys wraps within it, and a run of digits reads "1–9"."""
+"""The help screen, generated from the bindings it is given (the app's and its screen's)
+so it cannot drift from them: a column of keys and a column of what they do, whose
+lines wrap under themselves at any width. The keys' column is at most KEYS_WIDTH wide,
+so that the descriptions keep their room: a longer list of keys wraps within it, and a
+run of digits reads "1–9"."""
 
 from __future__ import annotations
 
@@ -18,9 +19,14 @@ KEYS_WIDTH = 12  # cells of keys at most, before they wrap
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close")]
 
+    def __init__(self, bindings: list[Binding], note: str):
+        """`note`: the last line (what the command palette offers)."""
+        super().__init__()
+        self.bindings, self.note = bindings, note
+
     def compose(self) -> ComposeResult:
         keys_by_purpose: dict[str, list[str]] = {}  # bindings that share a tooltip share a row
-        for binding in self.app.BINDINGS:
+        for binding in self.bindings:
             if isinstance(binding, Binding) and binding.tooltip:
                 keys = [self.app.get_key_display(Binding(k, "")) for k in binding.key.split(",")]
                 keys_by_purpose.setdefault(binding.tooltip, []).extend(keys)
@@ -35,7 +41,7 @@ class HelpScreen(ModalScreen[None]):
                     key_column.styles.width = width + 2
                     yield key_column
                     yield Static(Content(purpose), classes="what")
-            yield Static(Content.from_markup(f"\n[$text-muted]{self.app.PALETTE_NOTE} Press ? or escape to close.[/]"))
+            yield Static(Content.from_markup(f"\n[$text-muted]{self.note} Press ? or escape to close.[/]"))
 
 
 def _runs_of_digits(keys: list[str]) -> list[str]:

@@ -31,8 +31,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
 
-from ..core.config import instant_text
-from ..record.look import line_colour
+from ..record.look import instant_text, line_colour
 from . import diagram as drawing
 from .model import LOG_CAP, ClusterModel, LogLine
 

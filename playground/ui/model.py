@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from protocol import CsState, MessageRole, Status
 
-from ..core.config import ClusterConfig
 from ..core.events import (
     COMES_UP,
     GOES_DOWN,
@@ -35,10 +34,8 @@ from ..core.events import (
     StateEvent,
     ViolationEvent,
 )
-from ..core.monitor import PROPERTY_NAMES, describe
-from ..record.labels import command_text, node_labels
-from ..record.look import CS_LOOK
-from ..run.state import ClusterState, NodeState
+from ..record.look import CS_LOOK, PROPERTY_NAMES, command_text, describe, node_labels
+from ..run.control import ClusterConfig, ClusterState, NodeState
 
 NodeView = NodeState  # (the widgets' name for it)
 LOG_CAP = 5000  # lines kept for the log; memory stays flat however long the run

@@ -10,23 +10,23 @@ long lines wrapped under themselves. Taller than its room, it scrolls."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from textual.containers import VerticalScroll
-from textual.content import Content
-from textual.geometry import Size
 from textual.markup import escape
 from textual.reactive import reactive
-from textual.widget import Widget
 
-from ..core.host import HostStatus, Internals
-from ..record.look import LEADER_MARK, leader_text, role_look, short_list, timer_label
+from ..record.look import LEADER_MARK, leader_text, role_look, timer_label
 from .model import NodeView
+from .panel_text import HANG, PanelText, Row  # noqa: F401 (HANG: how far a wrapped line goes in, for tests)
 
-HANG = 4  # a wrapped line goes on this far in
-LIST_ROOM = 12  # cells a list gets at least before it wraps instead of shrinking further
 
-# A line of the panel: markup, and a list to shorten to the room left after it (None: none).
-Row = tuple[str, tuple | None]
+class Internals(Protocol):
+    """What the panel reads of a node's internals (core/host.py's, as the control surface gives them)."""
+
+    up: bool
+    variables: Mapping[str, object]
+    storage: Mapping[str, object]
 
 
 class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows select nodes
@@ -60,42 +60,6 @@ class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows 
     def shown_text(self) -> str:
         """The lines as drawn at the panel's width, for tests."""
         return "\n".join(line.plain for line in self.text.lines(self.text.content_size.width))
-
-
-class PanelText(Widget):
-    DEFAULT_CSS = "PanelText { height: auto; }"
-
-    rows: reactive[tuple[Row, ...]] = reactive(())
-
-    def __init__(self):
-        super().__init__()
-        self.labels: Mapping[int, str] = {}
-
-    def watch_rows(self) -> None:
-        if len(self.lines(self.content_size.width)) != self.size.height:  # (a layout only when its height changes)
-            self.refresh(layout=True)
-
-    def lines(self, width: int) -> list[Content]:
-        """Each row at `width`: its list shortened to the room left, wrapped with a hanging indent."""
-        width = max(width, HANG + 8)
-        out = []
-        for markup, items in self.rows:
-            line = Content.from_markup(markup)
-            if items is not None:
-                line = line + Content(short_list(items, self.labels, max(LIST_ROOM, width - line.cell_length)))
-            first, *rest = line.wrap(width)
-            out.append(first)
-            if rest:  # the rest again, narrower, under the first line's words
-                rest_of = line[len(first.plain):]
-                skip = len(rest_of.plain) - len(rest_of.plain.lstrip(" "))
-                out += [wrapped.pad_left(HANG) for wrapped in rest_of[skip:].wrap(width - HANG)]
-        return out
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.lines(width))
-
-    def render(self) -> Content:
-        return Content("\n").join(self.lines(self.content_size.width))
 
 
 def rows(node: NodeView, internals: Internals | None, now: float, labels: Mapping[int, str],
@@ -138,7 +102,7 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
     else:
         out += [_variable(name, value, labels) for name, value in internals.variables.items()]
         if not internals.up:
-            gone = "it left" if node.status is HostStatus.LEFT else "lost in the crash"
+            gone = "it left" if node.left else "lost in the crash"
             out.append((f"  [$text-muted]({gone})[/]", None))
         elif not internals.variables:
             out.append(("  [$text-muted]none of its own[/]", None))

@@ -23,7 +23,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ..core.config import ClusterConfig
+from ..run.control import ClusterConfig
 
 SEPARATOR = " │ "
 

@@ -87,7 +87,7 @@ class ViewKeys:
         self.notify(f"Theme: {self.theme}")
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.BINDINGS, self.PALETTE_NOTE))
 
     def on_resize(self, event: Resize) -> None:
         self.panel.display = event.size.width >= PANEL_NEEDS  # a narrow screen keeps the log readable

@@ -1,0 +1,45 @@
+"""The command palette (ctrl+p): its commands come from Textual command providers
+(playground/ui/palette.py), found as the user types, and act as the keys do."""
+
+from __future__ import annotations
+
+from textual.command import CommandPalette
+
+from playground.ui.app import BullyApp
+from playground.ui.palette import AlgorithmCommands, LinkCommands, NodeCommands, ViewCommands
+from tests.test_app import advance, make_app, on_asyncio, palette, settled, wait_for
+
+
+@on_asyncio
+async def test_a_command_typed_in_the_palette_runs(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 5)
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"crash node 3")
+        await wait_for(pilot, lambda: app.screen.query_one("CommandList").option_count, "the palette's hits")
+        first = app.screen.query_one("CommandList").get_option_at_index(0).prompt
+        assert "Crash node 3" in str(first)
+        await pilot.press("enter")
+        await advance(pilot, app, 0.001)
+        assert not app.model.nodes[3].up
+        assert [line.text for line in app.model.log if line.kind == "command"] == ["user: crash 3"]
+
+
+@on_asyncio
+async def test_the_palette_offers_what_the_moment_allows_from_every_provider(tmp_path):
+    assert {NodeCommands, ViewCommands, LinkCommands, AlgorithmCommands} <= BullyApp.COMMANDS
+    app = make_app(tmp_path, nodes=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(pilot, app)
+        await pilot.press("2")
+        commands = await palette(app)
+        assert {"Hold link 2→1", "Release link 2→4", "Select node 3", "Theme", "Quit"} <= set(commands)
+        assert "Hold link 2→2" not in commands and "Leave: node 1" in commands  # (classic takes members)
+        assert "Want the critical section: node 1" not in commands  # (no mutex)
+        commands["Hold link 2→1"]()
+        await advance(pilot, app, 0.001)
+        assert app.state.held_links == {(2, 1)}
+        commands["Select node 3"]()
+        assert app.selected == 3 and app.panel.border_title == "node 3"
