@@ -46,18 +46,8 @@ from hypothesis.errors import NoSuchExample
 
 from protocol import machine
 
-from ..core.commands import (
-    Crash,
-    Elect,
-    Leave,
-    Line,
-    Members,
-    Recover,
-    Want,
-    membership_refused,
-    parse_command,
-    parse_lines,
-)
+from ..core.command_lines import Line, parse_command, parse_lines
+from ..core.commands import Crash, Elect, Leave, Members, Recover, Want, membership_refused
 from ..core.config import ClusterConfig, Workload
 from ..core.engine import Engine, steps
 from ..core.events import ViolationEvent
