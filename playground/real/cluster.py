@@ -12,7 +12,7 @@ with their wall times: a killed process cannot write that it was killed. Whateve
 happens, leaving the `with` block stops every process it started (SIGTERM, then SIGKILL
 after a second); and a node whose cluster was killed outright stops by itself within
 half a second (`--parent`). A signal that stops bully-tui waits while a process is
-being started and tracked, and while they are being stopped (`_signals_held`): none is
+being started and tracked, and while they are being stopped (record/signals.py): none is
 left untracked, running, in a folder being removed.
 The run's traces become one transcript in merge.py.
 """
@@ -54,7 +54,7 @@ from ..core.commands import (
 from ..core.config import TIMEOUT, ClusterConfig, InputError, Workload
 from ..core.events import Event
 from ..core.host import Internals
-from ..record import guard
+from ..record import guard, signals
 from . import control, state
 from .merge import Merge, merge
 from .node import TRACE_FILE
@@ -63,19 +63,6 @@ from .traces import TraceFile, read_trace
 STARTING = 0.2  # seconds from telling the nodes when to start to their first step (they all listen by then)
 STARTED_WITHIN = 20.0  # seconds with no process becoming ready before one is said not to start (64 on 2 cores: ~5 s in all)
 STOPPING = 1.0  # seconds a process has to stop after SIGTERM before it is killed
-STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what stops bully-tui (run/interrupt.py takes them over)
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """The signals that stop bully-tui wait until the block is done (blocked in this
-    thread: a headless run's, where the handler raises). A process started meanwhile
-    inherits the block: node_command lifts it first thing."""
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 @contextmanager
@@ -84,7 +71,7 @@ def run_folder() -> Iterator[str]:
     after; by the guardian (record/guard.py) if bully-tui ends first, killed say (it
     tries again while the nodes, which stop once their cluster is gone, still write)."""
     guard.start()  # (before the folder is made: told the moment it exists, not once a process has started)
-    with _signals_held():
+    with signals.held():
         folder = tempfile.mkdtemp(prefix="bully-real-")
         guard.remove_if_left(folder)
     try:
@@ -194,7 +181,7 @@ class RealCluster:
             argv += ["--join"]
         if self._across(node):
             argv += ["--held", ",".join(map(str, self._across(node)))]
-        with open(os.path.join(folder, "node.log"), "ab") as err, _signals_held():  # (tracked before a stop)
+        with open(os.path.join(folder, "node.log"), "ab") as err, signals.held():  # (tracked before a stop)
             self.processes[node] = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                                     start_new_session=True)
 
@@ -335,7 +322,7 @@ class RealCluster:
     def close(self) -> None:
         """Every process stopped: SIGTERM to each at once, SIGKILL to those still running
         a second later (a signal that stops bully-tui meanwhile waits until they are)."""
-        with _signals_held():
+        with signals.held():
             for p in self.processes.values():
                 if p.poll() is None:
                     p.terminate()

@@ -353,7 +353,7 @@ def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None]
         # hunt's handler, and one that came before the worker ignored it raised there
         # (a traceback from "Process ForkPoolWorker-1"). One that comes meanwhile is the
         # hunt's when the block ends.
-        with _signals_held():
+        with interrupt.held():
             pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_ignores_signals)
         results: queue.SimpleQueue = queue.SimpleQueue()
         pending: set[int] = set()
@@ -375,15 +375,6 @@ def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None]
         if pool is not None:
             pool.terminate()
             pool.join()
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, interrupt.SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _worker_ignores_signals() -> None:

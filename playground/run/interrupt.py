@@ -36,7 +36,9 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from ..record.signals import STOPS, held  # noqa: F401 (held: interrupt.held, the one way to hold the signals off)
+
+SIGNALS = STOPS  # (record/signals.py: held() holds them off where a stop must wait)
 # Seconds a signal gives the live app's clean quit before the process ends anyway. The
 # terminal closing (SIGHUP) gives less: nobody sees the screen, and drawing it can block.
 QUIT_WITHIN = {signal.SIGINT: 1.5, signal.SIGTERM: 1.5, signal.SIGHUP: 0.3}
