@@ -154,18 +154,22 @@ def test_hostile_control_frames_close_that_connection_and_the_node_goes_on(tmp_p
 
 
 def _boot(node: int) -> str:
-    return json.dumps({"t": 1.0, "lamport": 0, "node": node, "kind": "boot", "algorithm": "classic", "ids": [1, 2],
-                       "recovering": False, "timeout": 4.0, "probe_interval": 5.0, "coordinator_timeout": None,
-                       "delay": 0.0})
+    """A node's first two lines: its header and its start."""
+    from playground.core.config import ClusterConfig
+    from playground.record.transcript import Header, header_line
+
+    header = header_line(Header("classic", [1, 2], 1, ClusterConfig(delay_min=0, delay_max=0), real=True)).decode()
+    return header + json.dumps({"seq": 0, "t": 1.0, "kind": "start", "node": node, "lamport": 0})
 
 
 @pytest.mark.parametrize(("line", "says"), [
-    ('{"t": 2, "lamport": 1, "node": 99, "kind": "stop"}', "line 2: a line of node 99 in node 2's trace"),
-    ('{"t": 2, "lamport": 1, "node": 2, "kind": "send", "id": "2.1.1", "dst": 99, "msg": {"type": "election"}}',
-     "line 2: field 'dst' of a send line names node 99, not one of the nodes (1, 2)"),
-    ('{"t": 2, "lamport": 1, "node": 2, "kind": "state", "status": "normal", "leader": 7, "epoch": 1}',
-     "line 2: field 'leader' of a state line names node 7, not one of the nodes (1, 2)"),
-    ("garbage", "line 2: not JSON"),  # (whole, its newline written: refused, not dropped as a cut line is)
+    ('{"t": 2, "lamport": 1, "node": 99, "kind": "stop"}', "line 3: a line of node 99 in node 2's trace"),
+    (('{"seq": 0, "t": 2, "kind": "send", "src": 2, "dst": 99, "id": 1, "msg": {"type": "election", "epoch": 0}, '
+      '"arrives": 0, "lamport": 1}'), "line 3: field 'dst' of a send line names node 99, not one of the nodes (1, 2)"),
+    (('{"seq": 0, "t": 2, "kind": "state", "node": 2, "status": "normal", "leader": 7, "role": "normal", "epoch": 1, '
+      '"lamport": 1}'), "line 3: field 'leader' of a state line names node 7, not one of the nodes (1, 2)"),
+    ('{"t": 2, "lamport": 1, "node": 2, "kind": "boot"}', "line 3: not a node's trace line (kind \"boot\")"),
+    ("garbage", "line 3: not JSON"),  # (whole, its newline written: refused, not dropped as a cut line is)
 ])
 def test_merge_refuses_a_line_it_cannot_place_naming_the_file_and_line(tmp_path, capsys, line, says):
     for node in (1, 2):
@@ -182,9 +186,26 @@ def test_merge_leaves_out_a_last_line_a_kill_cut_short_and_says_so(tmp_path, cap
         (tmp_path / str(node) / "trace.jsonl").write_text(_boot(node) + "\n" + ('{"t": 2, "lam' if node == 2 else ""))
     assert main(["merge", str(tmp_path / "1"), str(tmp_path / "2"), "-o", str(tmp_path / "m.jsonl")]) == 0
     out = capsys.readouterr()
-    assert out.err == (f"bully-tui: warning: {tmp_path / '2' / 'trace.jsonl'} line 2 was cut short (no newline: its "
+    assert out.err == (f"bully-tui: warning: {tmp_path / '2' / 'trace.jsonl'} line 3 was cut short (no newline: its "
                        f"node was killed writing it): left out\n")
     assert out.out.endswith("events from 2 nodes\n")
+
+
+def test_merge_refuses_a_trace_of_an_older_bully_tui_in_one_line(tmp_path, capsys):
+    """Traces written before a node's lines were transcript lines are not read: one line
+    says so, and nothing is written. A node started in such a folder refuses too."""
+    old = '{"t":1.0,"lamport":0,"node":1,"kind":"boot","algorithm":"classic","ids":[1],"recovering":false}\n'
+    (tmp_path / "1").mkdir()
+    (tmp_path / "1" / "trace.jsonl").write_text(old)
+    assert main(["merge", str(tmp_path / "1"), "-o", str(tmp_path / "m.jsonl")]) == 2
+    assert capsys.readouterr().err == (f"bully-tui: error: {tmp_path / '1' / 'trace.jsonl'} line 1: a trace of an older "
+                                       "bully-tui (its lines are not transcript lines): this one reads only the traces "
+                                       "it writes; run the nodes again\n")
+    assert not (tmp_path / "m.jsonl").exists()
+    assert main(_node(tmp_path, "--state-dir", str(tmp_path / "1"))) == 2
+    assert "trace.jsonl is a trace of an older bully-tui (its lines are not transcript lines), or no trace at all" \
+        in capsys.readouterr().err
+    assert (tmp_path / "1" / "trace.jsonl").read_text() == old
 
 
 # --- signals ------------------------------------------------------------------------------

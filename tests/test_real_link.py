@@ -16,17 +16,19 @@ from tests.test_real_nodes import free_port
 
 
 class _Node:
-    """What a Link needs of its node: settings, a nursery and the trace (kept here)."""
+    """What a Link needs of its node: settings, a nursery, its trace's drops (kept here) and its log."""
 
     def __init__(self, nursery):
         self.config = ClusterConfig(timeout=4.0, delay_min=0, delay_max=0)
-        self.o = NodeOptions(1, Address("127.0.0.1", 1), {}, "classic", "", self.config)
+        self.options = NodeOptions(1, Address("127.0.0.1", 1), {}, "classic", "", self.config)
         self.nursery = nursery
         self.drops: list[float] = []
 
-    def record(self, kind, **fields):
-        assert kind == "drop"
+    def dropped(self, msg_id, peer):
         self.drops.append(trio.current_time())
+
+    def log(self, line):
+        pass
 
 
 def _links_backoff(connect, test) -> None:
@@ -55,14 +57,14 @@ def test_a_link_backs_off_from_a_peer_that_is_down_and_a_hello_ends_it():
 
     async def test(link):
         for _ in range(60):  # a message every 0.1 s for 6 s
-            link.put("m", 1, Election())
+            link.put(1, 1, Election())
             await trio.sleep(0.1)
         waits = [0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0, 1.0]  # (each try at the first message after the wait)
         assert len(tries) == len(waits) + 1
         assert all(wait <= b - a < wait + 0.1 + 1e-9 for wait, a, b in zip(waits, tries, tries[1:], strict=False))
         assert len(link.node.drops) == 60
         link.back()
-        link.put("m", 1, Election())
+        link.put(1, 1, Election())
         await trio.sleep(0.01)
         assert tries[-1] == pytest.approx(6.0)
 
@@ -78,7 +80,7 @@ def test_a_link_to_a_machine_that_does_not_answer_tries_again_for_each_message()
     async def test(link):
         await trio.sleep(0.01)
         for _ in range(3):
-            link.put("m", 1, Election())
+            link.put(1, 1, Election())
         await trio.sleep(5)
         assert link.node.drops == [2.0, 3.0, 4.0]  # (behind the greeting's try, T/4 = 1 s, each its own)
 
@@ -118,7 +120,7 @@ def test_a_peer_that_breaks_the_connection_before_the_hello_goes_is_a_failed_try
 
     async def test(link):
         assert await link._connect() == ("Connection reset by peer", False)  # (no refusal: no backoff)
-        link.put("m", 1, Election())
+        link.put(1, 1, Election())
         await trio.sleep(0.01)
         assert len(link.node.drops) == 1 and link.stream is None and len(tries) == 3  # (the greeting's, ours, the message's)
         assert len(closed) == 3

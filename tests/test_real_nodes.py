@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -24,6 +25,7 @@ from playground.real import traces as trace_files
 from playground.real.cluster import RealCluster
 from playground.real.node import Address
 from playground.record.reader import load
+from playground.record.transcript import Header, header_line
 from playground.ui.help_screen import HelpScreen
 from protocol import machine
 from tests.test_app import on_asyncio
@@ -99,14 +101,14 @@ def merged_as_it_grows_as_all_at_once(cluster: RealCluster, folder, monkeypatch,
     with the cluster's log or without it (nodes run by hand: kills nobody logged), and
     with clocks that disagree (`skew`: seconds added to a node's times)."""
     monkeypatch.setattr(merge_module, "SETTLED_AFTER", 0.3)
-    traces = {node: [dict(r, t=r["t"] + (skew or {}).get(node, 0.0)) for r in
+    traces = {node: [replace(r, t=r.t + (skew or {}).get(node, 0.0)) for r in
                      trace_files.read_trace(str(folder / str(node) / "trace.jsonl"))] for node in cluster.ids}
     log = cluster.log if logged else []
-    first, last = min(r["t"] for lines in traces.values() for r in lines), max(r["t"] for lines in traces.values() for r in lines)
+    first, last = min(r.t for lines in traces.values() for r in lines), max(r.t for lines in traces.values() for r in lines)
     live, settled = merge_module.Merge(cluster.algorithm, cluster.ids, cluster.config), 0
     for step in range(int((last - first) / 0.1) + 2):
         cut = first + step * 0.1
-        so_far = {node: [r for r in lines if r["t"] <= cut] for node, lines in traces.items()}
+        so_far = {node: [r for r in lines if r.t <= cut] for node, lines in traces.items()}
         logged_so_far = [entry for entry in log if entry[0] <= cut]
         assert live.events(cluster.ids, logged_so_far, so_far) == \
             merge_module.merge(cluster.algorithm, cluster.ids, cluster.config, logged_so_far, so_far), cut
@@ -237,7 +239,7 @@ def test_a_strangers_bytes_and_a_truncated_frame_close_that_connection_and_the_n
     with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)
         for garbage in (b"GET / HTTP/1.1\r\n\r\n", wire.hello(1, "epoch-bully") + wire.frame({"id": "x"})[:7],
-                        wire.hello(1, "ring"), wire.hello(1, "epoch-bully") + wire.frame({"id": "1.1.9", "lamport": 1,
+                        wire.hello(1, "ring"), wire.hello(1, "epoch-bully") + wire.frame({"id": 9, "lamport": 1,
                                                                                       "msg": {"type": "paxos"}})):
             with socket.create_connection(("127.0.0.1", cluster.ports[2])) as s:
                 s.sendall(garbage)
@@ -288,8 +290,8 @@ def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_i
     assert "no node's trace in it" in capsys.readouterr().err
     trace = tmp_path / "2" / "trace.jsonl"
     lines = trace.read_text().splitlines()
-    for bad, says in (('{"t": 1, "lamport": 1, "node": 2, "kind": "send", "id": 5, "dst": 1, "msg": {}}',
-                       "line 3: field 'id' of a send line is 5"),
+    for bad, says in ((('{"seq": 0, "t": 1, "kind": "send", "src": 2, "dst": 1, "id": "5", "msg": {}, "arrives": 0, '
+                        '"lamport": 1}'), "line 3: field 'id': expected int, got \"5\""),
                       ("[1, 2]", "line 3: not a node's trace line ([1, 2])"), ("{", "line 3: not JSON")):
         trace.write_text("\n".join([*lines[:2], bad, *lines[2:]]) + "\n")
         assert main(["merge", *folders, "-o", str(tmp_path / "x.jsonl")]) == 2
@@ -418,13 +420,15 @@ def test_a_state_file_or_a_boot_line_with_a_wrong_cell_is_one_line(tmp_path, cap
         "incarnation": None, "epoch": 1, "members": [1, 2], "voted_for": None}}))
     with pytest.raises(InputError, match="damaged: incarnation is null"):
         state.load(str(tmp_path), RaftStorage, "raft")
-    boot = {"t": 1.0, "lamport": 0, "node": 1, "kind": "boot", "algorithm": "classic", "ids": [1],
-            "recovering": False, "timeout": 4.0, "probe_interval": 5.0, "coordinator_timeout": None, "delay": 0.0}
-    for change, says in (({"coordinator_timeout": "x"}, "field 'coordinator_timeout'"),
-                         ({"algorithm": "paxos"}, "field 'algorithm'"), ({"delay": -1}, "field 'delay'")):
+    header = json.loads(header_line(Header("classic", [1], 1, ClusterConfig(delay_min=0, delay_max=0), real=True)))
+    start = '{"seq":0,"t":1.0,"kind":"start","node":1,"lamport":0}\n'
+    for change, says in (({"config": {**header["config"], "coordinator_timeout": "x"}}, "field 'config.coordinator_timeout'"),
+                         ({"algorithm": "paxos"}, "field 'algorithm'"),
+                         ({"config": {**header["config"], "delay_max": -1}}, "field 'config'"),
+                         ({"real": False}, "a transcript's header, not a real node's")):
         folder = tmp_path / "n"
         folder.mkdir(exist_ok=True)
-        (folder / "trace.jsonl").write_text(json.dumps({**boot, **change}) + "\n")
+        (folder / "trace.jsonl").write_text(json.dumps({**header, **change}) + "\n" + start)
         assert main(["merge", str(folder), "-o", str(tmp_path / "m.jsonl")]) == 2
         assert says in capsys.readouterr().err
 
@@ -484,24 +488,26 @@ def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp
 
 
 def test_a_trace_is_read_as_it_grows_and_a_line_cut_short_by_a_kill_is_cut_off_before_the_next_run(tmp_path):
-    from playground.real.node import _cut_partial_line
+    from playground.real.traces import _cut_partial_line
 
     path = tmp_path / "trace.jsonl"
-    boot = '{"t":1.5,"lamport":0,"node":1,"kind":"election_start"}'
-    path.write_text(boot + "\n" + boot[:20])  # (a line being written, or cut by a kill)
+    header = header_line(Header("classic", [1], 1, ClusterConfig(delay_min=0, delay_max=0), real=True)).decode()
+    start = '{"seq":0,"t":1.5,"kind":"start","node":1,"lamport":0}\n'
+    line = '{"seq":0,"t":1.5,"kind":"election_start","node":1,"lamport":0}'
+    path.write_text(header + start + line[:20])  # (a line being written, or cut by a kill)
     growing = trace_files.TraceFile(str(path))
     assert len(growing.read()) == 1  # (what has no newline yet waits)
     assert trace_files.read_trace(str(path)) == growing.lines  # (and once the node has stopped, it is left out)
     _cut_partial_line(str(path))
-    assert path.read_text() == boot + "\n"
+    assert path.read_text() == header + start
     with open(path, "a") as f:
-        f.write(boot + "\n")
+        f.write(line + "\n")
     assert len(growing.read()) == 2 and growing.read() == trace_files.read_trace(str(path))
     with open(path, "a") as f:
         f.write("{\n")
-    with pytest.raises(InputError, match=r"trace.jsonl line 3: not JSON"):
+    with pytest.raises(InputError, match=r"trace.jsonl line 4: not JSON"):
         growing.read()
-    path.write_text(boot[:10])
+    path.write_text(header[:10])
     _cut_partial_line(str(path))
     assert path.read_text() == ""
 
@@ -547,8 +553,8 @@ def test_a_node_started_again_has_the_members_there_are_and_stays_on_its_side_of
         cluster.submit(Crash(2))
         cluster.submit(Recover(2))
         wait_for(cluster, all_follow(4, (1, 2, 4)), within=10)
-    boots = [r for r in trace_files.read_trace(str(tmp_path / "2" / "trace.jsonl")) if r["kind"] == "boot"]
-    assert boots[0]["ids"] == [1, 2, 3, 4] and boots[-1]["ids"] == [1, 2, 4]
+    boots = _headers(tmp_path / "2" / "trace.jsonl")
+    assert boots[0].nodes == [1, 2, 3, 4] and boots[-1].nodes == [1, 2, 4]
 
 
 def test_a_node_waiting_to_start_stops_at_once_on_sigterm_and_takes_no_step(tmp_path):
@@ -565,7 +571,7 @@ def test_a_node_waiting_to_start_stops_at_once_on_sigterm_and_takes_no_step(tmp_
     finally:
         node.kill()
     assert node.returncode == 0 and err == ""
-    assert '"kind":"boot"' not in (tmp_path / "1" / "trace.jsonl").read_text()
+    assert (tmp_path / "1" / "trace.jsonl").read_text() == ""  # (not even the header: no start)
 
 
 def test_the_last_member_starts_again_as_a_cluster_of_one(tmp_path):
@@ -577,8 +583,7 @@ def test_the_last_member_starts_again_as_a_cluster_of_one(tmp_path):
         assert cluster.submit(Recover(2)) is None
         wait_for(cluster, lambda ev: [e.kind for e in ev if e.kind in ("start", "recover") and e.node == 2] ==
                  ["start", "recover"] and {n: s[:2] for n, s in leaders(ev).items()} == {2: (2, True)}, within=10)
-    boots = [r for r in trace_files.read_trace(str(tmp_path / "2" / "trace.jsonl")) if r["kind"] == "boot"]
-    assert boots[-1]["ids"] == [2]
+    assert _headers(tmp_path / "2" / "trace.jsonl")[-1].nodes == [2]
 
 
 @on_asyncio
@@ -594,17 +599,28 @@ async def test_a_cluster_that_cannot_start_ends_the_live_view_with_one_line(tmp_
     assert app.failure.startswith("cannot start the nodes: ") and "\n" not in app.failure
 
 
+def _headers(path) -> list:
+    """The headers of a node's trace: one at each start, with the members it started with."""
+    trace = trace_files.TraceFile(str(path))
+    trace.read(final=True)
+    return trace.headers
+
+
 def test_the_kept_merge_starts_again_when_a_node_sends_another_trace(monkeypatch):
     """Attached to a node that started afresh elsewhere: its trace is another one, as long
     as the first or longer; what was settled of the first is not kept."""
     monkeypatch.setattr(merge_module, "SETTLED_AFTER", 0.3)
     config = ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0)
 
-    def trace(node: int, leader: int) -> list[dict]:
-        boot = {"t": 100.0, "lamport": 0, "node": node, "kind": "boot", "algorithm": "classic", "ids": [1, 2],
-                "recovering": False, "timeout": 0.5, "probe_interval": 0.5, "coordinator_timeout": None, "delay": 0.0}
-        return [boot, *({"t": 100.0 + k, "lamport": k, "node": node, "kind": "state", "status": "normal",
-                         "leader": leader, "epoch": k} for k in range(1, 5))]
+    from playground.core.events import StartEvent, StateEvent
+    from playground.real.traces import Line
+    from protocol.classic import ClassicStatus
+
+    def trace(node: int, leader: int) -> list[Line]:
+        normal = ClassicStatus.NORMAL
+        return [Line(100.0, node, "start", StartEvent(0, 100.0, node), 0, 0),
+                *(Line(100.0 + k, node, "state", StateEvent(0, 100.0 + k, node, normal, leader, normal.role, k), k, k)
+                  for k in range(1, 5))]
 
     live = merge_module.Merge("classic", (1, 2), config)
     first = {1: trace(1, 2), 2: trace(2, 2)}

@@ -57,6 +57,7 @@ class Deliver:
     src: int
     msg_id: int
     msg: Message
+    lamport: int = 0  # the sender's Lamport clock as it sent it (a real node's frame says; the simulation's is 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from ..core.config import InputError
 from ..core.events import Event
 from . import wire
 from .merge import Merge
-from .traces import checked, settings
+from .traces import Line, TraceReader, settings
 from .wire import Address
 
 FIRST_LINES_WITHIN = 5.0  # seconds with no line from any node before the silent ones are said to send none
@@ -25,7 +25,8 @@ RECONNECT = 0.5  # seconds between tries to reach a node that went down
 class Attached:
     def __init__(self, peers: dict[int, Address]):
         self.peers = peers
-        self.traces: dict[int, list[dict]] = {node: [] for node in peers}
+        self.traces: dict[int, list[Line]] = {node: [] for node in peers}
+        self.readers: dict[int, TraceReader] = {}  # each node's, for its trace as last sent
         self.problems: dict[int, str] = {}
         self.log: list[tuple[float, str, tuple[int, ...]]] = []  # connections lost: the node went down then
         self._lock = threading.Lock()
@@ -47,7 +48,8 @@ class Attached:
                 raise InputError(f"node {', '.join(silent)} sent no trace within {FIRST_LINES_WITHIN:g} s")
             time.sleep(0.02)
         with self._lock:
-            self.algorithm, self.ids, self.config = settings(self.traces, "attach to every node")
+            self.algorithm, self.ids, self.config = settings({node: reader.headers for node, reader in self.readers.items()},
+                                                             "attach to every node")
         self.merged = Merge(self.algorithm, self.ids, self.config,  # (events: kept between calls)
                             {node: f"node {node} at {address}" for node, address in peers.items()})
 
@@ -68,16 +70,21 @@ class Attached:
                 continue
             self._sockets.append(s)
             s.settimeout(None)
-            frames, lines = wire.Frames(), self.traces[node]
+            frames, lines, reader = wire.Frames(), self.traces[node], TraceReader()
             seen, again = len(lines), 0  # the lines had before come first again: they are skipped
             try:
                 s.sendall(wire.frame({"watch": True}))
                 while data := s.recv(1 << 16):
                     for obj in frames.feed(data):
-                        record = checked(obj, f"node {node} at {address}")
-                        if record["node"] != node:
-                            raise InputError(f"node {node} at {address} sent a line of node {record['node']}")
+                        record = reader.line(obj, f"node {node} at {address}")
+                        if record is None:  # (a header: its settings)
+                            with self._lock:
+                                self.readers[node] = reader
+                            continue
+                        if record.node != node:
+                            raise InputError(f"node {node} at {address} sent a line of node {record.node}")
                         with self._lock:
+                            record.i = again if again < seen else len(lines)
                             if again < seen and record == lines[again]:
                                 again += 1
                                 continue

@@ -57,8 +57,7 @@ from ..core.host import Internals
 from ..record import guard, signals
 from . import control, state
 from .merge import Merge, merge
-from .node import TRACE_FILE
-from .traces import TraceFile, read_trace
+from .traces import STARTS, TRACE_FILE, TraceFile, read_trace
 
 STARTING = 0.2  # seconds from telling the nodes when to start to their first step (they all listen by then)
 STARTED_WITHIN = 20.0  # seconds with no process becoming ready before one is said not to start (64 on 2 cores: ~5 s in all)
@@ -369,11 +368,13 @@ class RealCluster:
 
 
 def _booted(path: str) -> bool:
+    """Whether the node's trace says it has started (its first step)."""
     try:
         with open(path, "rb") as f:
-            return b'"kind":"boot"' in f.read()
+            trace = f.read()
     except FileNotFoundError:
         return False
+    return any(f'"kind":"{kind}"'.encode() in trace for kind in STARTS)
 
 
 def _last_line(path: str) -> str:

@@ -1,27 +1,17 @@
 """A real node's link to one peer (node.py): one TCP connection, FIFO, opened when a
-message is to go, with a backoff from a peer that refuses; and the node's log, its stderr."""
+message is to go, with a backoff from a peer that refuses."""
 
 from __future__ import annotations
 
 import math
 import os
-import sys
 
 import trio
 
-from ..core.host import DROPPED_RECEIVER_DOWN
 from . import wire
 from .wire import Address
 
 BACKOFF_FIRST, BACKOFF_MOST = 0.05, 1.0  # seconds a link waits after a failed connection: the first, the longest
-
-
-def log(line: str) -> None:
-    """One line in the node's log (its stderr)."""
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except OSError:
-        pass
 
 
 def _refusal(e: BaseException) -> ConnectionRefusedError | None:
@@ -62,7 +52,7 @@ class Link:
     try) and one when it is reached again."""
 
     def __init__(self, node, peer: int, address: Address):
-        """`node`: the RealNode it serves (its options, settings, nursery and trace)."""
+        """`node`: the RealNode it serves (its options, settings, nursery, trace and log)."""
         self.node, self.peer, self.address = node, peer, address
         self.queue_in, self.queue = trio.open_memory_channel(math.inf)
         self.stream: trio.SocketStream | None = None
@@ -87,7 +77,7 @@ class Link:
         elif not held:
             self.open.set()
 
-    def put(self, msg_id: str, lamport: int, msg) -> None:
+    def put(self, msg_id: int, lamport: int, msg) -> None:
         self.pending += 1
         self.queue_in.send_nowait((trio.current_time() + self.node.config.delay_max, msg_id, lamport, msg))
 
@@ -98,9 +88,9 @@ class Link:
             if msg_id is None:  # the greeting: connected, nothing sent
                 await self._reach()
                 continue
-            data = wire.message_frame(self.node.o.algorithm, msg_id, lamport, msg)
+            data = wire.message_frame(self.node.options.algorithm, msg_id, lamport, msg)
             if not await self._send(data):
-                self.node.record("drop", id=msg_id, dst=self.peer, reason=DROPPED_RECEIVER_DOWN)
+                self.node.dropped(msg_id, self.peer)
             self.pending -= 1
 
     async def _reach(self) -> bool:
@@ -112,13 +102,13 @@ class Link:
         failed = await self._connect()
         if failed is None:
             if self.unreachable:
-                log(f"node {self.node.o.node}: reached node {self.peer} at {self.address} again")
+                self.node.log(f"reached node {self.peer} at {self.address} again")
             self.unreachable, self.backoff = None, 0.0
             return True
         why, refused = failed
         if self.unreachable is None:  # (one line an outage, not one a try)
-            log(f"node {self.node.o.node}: cannot reach node {self.peer} at {self.address} ({why}): its messages "
-                f"are dropped until it answers")
+            self.node.log(f"cannot reach node {self.peer} at {self.address} ({why}): its messages are dropped until "
+                          f"it answers")
             self.unreachable = why
         if refused:
             self.backoff = min(BACKOFF_MOST, max(BACKOFF_FIRST, 2 * self.backoff))
@@ -144,7 +134,7 @@ class Link:
         with trio.move_on_after(within) as waited:
             try:
                 stream = await trio.open_tcp_stream(self.address.host, self.address.port)
-                await stream.send_all(wire.hello(self.node.o.node, self.node.o.algorithm))
+                await stream.send_all(wire.hello(self.node.options.node, self.node.options.algorithm))
             except (OSError, trio.BrokenResourceError) as e:  # (the hello's send breaks: a peer killed as it accepted)
                 refused = _refusal(e)
                 failed = (_why(e, refused), refused is not None)

@@ -1,13 +1,14 @@
 """A real run's traces merged into one transcript that the monitor, `replay` and `export`
-read (the node processes' traces, node.py, each line checked by traces.py; the
-cluster's own log, cluster.py).
+read (the node processes' traces, node.py, the simulation's events each node's runner
+made, read and checked by traces.py; the cluster's own log, cluster.py).
 
 Merging. Every node's trace (its wall times, Lamport clocks and events) and the
 cluster's log become one list of trace events in wall-time order, the earliest at t = 0:
-messages are matched by their ids across traces (a delivery is never put before its
-send, whatever the clocks of two machines say), a message lost with a killed process
-stays in flight (sent, never delivered), and the monitor reads the result as it reads a simulated run,
-so its verdicts are of the same kind. The header says the run was real: nothing
+messages are matched by (sender, number) across traces (a delivery is never put before
+its send, whatever the clocks of two machines say) and numbered as the simulation's
+are, a message lost with a killed process stays in flight (sent, never delivered), the
+crashes (the cluster's log, or a boot that tells of one) are added, and the monitor
+reads the result as it reads a simulated run, so its verdicts are of the same kind. The header says the run was real: nothing
 re-creates it, so verify and time travel's re-runs refuse it.
 
 Live. A view that merges every half second (the live app, attach) keeps one Merge: the
@@ -24,9 +25,9 @@ import copy
 import math
 from collections import ChainMap
 
-from protocol import CsState, Message, machine
+from protocol import machine
 
-from ..core.config import ClusterConfig, InputError, shown_json, to_us
+from ..core.config import ClusterConfig, InputError, to_us
 from ..core.events import (
     UNSET,
     CommandEvent,
@@ -46,21 +47,22 @@ from ..core.events import (
     TimerEvent,
     TimerSetEvent,
 )
-from ..core.host import DROPPED_RECEIVER_DOWN, HostStatus
+from ..core.host import HostStatus
 from ..core.monitor import Monitor
-from ..record.codec import converter
-from .traces import stranger
+from .traces import STARTS, STOP, Line, stranger
 
-# At one wall time: a command before what it caused, a crash before a boot; then each
+# At one wall time: a command before what it caused, a crash before a start; then each
 # node's lines in the order it wrote them.
-ORDER = {"command": 0, "crash": 1, "boot": 2}
+ORDER = {"command": 0, "crash": 1, **dict.fromkeys(STARTS, 2)}
+MESSAGES = (SendEvent.kind, DeliverEvent.kind, DropEvent.kind)
+SAME = {ElectionStartEvent, TimerEvent, TimerCancelEvent, CsEvent, StateEvent}  # events taken as they are, at their time
 
 
 SETTLED_AFTER = 2.0  # seconds: lines this much older than the newest read are taken as complete (Merge)
 
 
 def merge(algorithm: str, ids: tuple[int, ...], config: ClusterConfig, log: list[tuple[float, str, tuple]],
-          traces: dict[int, list[dict]], sources: dict[int, str] | None = None) -> list[Event]:
+          traces: dict[int, list[Line]], sources: dict[int, str] | None = None) -> list[Event]:
     """The nodes' traces (their checked lines, read_trace) and the cluster's log as one
     run's trace events, the monitor's included: a run that has ended, all at once."""
     return Merge(algorithm, ids, config, sources).events(ids, log, traces, final=True)
@@ -80,8 +82,6 @@ class Merge:
         """`sources`: where each node's trace comes from, to name in an error (its file)."""
         cls = machine(algorithm)
         self.algorithm, self.config, self.cls = algorithm, config, cls
-        self.statuses = {s.value: s for s in cls.statuses}
-        self.structure = converter(algorithm).structure
         self.sources = sources or {}
         self.generation = 0  # counts the starts from the top (what a caller built on the events is stale)
         self._start(ids)
@@ -106,14 +106,14 @@ class Merge:
         self.taken = dict.fromkeys(ids, 0)  # each node's lines settled
         self.log_taken = 0
         self.latest: dict[int, float] = {}  # each node's last settled time (its own lines never go back)
-        self.sent_at: dict[str, float] = {}  # the settled sends' times
-        self.orphans: set[str] = set()  # settled deliveries whose send was not read yet
-        self.last_settled: dict[int, dict] = {}  # each node's last line settled, as read
+        self.sent_at: dict[tuple[int, int], float] = {}  # the settled sends' times, by message
+        self.orphans: set[tuple[int, int]] = set()  # settled deliveries whose send was not read yet
+        self.last_settled: dict[int, Line] = {}  # each node's last line settled, as read
         self.lives = _Lives()
         self.play = _Play(self, ids)
         self._first: float | None = None  # the first line's time while none is settled
 
-    def events(self, ids: tuple[int, ...], log: list[tuple[float, str, tuple]], traces: dict[int, list[dict]],
+    def events(self, ids: tuple[int, ...], log: list[tuple[float, str, tuple]], traces: dict[int, list[Line]],
                final: bool = False) -> list[Event]:
         """Everything so far, as trace events: `ids`, the members (joins add to them); the
         cluster's `log` and each node's lines, which only grow; with `final`, they are all
@@ -121,89 +121,96 @@ class Merge:
         if ids != self.ids or len(log) < self.log_taken or not self._same_lines(traces):
             self._start(ids)  # (new members, or a trace that is not the one read before)
         pending, booted_again = self._pending(log, traces)
-        if pending and (pending[0]["t"] < self.horizon or any(r["id"] in self.orphans for r in pending
-                                                              if r["kind"] == "send")):
+        if pending and (pending[0].t < self.horizon or any(r.message in self.orphans for r in pending
+                                                           if r.kind == "send")):
             self._start(self.ids)  # (late, before what was settled: once more from the top)
             pending, booted_again = self._pending(log, traces)
         if not pending:
             return self.play.out
-        horizon = math.inf if final else max(self.horizon, pending[-1]["t"] - SETTLED_AFTER)
+        horizon = math.inf if final else max(self.horizon, pending[-1].t - SETTLED_AFTER)
         for crash_t, boot_t in booted_again:  # (a crash nobody logged settles with the boot that tells of it)
             if boot_t >= horizon:
                 horizon = min(horizon, crash_t)
-        cut = next((i for i, r in enumerate(pending) if r["t"] >= horizon), len(pending))
-        arrived = {r["id"]: r["t"] for r in pending if r["kind"] in ("deliver", "drop")}
+        cut = next((i for i, r in enumerate(pending) if r.t >= horizon), len(pending))
+        arrived = {r.message: r.t for r in pending if r.kind in ("deliver", "drop")}
         self._settle(pending[:cut], arrived)
         self.last_settled = {node: traces[node][taken - 1] for node, taken in self.taken.items() if taken}
         self.horizon = horizon
         if cut == len(pending):
-            self.play.finish(pending[-1]["t"])
+            self.play.finish(pending[-1].t)
             return self.play.out
-        self._first = pending[0]["t"] if self.play.t0 is None else None
+        self._first = pending[0].t if self.play.t0 is None else None
         tail = self.play.fork()
         for r in pending[cut:]:
             tail.take(r, arrived)
-        tail.finish(pending[-1]["t"])
+        tail.finish(pending[-1].t)
         return self.play.out + tail.out
 
-    def _same_lines(self, traces: dict[int, list[dict]]) -> bool:
+    def _same_lines(self, traces: dict[int, list[Line]]) -> bool:
         """Whether each node's lines still begin with those settled (a node watched again
         after it started afresh elsewhere sends another trace)."""
         return all(len(traces.get(node, ())) >= taken and traces[node][taken - 1] == self.last_settled[node]
                    for node, taken in self.taken.items() if taken)
 
-    def _pending(self, log, traces) -> tuple[list[dict], list[tuple[float, float]]]:
+    def _pending(self, log, traces) -> tuple[list[Line], list[tuple[float, float]]]:
         """The lines not settled yet, in the merge's order, their times made consistent
         with causality; and the crashes nobody logged among them, (its time, the boot's)."""
-        per_node = {node: [dict(r, _i=i) for i, r in enumerate(traces.get(node, [])[self.taken[node]:], self.taken[node])]
+        per_node = {node: [_copy(r, i) for i, r in enumerate(traces.get(node, [])[self.taken[node]:], self.taken[node])]
                     for node in self.ids}  # (times move: copies)
         for node, lines in per_node.items():  # (a node watched from afar, or a trace edited by hand, may name any)
             for r in lines:
-                if why := (f"a line of node {r['node']}" if r["node"] != node else stranger(r, self.ids)):
-                    raise InputError(f"{self.source(node)}, its line {r['_i'] + 1}: {why}")
+                if why := (f"a line of node {r.node}" if r.node != node else stranger(r, self.ids)):
+                    raise InputError(f"{self.source(node)}, its line {r.i + 1}: {why}")
         _causal_times(per_node, self.sent_at, self.latest)
         records = [r for lines in per_node.values() for r in lines]
         for at, (t, name, args) in enumerate(log[self.log_taken:], self.log_taken):
             if name != "start":
-                records.append({"t": t, "kind": "command", "command": name, "args": list(args), "_log": at})
+                records.append(Line(t, None, "command", log=at, command=(name, tuple(args))))
             if name == "crash":
-                records.append({"t": t, "kind": "crash", "node": args[0], "_log": at})
+                records.append(Line(t, args[0], "crash", log=at))
         records.sort(key=_order)
         lives, booted_again = self.lives.copy(), []
-        for r in [r for r in records if r.get("node") is not None]:
+        for r in [r for r in records if r.node is not None]:
             crash = lives.step(r)
             if crash is not None:
                 records.append(crash)
-                booted_again.append((crash["t"], r["t"]))
+                booted_again.append((crash.t, r.t))
         if booted_again:
             records.sort(key=_order)
         sends = self.play.sends
         for r in records:  # a settled send's message lands now (its arrow ends at its last landing: a drop
-            if r["kind"] in ("deliver", "drop") and r["id"] in sends:  # can follow a delivery the sender missed)
-                sends[r["id"]].arrives = max(sends[r["id"]].arrives, self.play.at(r["t"]))
+            if r.kind in ("deliver", "drop") and r.message in sends:  # can follow a delivery the sender missed)
+                sends[r.message].arrives = max(sends[r.message].arrives, self.play.at(r.t))
         return records, booted_again
 
-    def _settle(self, records: list[dict], arrived: dict[str, float]) -> None:
+    def _settle(self, records: list[Line], arrived: dict[tuple[int, int], float]) -> None:
         """Play `records`, the earliest pending ones, for good."""
         for r in records:
-            if r.get("node") is not None and "_unsaid" not in r:
+            if r.node is not None and not r.unsaid:
                 self.lives.step(r)
-            if "_i" in r:
-                self.taken[r["node"]] += 1
-                self.latest[r["node"]] = r["t"]
-            elif "_log" in r:
-                self.log_taken = r["_log"] + 1
-            if r["kind"] == "send":
-                self.sent_at[r["id"]] = r["t"]
-            elif r["kind"] == "deliver" and r["id"] not in self.play.numbers:
-                self.orphans.add(r["id"])
+            if r.i >= 0:
+                self.taken[r.node] += 1
+                self.latest[r.node] = r.t
+            elif r.log >= 0:
+                self.log_taken = r.log + 1
+            if r.kind == "send":
+                self.sent_at[r.message] = r.t
+            elif r.kind == "deliver" and r.message not in self.play.numbers:
+                self.orphans.add(r.message)
             self.play.take(r, arrived)
 
 
-def _order(r: dict) -> tuple:
+def _copy(line: Line, i: int) -> Line:
+    """A node's line to merge (its time may move), numbered among its node's lines."""
+    twin = copy.copy(line)
+    twin.i = i
+    return twin
+
+
+def _order(r: Line) -> tuple:
     """The merge's order: time; at one time, a command before what it caused, a crash
-    before a boot; then each node's lines in the order it wrote them."""
-    return r["t"], ORDER.get(r["kind"], 3), r.get("node", 0), r.get("_i", 0)
+    before a start; then each node's lines in the order it wrote them."""
+    return r.t, ORDER.get(r.kind, 3), r.node or 0, max(r.i, 0)
 
 
 class _Play:
@@ -262,81 +269,64 @@ class _Play:
         if self.now is not None:
             self._until(self.at(last) + 1e-6)
 
-    def take(self, r: dict, arrived: dict[str, float]) -> None:
+    def take(self, r: Line, arrived: dict[tuple[int, int], float]) -> None:
         if self.t0 is None:
-            self.t0 = r["t"]
-        t, kind, node = self.at(r["t"]), r["kind"], r.get("node")
-        if kind == "boot":
-            first = node not in self.booted and not r.get("recovering")
-            kind_of_start = (JoinEvent if r.get("joining") else StartEvent) if first else RecoverEvent
-            self._emit(kind_of_start(UNSET, t, node))
+            self.t0 = r.t
+        t, kind, node, e = self.at(r.t), r.kind, r.node, r.event
+        if kind in STARTS:  # (a node started afresh a second time starts again: a recovery)
+            first = node not in self.booted and kind != RecoverEvent.kind
+            self._emit((JoinEvent if kind == JoinEvent.kind else StartEvent)(UNSET, t, node) if first
+                       else RecoverEvent(UNSET, t, node))
             self.booted.add(node)
             self.down.discard(node)
         elif kind == "crash" and node not in self.down:
             self._emit(CrashEvent(UNSET, t, node))
-            self._gone(t, node, HostStatus.DOWN)
+            self._emit(StateEvent(UNSET, t, node, HostStatus.DOWN, None, HostStatus.DOWN.role, self.epochs.get(node, 0)))
+            self.down.add(node)
         elif kind == "command":
-            self._emit(CommandEvent(UNSET, t, r["command"], tuple(r["args"]), "real"))
+            self._emit(CommandEvent(UNSET, t, *r.command, "real"))
         elif kind == "send":
-            number = self.numbers[r["id"]] = self.count
+            number = self.numbers[r.message] = self.count
             self.count += 1
-            e = self.sends[r["id"]] = SendEvent(UNSET, t, node, r["dst"], number, self._message(r),
-                                                self.at(arrived.get(r["id"], r["t"])))
-            self._emit(e)
-        elif kind == "deliver" and r["id"] in self.numbers:
-            self._emit(DeliverEvent(UNSET, t, self.numbers[r["id"]], r["src"], node))
-        elif kind == "drop" and r["id"] in self.numbers:
-            self._emit(DropEvent(UNSET, t, self.numbers[r["id"]], node, r["dst"], DROPPED_RECEIVER_DOWN))
-        elif kind == "state":
-            status = self.merge.statuses.get(r["status"])
-            if status is None:
-                raise InputError(f"{self.merge.source(node)}: {shown_json(r['status'])} is no {self.merge.algorithm} status")
-            self.epochs[node] = r["epoch"]
-            self._emit(StateEvent(UNSET, t, node, status, r["leader"], status.role, r["epoch"]))
-        elif kind == "election_start":
-            self._emit(ElectionStartEvent(UNSET, t, node))
-        elif kind == "cs":
-            self._emit(CsEvent(UNSET, t, node, CsState(r["state"]), r["stamp"]))
+            sent = self.sends[r.message] = SendEvent(UNSET, t, e.src, e.dst, number, e.msg,
+                                                     self.at(arrived.get(r.message, r.t)))
+            self._emit(sent)
+        elif kind == "deliver" and r.message in self.numbers:
+            self._emit(DeliverEvent(UNSET, t, self.numbers[r.message], e.src, e.dst))
+        elif kind == "drop" and r.message in self.numbers:
+            self._emit(DropEvent(UNSET, t, self.numbers[r.message], e.src, e.dst, e.reason))
         elif kind == "timer_set":
-            self._emit(TimerSetEvent(UNSET, t, node, r["name"], max(t, self.at(r["fires"]))))
-        elif kind == "timer_cancel":
-            self._emit(TimerCancelEvent(UNSET, t, node, r["name"]))
-        elif kind == "timer":
-            self._emit(TimerEvent(UNSET, t, node, r["name"]))
+            self._emit(TimerSetEvent(UNSET, t, node, e.name, max(t, self.at(e.fires))))
         elif kind == "leave":
             self._emit(LeaveEvent(UNSET, t, node))
-            self._gone(t, node, HostStatus.LEFT)
-
-    def _gone(self, t: float, node: int, status: HostStatus) -> None:
-        self._emit(StateEvent(UNSET, t, node, status, None, status.role, self.epochs.get(node, 0)))
-        self.down.add(node)
-
-    def _message(self, r: dict) -> Message:
-        try:
-            return self.merge.structure(r["msg"], Message)
-        except Exception as e:  # cattrs reports through several exception types
-            raise InputError(f"{self.merge.source(r['node'])}: message {r['id']} is not a {self.merge.algorithm} "
-                             f"message ({e})") from None
+            self.down.add(node)  # (its state, left, is its next line)
+        elif type(e) in SAME:
+            if kind == "state":
+                self.epochs[node] = e.epoch
+            twin = copy.copy(e)
+            twin.t = t
+            self._emit(twin)
 
 
-def _causal_times(per_node: dict[int, list[dict]], settled_sends: dict[str, float], latest: dict[int, float]) -> None:
+def _causal_times(per_node: dict[int, list[Line]], settled_sends: dict[tuple[int, int], float],
+                  latest: dict[int, float]) -> None:
     """Wall times made consistent with causality (two machines' clocks disagree): a
     delivery at least a microsecond after its send, and each node's own lines never
     going back in time (`latest`: each node's last time before these lines); repeated
     until nothing moves (a send moved later can move its delivery in turn)."""
     for _ in range(len(per_node) + 1):
-        sends = ChainMap({r["id"]: r["t"] for lines in per_node.values() for r in lines if r["kind"] == "send"},
+        sends = ChainMap({r.message: r.t for lines in per_node.values() for r in lines if r.kind == "send"},
                          settled_sends)
         moved = False
         for node, lines in per_node.items():
             last = latest.get(node, -math.inf)
             for r in lines:
-                t = r["t"]
-                if r["kind"] == "deliver" and r["id"] in sends:
-                    t = max(t, sends[r["id"]] + 1e-6)
+                t = r.t
+                if r.kind == "deliver" and r.message in sends:
+                    t = max(t, sends[r.message] + 1e-6)
                 t = max(t, last)
-                if t != r["t"]:
-                    r["t"], moved = t, True
+                if t != r.t:
+                    r.t, moved = t, True
                 last = t
         if not moved:
             return
@@ -359,20 +349,20 @@ class _Lives:
         twin.alive, twin.last, twin.stopped = set(self.alive), dict(self.last), dict(self.stopped)
         return twin
 
-    def step(self, r: dict) -> dict | None:
-        """Take a line (in time order); the crash its boot tells of, if any."""
-        node, kind, crash = r["node"], r["kind"], None
-        if kind == "boot":
+    def step(self, r: Line) -> Line | None:
+        """Take a line (in time order); the crash its start tells of, if any."""
+        node, kind, crash = r.node, r.kind, None
+        if kind in STARTS:
             if node in self.stopped:
-                crash = {"t": self.stopped.pop(node) + 1e-6, "kind": "crash", "node": node, "_unsaid": 1}
+                crash = Line(self.stopped.pop(node) + 1e-6, node, "crash", unsaid=True)
             elif node in self.alive:  # (a microsecond after its last line: after it, whatever the sort's ties)
-                crash = {"t": self.last[node] + 1e-6, "kind": "crash", "node": node, "_unsaid": 1}
+                crash = Line(self.last[node] + 1e-6, node, "crash", unsaid=True)
             self.alive.add(node)
-        elif kind == "stop":
-            self.stopped[node] = r["t"]
+        elif kind == STOP:
+            self.stopped[node] = r.t
             self.alive.discard(node)
         elif kind in ("crash", "leave"):
             self.alive.discard(node)
         if kind != "crash":  # (the cluster's crash lines are its own, not the node's)
-            self.last[node] = r["t"]
+            self.last[node] = r.t
         return crash

@@ -1,9 +1,9 @@
 """Frames between real nodes: a 4-byte big-endian length, then that many bytes of one
 JSON object on one line. A connection's first frame says who is speaking,
-{"hello": ID, "algorithm": NAME}; every later one is a message, {"id": "K.I.N", "lamport": L,
-"msg": {...}}, where `id` names the message (node K's Nth in its Ith incarnation: the
-receiver's trace names it, so that the traces can be merged), `lamport` is the sender's Lamport clock and `msg` is the
-message as transcripts write it (record/codec.py), so one encoding serves both.
+{"hello": ID, "algorithm": NAME}; every later one is a message, {"id": N, "lamport": L,
+"msg": {...}}, where `id` is the message's number at its sender (the receiver's trace
+names it, so that the traces can be merged), `lamport` is the sender's Lamport clock and
+`msg` is the message as transcripts write it (record/codec.py), so one encoding serves both.
 
 A connection whose first frame is {"watch": true} is someone watching the node
 (`bully-tui attach`): the node sends it its trace so far, then each line as it writes it.
@@ -107,14 +107,15 @@ def read_hello(obj: dict[str, Any], algorithm: str, peers: set[int]) -> int:
     return node
 
 
-def message_frame(algorithm: str, msg_id: str, lamport: int, msg: Message) -> bytes:
+def message_frame(algorithm: str, msg_id: int, lamport: int, msg: Message) -> bytes:
     return frame({"id": msg_id, "lamport": lamport, "msg": converter(algorithm).unstructure(msg, Message)})
 
 
-def read_message(algorithm: str, obj: dict[str, Any]) -> tuple[str, int, Message]:
+def read_message(algorithm: str, obj: dict[str, Any]) -> tuple[int, int, Message]:
     """(id, lamport, message) of a message frame."""
     msg_id, lamport = obj.get("id"), obj.get("lamport")
-    if type(msg_id) is not str or type(lamport) is not int or set(obj) != {"id", "lamport", "msg"}:
+    if type(msg_id) is not int or not 0 <= msg_id <= MAX_ID or type(lamport) is not int or lamport < 0 \
+            or set(obj) != {"id", "lamport", "msg"}:
         raise FrameError(f"not a message frame ({json.dumps(obj)[:80]})")
     try:
         return msg_id, lamport, converter(algorithm).structure(obj["msg"], Message)

@@ -216,6 +216,12 @@ OPTIONAL_SETTINGS = ("coordinator_timeout", "settle")  # config fields that may 
 MAX_ID = 2**128  # ids are 1..N or 128-bit UUIDs
 
 
+def parse_header(raw: dict[str, Any], where: str) -> Header:
+    """A header's object read elsewhere than line 1 (a real node's trace has one at each
+    start: real/traces.py), checked as line 1 is; a problem names `where`."""
+    return _parse_header(raw, lambda problem: InputError(f"{where}: {problem}"))[0]
+
+
 def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tuple[Header, int]:
     """Line 1, every field checked by the command line's own rules: what a run could not
     have been started with is not re-created either (a header of 155,000 nodes is refused,
