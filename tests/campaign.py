@@ -105,12 +105,20 @@ try:
 except ImportError:  # the campaign runs without it, a little slower
     orjson = None
 
+try:
+    from tests import signals_support
+except ImportError:  # run as a script (python tests/campaign.py): its folder is on the path
+    import signals_support
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SEED = 17
 WORKERS = 2
 LIMIT = 15.0  # seconds for a case
 BIG_LIMIT = 30.0  # for the big signal cases
 START_UP = 0.3  # seconds: the early signals are drawn from 0 to this (Python's start-up, then bully-tui's)
+# A process that had taken a signal over and still ended as if none had come, this long
+# after it, swallowed it: ending on its own just as the signal came takes milliseconds.
+SWALLOWED_AFTER = 2.0
 KILL_GRACE = 3.0  # seconds to wait for what a killed run left to be mended (the product's guardian)
 MEMORY_GUARD = 4 << 30  # address space per case: a runaway run fails instead of taking the machine
 REPLAY_FIRST_BLOCK = 513  # replay reads this many lines before anything else: a bad line there is named
@@ -1584,6 +1592,8 @@ class Process:
     stderr: bytes
     seconds: float
     hung: bool
+    caught: bool | None = None  # a signal sent: whether the process had taken it over then (signals_support.send)
+    after_signal: float | None = None  # seconds from the last signal sent to the end of the process
 
 
 def _child_limits(fsize: int | None, close_stdout: bool = False) -> None:
@@ -1610,16 +1620,10 @@ def _env(root: Path, tmp: Path) -> dict[str, str]:
     return env
 
 
-def _send(p: subprocess.Popen, signum: int) -> None:
+def _send(p: subprocess.Popen, signum: int) -> bool:
     """SIGINT and SIGHUP to the process group, as a terminal sends them; SIGTERM and
-    SIGKILL to the process, as `kill` does."""
-    try:
-        if signum in (signal.SIGINT, signal.SIGHUP):
-            os.killpg(p.pid, signum)
-        else:
-            p.send_signal(signum)
-    except ProcessLookupError:
-        pass
+    SIGKILL to the process, as `kill` does. Whether it had taken the signal over then."""
+    return signals_support.send(p, signum, group=signum in (signal.SIGINT, signal.SIGHUP))
 
 
 def _kill_group(p: subprocess.Popen) -> None:
@@ -1658,6 +1662,7 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
     if stdout_full:
         stdout.close()
     out = err = None  # (until a communicate has returned: one that timed out keeps what it read for the next)
+    caught, sent = None, None
     try:
         if plan is not None:
             try:
@@ -1665,12 +1670,13 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
                     raise subprocess.TimeoutExpired(p.args, 0)  # (the limit: signalled, then judged)
                 out, err = p.communicate(timeout=plan.delay)
             except subprocess.TimeoutExpired:
-                _send(p, plan.signum)  # (if the process has just ended, it only reaps it: its output is still to read)
+                # (if the process has just ended, this only reaps it: its output is still to read)
+                caught, sent = _send(p, plan.signum), time.monotonic()
                 if plan.again_ms is not None:
                     try:
                         out, err = p.communicate(timeout=plan.again_ms / 1000)
                     except subprocess.TimeoutExpired:
-                        _send(p, plan.signum)
+                        caught, sent = _send(p, plan.signum) or caught, time.monotonic()
         if err is None:  # (stderr is always a pipe: None until a communicate returned)
             out, err = p.communicate(timeout=max(0.05, start + limit - time.monotonic()))
     except subprocess.TimeoutExpired:
@@ -1679,7 +1685,9 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
         return Process(p.returncode, out or b"", err or b"", time.monotonic() - start, hung=True)
     finally:
         _kill_group(p)
-    return Process(p.returncode, out or b"", err or b"", time.monotonic() - start, hung=False)
+    ended = time.monotonic()
+    return Process(p.returncode, out or b"", err or b"", ended - start, hung=False, caught=caught,
+                   after_signal=None if sent is None else ended - sent)
 
 
 # --- judging ----------------------------------------------------------------------------------
@@ -1768,25 +1776,6 @@ def _outcome(rc: int | None, lines: list[str]) -> str:
     return f"exit {rc}"
 
 
-# Where a case's frames are bully-tui's own code, in a traceback.
-FRAME = re.compile(r'File "([^"]*)", line \d+, in (\S+)')
-OUR_CODE = re.compile(r"/(playground|protocol)/")
-
-
-def python_start_up(signum: int | None, rc: int | None, lines: list[str]) -> bool:
-    """Python's own report of a Ctrl-C that came after it put its own SIGINT handler in
-    place and before bully-tui's first statement took it over (playground/__main__.py):
-    a KeyboardInterrupt (a traceback, or "Fatal Python error" while Python imports
-    `site`), exit 1 or -2, in which no line of bully-tui's code runs but that module's
-    own lines, before that statement. Nothing can be made by then (judged apart)."""
-    if signum != signal.SIGINT or rc not in (1, -signal.SIGINT):
-        return False
-    if not lines or lines[-1].strip() != "KeyboardInterrupt":
-        return False
-    ours = [m for m in FRAME.finditer("\n".join(lines)) if OUR_CODE.search(m[1])]
-    return all(m[1].endswith("playground/__main__.py") and m[2] == "<module>" for m in ours)
-
-
 ALLOWED = {REFUSE: {REFUSE}, ACCEPT: {ACCEPT}, EITHER: {REFUSE, ACCEPT}, DIFFERENT: {DIFFERENT},
            WRITE_ERROR: {WRITE_ERROR}, SIGNAL: {SIGNAL, ACCEPT, REFUSE, FOUND, KILLED, PYTHON_START_UP}, HELP: {ACCEPT},
            SEARCHED: {ACCEPT, FOUND}}
@@ -1812,7 +1801,7 @@ def judge(case: Case, proc: Process, names: Any, cwd: Path, tmp: Path, before: d
     err = proc.stderr.decode("utf-8", "replace")
     lines = err.splitlines()
     said = [line for line in lines if not line.startswith(WARNING)]
-    early = python_start_up(case.signal and case.signal.signum, proc.returncode, lines)
+    early = signals_support.python_start_up(case.signal and case.signal.signum, proc.returncode, lines)
     outcome = PYTHON_START_UP if early else _outcome(proc.returncode, lines)
     problems: list[tuple[str, str]] = []
     if "Traceback (most recent call last)" in err and outcome != PYTHON_START_UP:
@@ -1823,6 +1812,11 @@ def judge(case: Case, proc: Process, names: Any, cwd: Path, tmp: Path, before: d
     elif case.expect == SIGNAL and (outcome == SIGNAL and proc.returncode != SIGNAL_STATUS[case.signal.signum]
                                     or outcome == KILLED and proc.returncode != -case.signal.signum):
         problems.append(("traceback", f"exit {proc.returncode} after {signal.Signals(case.signal.signum).name}"))
+    elif case.expect == SIGNAL and outcome == KILLED and case.signal.signum != signal.SIGKILL and proc.caught:
+        problems.append(("traceback", f"killed by {signal.Signals(case.signal.signum).name}, which it had taken over"))
+    elif case.expect == SIGNAL and outcome in (ACCEPT, FOUND) and proc.caught and proc.after_signal > SWALLOWED_AFTER:
+        problems.append(("silent", f"ran on {proc.after_signal:.1f} s after a {signal.Signals(case.signal.signum).name} "
+                                   "it had taken over, and ended as if none had come"))
     else:
         problems += _said_right(case, outcome, said, proc, names)
     problems += _files_right(case, outcome, cwd, tmp, before, said, proc.stdout)
