@@ -7,7 +7,6 @@ that follows the work (`progressing`), never a fixed sleep standing in for one."
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import pty
 import random
@@ -31,7 +30,7 @@ from playground.core.commands import SetTimeout
 from playground.real import control, wire
 from playground.real.cluster import RealCluster
 from playground.real.wire import FrameError
-from tests import signals_support
+from tests import real_traces, signals_support
 from tests.test_app import on_asyncio
 from tests.test_real_nodes import FAST, all_follow, free_port, progressing, wait_for
 
@@ -153,28 +152,18 @@ def test_hostile_control_frames_close_that_connection_and_the_node_goes_on(tmp_p
 # --- merge --------------------------------------------------------------------------------
 
 
-def _boot(node: int) -> str:
-    """A node's first two lines: its header and its start."""
-    from playground.core.config import ClusterConfig
-    from playground.record.transcript import Header, header_line
-
-    header = header_line(Header("classic", [1, 2], 1, ClusterConfig(delay_min=0, delay_max=0), real=True)).decode()
-    return header + json.dumps({"seq": 0, "t": 1.0, "kind": "start", "node": node, "lamport": 0})
-
-
 @pytest.mark.parametrize(("line", "says"), [
-    ('{"t": 2, "lamport": 1, "node": 99, "kind": "stop"}', "line 3: a line of node 99 in node 2's trace"),
-    (('{"seq": 0, "t": 2, "kind": "send", "src": 2, "dst": 99, "id": 1, "msg": {"type": "election", "epoch": 0}, '
-      '"arrives": 0, "lamport": 1}'), "line 3: field 'dst' of a send line names node 99, not one of the nodes (1, 2)"),
-    (('{"seq": 0, "t": 2, "kind": "state", "node": 2, "status": "normal", "leader": 7, "role": "normal", "epoch": 1, '
-      '"lamport": 1}'), "line 3: field 'leader' of a state line names node 7, not one of the nodes (1, 2)"),
-    ('{"t": 2, "lamport": 1, "node": 2, "kind": "boot"}', "line 3: not a node's trace line (kind \"boot\")"),
-    ("garbage", "line 3: not JSON"),  # (whole, its newline written: refused, not dropped as a cut line is)
+    (real_traces.STRANGERS[0][1], "line 3: a line of node 99 in node 2's trace"),
+    (real_traces.STRANGERS[1][1], "line 3: field 'dst' of a send line names node 99, not one of the nodes (1, 2)"),
+    (real_traces.STRANGERS[2][1], "line 3: field 'leader' of a state line names node 99, not one of the nodes (1, 2)"),
+    (real_traces.HOSTILE[-1], "line 3: not a node's trace line (kind \"boot\")"),  # (an older format's, after a header)
+    (real_traces.HOSTILE[-2], "line 3: field 'msg': unknown classic message type \"paxos\""),
+    (real_traces.STRANGERS[3][1], "line 3: not JSON"),  # (whole, its newline written: refused, not dropped as a cut line is)
 ])
 def test_merge_refuses_a_line_it_cannot_place_naming_the_file_and_line(tmp_path, capsys, line, says):
     for node in (1, 2):
         (tmp_path / str(node)).mkdir()
-        (tmp_path / str(node) / "trace.jsonl").write_text(_boot(node) + "\n" + (line + "\n" if node == 2 else ""))
+        (tmp_path / str(node) / "trace.jsonl").write_bytes(real_traces.first_lines(node) + (line + b"\n" if node == 2 else b""))
     assert main(["merge", str(tmp_path / "1"), str(tmp_path / "2"), "-o", str(tmp_path / "m.jsonl")]) == 2
     assert capsys.readouterr().err == f"bully-tui: error: {tmp_path / '2' / 'trace.jsonl'} {says}\n"
     assert not (tmp_path / "m.jsonl").exists()
@@ -183,7 +172,8 @@ def test_merge_refuses_a_line_it_cannot_place_naming_the_file_and_line(tmp_path,
 def test_merge_leaves_out_a_last_line_a_kill_cut_short_and_says_so(tmp_path, capsys):
     for node in (1, 2):
         (tmp_path / str(node)).mkdir()
-        (tmp_path / str(node) / "trace.jsonl").write_text(_boot(node) + "\n" + ('{"t": 2, "lam' if node == 2 else ""))
+        (tmp_path / str(node) / "trace.jsonl").write_bytes(real_traces.first_lines(node) + (real_traces.CUT_SHORT if node == 2
+                                                                                             else b""))
     assert main(["merge", str(tmp_path / "1"), str(tmp_path / "2"), "-o", str(tmp_path / "m.jsonl")]) == 0
     out = capsys.readouterr()
     assert out.err == (f"bully-tui: warning: {tmp_path / '2' / 'trace.jsonl'} line 3 was cut short (no newline: its "
