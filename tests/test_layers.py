@@ -20,7 +20,12 @@ BELOW = {
 OURS = {"protocol", "playground", "themes", "core", "record", "run", "real", "ui", "cli"}
 # The apps (names and titles for the palette and the title bar) and the model (roles, to
 # colour by) read the algorithms' declarations; a widget draws what the model hands it.
-READ_DECLARATIONS = {"app.py", "real_app.py", "model.py"}
+READ_DECLARATIONS = {"app.py", "real_app.py", "cluster_app.py", "palette.py", "model.py"}
+RUNTIME = ("core", "record", "run", "real")
+# The UI reads the runtime through a few modules: the control surface and what a front
+# end opens (run/control.py), the commands, the events, the looks and words, the real
+# processes. More means a screen knows the runtime's insides.
+UI_READS_AT_MOST = 5
 
 
 def imported(path: Path) -> set[str]:
@@ -56,6 +61,40 @@ def test_widgets_never_reach_into_protocol():
     reaching = [p.name for p in sorted((ROOT / "playground/ui").glob("*.py"))
                 if p.name not in READ_DECLARATIONS and "protocol" in imported(p)]
     assert not reaching
+
+
+def runtime_modules(folder: Path) -> dict[str, set[str]]:
+    """The runtime's modules the modules of a folder import, anywhere in them ("run.control"
+    for `from ..run.control import Control`, "run.interrupt" for `from ..run import
+    interrupt`), each with the modules that import it."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            parts = (node.module or "").split(".")
+            if node.level == 0 and parts[0] == "playground":
+                parts = parts[1:]
+            elif node.level != 2:
+                continue
+            if parts and parts[0] in RUNTIME:
+                names = [".".join(parts[:2])] if len(parts) > 1 else [f"{parts[0]}.{a.name}" for a in node.names]
+                for name in names:
+                    found.setdefault(name, set()).add(path.name)
+    return found
+
+
+def test_the_ui_reads_the_runtime_through_a_few_modules():
+    modules = runtime_modules(ROOT / "playground/ui")
+    assert "run.control" in modules  # (the check reads the imports)
+    assert len(modules) <= UI_READS_AT_MOST, "\n".join(f"{m}: {', '.join(sorted(by))}" for m, by in sorted(modules.items()))
+
+
+def test_the_count_sees_each_way_of_importing_a_module(tmp_path):
+    (tmp_path / "x.py").write_text("from ..run import interrupt\nfrom ..core.events import Event\n"
+                                   "def f():\n    from playground.real.cluster import RealCluster\n"
+                                   "from .model import LOG_CAP\nfrom protocol import machine\n")
+    assert runtime_modules(tmp_path) == {"run.interrupt": {"x.py"}, "core.events": {"x.py"}, "real.cluster": {"x.py"}}
 
 
 def test_the_check_sees_an_upward_import(tmp_path):

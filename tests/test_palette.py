@@ -43,3 +43,10 @@ async def test_the_palette_offers_what_the_moment_allows_from_every_provider(tmp
         assert app.state.held_links == {(2, 1)}
         commands["Select node 3"]()
         assert app.selected == 3 and app.panel.border_title == "node 3"
+
+
+def test_the_real_view_offers_the_commands_a_real_cluster_takes():
+    from playground.ui.real_app import RealApp
+
+    assert {NodeCommands, ViewCommands} <= RealApp.COMMANDS
+    assert not {LinkCommands, AlgorithmCommands} & RealApp.COMMANDS  # (it holds no single link, and runs its own algorithm)

@@ -337,15 +337,15 @@ def test_a_signal_ends_attach_as_it_ends_the_simulation_app(tmp_path, signum, mo
 
 def test_the_help_names_every_key_and_command_of_a_real_run(capsys):
     from playground.real.cluster import REAL_COMMANDS
+    from playground.ui.cluster_screen import HELP_BINDING
     from playground.ui.real_app import RealApp
-    from playground.ui.view_keys import VIEW_BINDINGS
 
     assert main(["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     start = text.index("--real real")
     real = text[start:text.index("--transcript FILE", start)]
     assert all(f" {command}" in real for command in REAL_COMMANDS)
-    keys = [b.key.split(",")[0] for b in RealApp.BINDINGS if b not in VIEW_BINDINGS and b.action != "quit"]
+    keys = [b.key.split(",")[0] for b in RealApp.BINDINGS if b is not HELP_BINDING and b.action != "quit"]
     shown = {"plus": "+", "minus": "-"}
     assert len(keys) == 12 and all(f" {shown.get(key, key)} " in real for key in keys), (keys, real)
 

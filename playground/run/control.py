@@ -8,7 +8,8 @@ and asks it for:
   - `state`: the cluster at the moment shown (state.py), which the screen renders and
     never copies; `now()`: the time shown;
   - `refusal(command, name)` and `submit(command)`: a typed command (core/commands.py)
-    carried out, or why it cannot mean anything at that moment (one line each);
+    carried out, or why it cannot mean anything at that moment (one line each; a real
+    run's cluster says why when it is given one);
   - `internals(node)`: a node's variables and safe storage where they are known
     (`internals_unknown` says why they never will be, when it is so);
   - `save(folder)`: the run so far, as a new transcript in `folder`;
@@ -55,9 +56,9 @@ class Control(Protocol):
     def now(self) -> float:
         """The time shown."""
 
-    def refusal(self, command: Request, name: Callable[[int], str]) -> str | None:
+    def refusal(self, command: Request | None, name: Callable[[int], str]) -> str | None:
         """Why `command` cannot mean anything at the moment shown (one line, nodes named
-        by `name`), or None."""
+        by `name`), or None; for None, why no command can be given now at all."""
 
     def submit(self, command: Request) -> str | None:
         """Carry `command` out now; None, or why it could not be (one line)."""

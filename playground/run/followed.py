@@ -148,7 +148,7 @@ class FollowedRun:
 
     # --- the surface ------------------------------------------------------------------------
 
-    def refusal(self, command: Request, name: Callable[[int], str] = str) -> str | None:
+    def refusal(self, command: Request | None, name: Callable[[int], str] = str) -> str | None:
         """Only why no command can be given now: the cluster itself says why one cannot
         (`submit`), from what it knows of its processes."""
         if self.watching is not None:

@@ -241,7 +241,7 @@ class Timeline:
 
     # --- changing the course ---------------------------------------------------------------------
 
-    def refusal(self, request: Request, name: Callable[[int], str]) -> str | None:
+    def refusal(self, request: Request | None, name: Callable[[int], str]) -> str | None:
         """Why `request` cannot mean anything at the moment shown (one line), or None: a
         node that has left, or is down already; T or a delay at its floor, which the
         change would leave as it is."""

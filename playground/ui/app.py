@@ -31,7 +31,7 @@ from protocol import machine
 from ..core.commands import ChangeDelay, Request, delay_refused
 from ..run.control import ClusterConfig, Loading, Session, Timeline, failure
 from . import branching, gc_policy, svg_export
-from .cluster_app import T_STEP, ClusterApp, command_bindings, cs_figures  # noqa: F401 (the real view's, for now)
+from .cluster_app import ClusterApp, command_bindings, status_of
 from .cluster_screen import HELP_BINDING
 from .message_log import MessageLog
 from .model import LOG_CAP
@@ -166,9 +166,9 @@ class BullyApp(ClusterApp):
     def draw_status(self, now: float) -> None:
         timeline, live = self.timeline, self.live
         self.timeline_row.show(timeline.history, timeline.position)
-        self.status_bar.show(self.status(now, self.state.config, speed=self.speed, paused=live is None or live.paused,
-                                         running_at=live.running_at() if live and timeline.at_present else None,
-                                         where=where(timeline)))
+        self.status_bar.show(status_of(self.model, self.session.algorithm, now, self.state.config, speed=self.speed,
+                                       paused=live is None or live.paused, where=where(timeline),
+                                       running_at=live.running_at() if live and timeline.at_present else None))
 
     # --- time travel (the keys are the screen's) ----------------------------------------
 

@@ -165,14 +165,6 @@ class ClusterApp(App[None]):
         """The app's own rows."""
         raise NotImplementedError
 
-    def status(self, now: float, config: ClusterConfig, **pace) -> Status:
-        """The status line's facts at `now` (`pace`: the speed, paused, ... where the app has one)."""
-        state, rounds = self.state, self.state.rounds
-        return Status(now, config=config, elections=rounds.count,
-                      in_election=rounds.running, worst_case=self.model.worst_case,
-                      election_messages=sum(rounds.current.messages.values()) if rounds.current else 0,
-                      held_links=len(state.held_links), cs=cs_figures(state, self.session.algorithm), **pace)
-
     # --- commands out -----------------------------------------------------------------------
 
     def request(self, command: Request, text: str) -> None:
@@ -180,8 +172,9 @@ class ClusterApp(App[None]):
         if self.control is not None and not self.refused(command) and (why := self.control.submit(command)):
             self.notify(sentence(why), severity="warning")
 
-    def refused(self, command: Request) -> bool:
-        """Whether `command` cannot mean anything now; then the user is told why."""
+    def refused(self, command: Request | None) -> bool:
+        """Whether `command` cannot mean anything now (None: no command can be given);
+        then the user is told why."""
         if why := algorithm_refusal(command, self.session.algorithm):
             self.notify(why, severity="warning")  # (it begins with the algorithm's name, or the command's)
             return True
@@ -199,10 +192,10 @@ class ClusterApp(App[None]):
 
     def action_crash_leader(self) -> None:
         leaders = self.state.leaders()
-        if not leaders:
+        if leaders:
+            self.action_command("crash", max(leaders))  # in a split brain, the highest
+        elif not self.refused(None):  # (no command at all, first: a real run's nodes still starting, say)
             self.notify("No node leads right now.", severity="warning")
-            return
-        self.action_command("crash", max(leaders))  # in a split brain, the highest
 
     def action_join(self) -> None:
         self.request(Join(), "join")
@@ -241,13 +234,22 @@ def sentence(line: str) -> str:
     return line[0].upper() + line[1:] + "."
 
 
-def algorithm_refusal(command: Request, algorithm: str) -> str | None:
+def algorithm_refusal(command: Request | None, algorithm: str) -> str | None:
     """Why `algorithm` takes no such command at all (one line), or None."""
     if type(command) is Want:
         return want_refused(algorithm)
     if type(command) in (Join, Leave):
         return membership_refused(algorithm)
     return None
+
+
+def status_of(model: ClusterModel, algorithm: str, now: float, config: ClusterConfig, **pace) -> Status:
+    """The status line's facts at `now`, with `config` the settings the run has (`pace`:
+    the speed, paused, ... where the app has one)."""
+    state, rounds = model.state, model.state.rounds
+    return Status(now, config=config, elections=rounds.count, in_election=rounds.running, worst_case=model.worst_case,
+                  election_messages=sum(rounds.current.messages.values()) if rounds.current else 0,
+                  held_links=len(state.held_links), cs=cs_figures(state, algorithm), **pace)
 
 
 def cs_figures(state: ClusterState, algorithm: str) -> CsFigures | None:
