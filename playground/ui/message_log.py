@@ -6,7 +6,8 @@ follows new lines; scrolled back, it stays where it is (and says how far back).
 
 It shows the model's lines (the model keeps the last LOG_CAP) through its filters: one
 node, one message type, and failure-detector traffic (probes, heartbeats and their
-replies), which is hidden until asked for, since it would drown the election.
+replies), which is hidden until asked for, since it would drown the election. New
+filters (`filters`) or a new drawing (`diagram`) redraw it as they are set.
 
 The same lines can be drawn as a space-time diagram (`diagram`, the app's `d`): one lane
 per node, a row per line that draws something on the lanes kept (`diagram.py`). For that
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import deque
+from collections.abc import Callable
 from itertools import islice
 
 from rich.cells import cell_len, set_cell_size
@@ -43,13 +45,12 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     MessageLog { overflow-x: hidden; overflow-y: scroll; }
     """
     diagram: reactive[bool] = reactive(False, init=False)  # drawn as a space-time diagram
+    # What it shows: one node's lines only, one message type's, failure-detector traffic or not.
+    filters: reactive[tuple[int | None, str | None, bool]] = reactive((None, None, False), init=False)
 
     def __init__(self, model: ClusterModel):
         super().__init__()
         self.model = model
-        self.node_filter: int | None = None
-        self.topic_filter: str | None = None
-        self.show_detector = False
         self._lines: deque[LogLine] = deque(maxlen=LOG_CAP)  # the model's lines that pass the filters
         self._down: deque[frozenset[int]] = deque(maxlen=LOG_CAP)  # who was down at each of them
         self._down_now: frozenset[int] = frozenset()  # ... after the last line looked at
@@ -67,18 +68,37 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
 
     # --- filters ------------------------------------------------------------------------
 
-    def matches(self, line: LogLine) -> bool:
-        return ((self.node_filter is None or self.node_filter in line.nodes)
-                and (self.topic_filter is None or line.topic == self.topic_filter)
-                and (self.show_detector or not line.detector or self.topic_filter == line.topic))
+    @property
+    def node_filter(self) -> int | None:
+        return self.filters[0]
+
+    @property
+    def topic_filter(self) -> str | None:
+        return self.filters[1]
+
+    @property
+    def show_detector(self) -> bool:
+        return self.filters[2]
 
     def set_filters(self, node: int | None, topic: str | None) -> None:
-        self.node_filter, self.topic_filter = node, topic
-        self._refilter()
+        self.filters = (node, topic, self.filters[2])
 
     def toggle_detector(self) -> None:
-        self.show_detector = not self.show_detector
+        node, topic, detector = self.filters
+        self.filters = (node, topic, not detector)
+
+    def watch_filters(self) -> None:
         self._refilter()
+
+    def matcher(self) -> Callable[[LogLine], bool]:
+        """Whether a line passes the filters (read once, for a whole batch of lines)."""
+        node, topic, detector = self.filters
+
+        def matches(line: LogLine) -> bool:
+            return ((node is None or node in line.nodes) and (topic is None or line.topic == topic)
+                    and (detector or not line.detector or topic == line.topic))
+
+        return matches
 
     def toggle_diagram(self) -> None:
         self.diagram = not self.diagram
@@ -100,7 +120,8 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     def _keep(self, lines, down: frozenset[int]) -> int:
         """Keep the lines that pass the filters, each with who was down then; how many kept."""
         kept, within = 0, self._within_now
-        matches, keep_line, keep_down, keep_within = self.matches, self._lines.append, self._down.append, self._within.append
+        matches, keep_line, keep_down = self.matcher(), self._lines.append, self._down.append
+        keep_within = self._within.append
         for line in lines:
             down = drawing.after(line, down)
             within = drawing.within_after(line, within)
