@@ -47,7 +47,7 @@ THEMES = (DARK, LIGHT)
 
 def use_ours(app) -> None:
     """The app's themes are ours only (the palette offers them; their colours say what
-    things are), starting dark: both apps (ui/app.py, ui/real_app.py) call this on mount."""
+    things are), starting dark: both apps call this on mount (ui/cluster_app.py)."""
     for theme in THEMES:
         app.register_theme(theme)
     app.theme = DARK.name
