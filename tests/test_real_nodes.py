@@ -18,17 +18,13 @@ import pytest
 
 from playground.cli import main
 from playground.core.commands import Crash, Elect, Heal, Leave, Partition, Recover, SetTimeout, Want
-from playground.core.config import ClusterConfig, InputError
+from playground.core.config import ClusterConfig
 from playground.real import merge as merge_module
 from playground.real import state, wire
 from playground.real import traces as trace_files
 from playground.real.cluster import RealCluster
-from playground.real.node import Address
 from playground.record.reader import load
-from playground.record.transcript import Header, header_line
-from playground.ui.help_screen import HelpScreen
 from protocol import machine
-from tests.test_app import on_asyncio
 
 FAST = ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0)
 
@@ -266,105 +262,6 @@ def test_the_state_file_is_written_whole_and_durably(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no piece left beside it
 
 
-def test_nodes_run_by_hand_are_merged_into_one_transcript_and_a_silent_kill_is_inferred(tmp_path, capsys, monkeypatch):
-    """`bully-tui merge` reads only the nodes' own traces (no cluster logged the kill): a
-    node that boots again was down since its last line."""
-    with RealCluster((1, 2, 3), "epoch-bully", FAST, str(tmp_path)) as cluster:
-        wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
-        cluster.submit(Crash(3))
-        wait_for(cluster, all_follow(2, (1, 2)), within=10)
-        cluster.submit(Recover(3))
-        wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
-    merged_as_it_grows_as_all_at_once(cluster, tmp_path, monkeypatch, logged=False, skew={1: 0.4, 3: -0.25})
-    folders = [str(tmp_path / str(i)) for i in (1, 2, 3)]
-    out = tmp_path / "hand.jsonl"
-    assert main(["merge", *folders, "-o", str(out)]) == 0
-    events = load(str(out)).events
-    downs = [(e.kind, e.node) for e in events if e.kind in ("crash", "recover") and e.node == 3]
-    assert downs[:2] == [("crash", 3), ("recover", 3)]
-    assert [e.leader for e in events if e.kind == "agreement"][-1] == 3
-    capsys.readouterr()
-    assert main(["merge", *folders[:2], "-o", str(tmp_path / "x.jsonl")]) == 2
-    assert capsys.readouterr().err == "bully-tui: error: the traces of nodes 3 are missing (give every node's folder)\n"
-    assert main(["merge", str(tmp_path), "-o", str(tmp_path / "x.jsonl")]) == 2
-    assert "no node's trace in it" in capsys.readouterr().err
-    trace = tmp_path / "2" / "trace.jsonl"
-    lines = trace.read_text().splitlines()
-    for bad, says in ((('{"seq": 0, "t": 1, "kind": "send", "src": 2, "dst": 1, "id": "5", "msg": {}, "arrives": 0, '
-                        '"lamport": 1}'), "line 3: field 'id': expected int, got \"5\""),
-                      ("[1, 2]", "line 3: not a node's trace line ([1, 2])"), ("{", "line 3: not JSON")):
-        trace.write_text("\n".join([*lines[:2], bad, *lines[2:]]) + "\n")
-        assert main(["merge", *folders, "-o", str(tmp_path / "x.jsonl")]) == 2
-        assert capsys.readouterr().err == f"bully-tui: error: {trace} {says}\n"
-    assert not (tmp_path / "x.jsonl").exists()
-
-
-@on_asyncio
-async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers_it_from_disk(tmp_path):
-    from playground.cli.plan import plan
-    from playground.ui.real_app import RealApp
-
-    session = plan(["--real", "--nodes", "4", "--algorithm", "epoch-bully", "--timeout", "0.5",
-                             "--probe-interval", "0.5", "--transcript", str(tmp_path / "live.jsonl")]).session
-    app = RealApp(session, folder=str(tmp_path / "run"), save_dir=str(tmp_path))
-
-    async def until(pilot, check):
-        await shown_within(pilot, check, why=lambda: app.status.plain())
-
-    def all_under(leader, nodes):
-        return lambda: all(app.state.nodes[i].up and app.state.nodes[i].leader == leader for i in nodes)
-
-    async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, all_under(4, (1, 2, 3, 4)))
-        panel = app.panel.shown_text()  # the selected node, 4: its storage from its state file
-        assert "safe storage" in panel and "epoch: " in panel and "not known: a real node's own" in panel
-        await pilot.press("d")
-        assert app.log_view.diagram
-        await pilot.press("question_mark")
-        assert isinstance(app.screen, HelpScreen)
-        await pilot.press("escape")
-        await pilot.press("x")  # kill the leader
-        assert not app.cluster.up(4)
-        await until(pilot, all_under(3, (1, 2, 3)))
-        assert "down" in app.grid.node_text(4) and "no time travel" in app.status.plain()
-        await pilot.press("s")  # the run so far, as a transcript
-        saved = load(str(app.saved))
-        assert app.saved.parent == tmp_path and saved.header.real and any(e.kind == "crash" for e in saved.events)
-        await pilot.press("4", "r")  # select it, recover it: from its state folder
-        await until(pilot, all_under(4, (1, 2, 3, 4)))
-        await pilot.press("j")  # a new process, node 5, joins (and leads: epoch-bully's highest)
-        await until(pilot, all_under(5, (1, 2, 3, 4, 5)))
-        assert "5" in app.grid.node_text(5)
-        await pilot.press("plus")  # T on every node
-        assert app.cluster.config.timeout == 1.0 and "T=1" in app.status.plain()
-        await pilot.press("1", "p")  # node 1 cut off: it stands alone, and leads itself
-        await until(pilot, lambda: app.state.nodes[1].leader == 1)
-        await pilot.press("P")
-        await until(pilot, all_under(5, (1, 2, 3, 4, 5)))
-        processes = list(app.cluster.processes.values())
-    assert all(p.poll() is not None for p in processes)  # quitting stopped them all
-    transcript = load(str(tmp_path / "live.jsonl"))
-    assert transcript.header.real and [e.kind for e in transcript.events if e.kind in ("crash", "recover", "join")] == \
-        ["crash", "recover", "join"]
-
-
-@on_asyncio
-async def test_the_live_view_is_drawn_while_the_nodes_start_and_quitting_then_stops_every_one(tmp_path):
-    from playground.cli.plan import plan
-    from playground.ui.real_app import RealApp
-
-    session = plan(["--real", "--nodes", "8"]).session
-    app = RealApp(session, folder=str(tmp_path / "run"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        assert "starting 8 node processes" in app.status.plain()
-        await pilot.press("x")
-        assert "the nodes are still starting" in [n.message.rstrip(".").lower() for n in app._notifications][-1]
-        starting = app._starting
-        await shown_within(pilot, lambda: starting.processes)  # (quit once some are running)
-    assert starting.processes and all(p.poll() is not None for p in starting.processes.values())
-    assert app.failure is None
-
-
 ORPHANING = """
 import sys, tempfile, time
 from playground.core.config import ClusterConfig, InputError
@@ -412,27 +309,6 @@ def _recovered(events) -> float:
     return next((e.t for e in events if e.kind == "recover"), float("inf"))
 
 
-def test_a_state_file_or_a_boot_line_with_a_wrong_cell_is_one_line(tmp_path, capsys):
-    from playground.core.config import InputError
-    from protocol.raft import RaftStorage
-
-    (tmp_path / "state.json").write_text(json.dumps({"algorithm": "raft", "storage": {
-        "incarnation": None, "epoch": 1, "members": [1, 2], "voted_for": None}}))
-    with pytest.raises(InputError, match="damaged: incarnation is null"):
-        state.load(str(tmp_path), RaftStorage, "raft")
-    header = json.loads(header_line(Header("classic", [1], 1, ClusterConfig(delay_min=0, delay_max=0), real=True)))
-    start = '{"seq":0,"t":1.0,"kind":"start","node":1,"lamport":0}\n'
-    for change, says in (({"config": {**header["config"], "coordinator_timeout": "x"}}, "field 'config.coordinator_timeout'"),
-                         ({"algorithm": "paxos"}, "field 'algorithm'"),
-                         ({"config": {**header["config"], "delay_max": -1}}, "field 'config'"),
-                         ({"real": False}, "a transcript's header, not a real node's")):
-        folder = tmp_path / "n"
-        folder.mkdir(exist_ok=True)
-        (folder / "trace.jsonl").write_text(json.dumps({**header, **change}) + "\n" + start)
-        assert main(["merge", str(folder), "-o", str(tmp_path / "m.jsonl")]) == 2
-        assert says in capsys.readouterr().err
-
-
 def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heals(tmp_path, monkeypatch):
     """As scenarios/partition-stoller.scenario: the cut-off side elects its own leader,
     two leaders (split brain) while it lasts; at `heal` what waited goes through, the
@@ -456,60 +332,6 @@ def test_a_partition_of_held_connections_is_judged_as_the_simulated_one_and_heal
     began = [e.nodes for e in events if e.kind == "violation" and e.property == "split_brain" and e.phase == "begin"]
     assert (2, 4) in began and any(e.kind == "violation" and e.phase == "end" for e in events)  # (a loaded machine's
     # timing can show a moment of another pair first: node 1 leading its side before node 2 takes over)
-
-
-def test_nodes_started_by_hand_are_watched_live_through_their_own_connection(tmp_path, capsys):
-    """`bully-tui attach`: each node sends its trace so far, then every new line; the
-    merge is the cluster's. Watching only."""
-    from playground.real.attach import Attached
-
-    with RealCluster((1, 2, 3), "epoch-bully", FAST, str(tmp_path)) as cluster:
-        wait_for(cluster, all_follow(3, (1, 2, 3)), within=10)
-        watching = Attached({n: Address("127.0.0.1", port) for n, port in cluster.ports.items()})
-        try:
-            assert (watching.algorithm, watching.ids, watching.config.timeout) == ("epoch-bully", (1, 2, 3), 0.5)
-            assert leaders(watching.events()) == {n: s for n, s in leaders(cluster.events()).items()}
-            cluster.submit(Crash(3))  # its connection ends: down, as far as a watcher can tell
-            def seen(expected):
-                return lambda: {n: s[:2] for n, s in leaders(watching.events()).items()} == expected
-
-            def watched() -> int:
-                return sum(map(len, watching.traces.values()))
-
-            progressing(seen({1: (2, True), 2: (2, True)}), watched, why=lambda: leaders(watching.events()))
-            cluster.submit(Recover(3))  # back: its whole trace again, and it leads
-            progressing(seen({n: (3, True) for n in (1, 2, 3)}), watched, why=lambda: leaders(watching.events()))
-        finally:
-            watching.close()
-    assert main(["attach", f"1@127.0.0.1:{free_port()}"]) == 2  # (no terminal: refused before connecting)
-    assert "terminal" in capsys.readouterr().err
-    assert main(["attach", "1@h:1,1@h:2"]) == 2
-    assert capsys.readouterr().err == "bully-tui: error: the node list names node 1 twice\n"
-
-
-def test_a_trace_is_read_as_it_grows_and_a_line_cut_short_by_a_kill_is_cut_off_before_the_next_run(tmp_path):
-    from playground.real.traces import _cut_partial_line
-
-    path = tmp_path / "trace.jsonl"
-    header = header_line(Header("classic", [1], 1, ClusterConfig(delay_min=0, delay_max=0), real=True)).decode()
-    start = '{"seq":0,"t":1.5,"kind":"start","node":1,"lamport":0}\n'
-    line = '{"seq":0,"t":1.5,"kind":"election_start","node":1,"lamport":0}'
-    path.write_text(header + start + line[:20])  # (a line being written, or cut by a kill)
-    growing = trace_files.TraceFile(str(path))
-    assert len(growing.read()) == 1  # (what has no newline yet waits)
-    assert trace_files.read_trace(str(path)) == growing.lines  # (and once the node has stopped, it is left out)
-    _cut_partial_line(str(path))
-    assert path.read_text() == header + start
-    with open(path, "a") as f:
-        f.write(line + "\n")
-    assert len(growing.read()) == 2 and growing.read() == trace_files.read_trace(str(path))
-    with open(path, "a") as f:
-        f.write("{\n")
-    with pytest.raises(InputError, match=r"trace.jsonl line 4: not JSON"):
-        growing.read()
-    path.write_text(header[:10])
-    _cut_partial_line(str(path))
-    assert path.read_text() == ""
 
 
 def test_a_cluster_in_a_folder_deeper_than_a_unix_socket_path_still_reaches_its_nodes(tmp_path):
@@ -586,48 +408,11 @@ def test_the_last_member_starts_again_as_a_cluster_of_one(tmp_path):
     assert _headers(tmp_path / "2" / "trace.jsonl")[-1].nodes == [2]
 
 
-@on_asyncio
-async def test_a_cluster_that_cannot_start_ends_the_live_view_with_one_line(tmp_path):
-    from playground.cli.plan import plan
-    from playground.ui.real_app import RealApp
-
-    (tmp_path / "file").write_text("not a folder")
-    session = plan(["--real", "--nodes", "2"]).session
-    app = RealApp(session, folder=str(tmp_path / "file" / "run"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await shown_within(pilot, lambda: app.failure is not None)
-    assert app.failure.startswith("cannot start the nodes: ") and "\n" not in app.failure
-
-
 def _headers(path) -> list:
     """The headers of a node's trace: one at each start, with the members it started with."""
     trace = trace_files.TraceFile(str(path))
     trace.read(final=True)
     return trace.headers
-
-
-def test_the_kept_merge_starts_again_when_a_node_sends_another_trace(monkeypatch):
-    """Attached to a node that started afresh elsewhere: its trace is another one, as long
-    as the first or longer; what was settled of the first is not kept."""
-    monkeypatch.setattr(merge_module, "SETTLED_AFTER", 0.3)
-    config = ClusterConfig(timeout=0.5, probe_interval=0.5, delay_min=0, delay_max=0)
-
-    from playground.core.events import StartEvent, StateEvent
-    from playground.real.traces import Line
-    from protocol.classic import ClassicStatus
-
-    def trace(node: int, leader: int) -> list[Line]:
-        normal = ClassicStatus.NORMAL
-        return [Line(100.0, node, "start", StartEvent(0, 100.0, node), 0, 0),
-                *(Line(100.0 + k, node, "state", StateEvent(0, 100.0 + k, node, normal, leader, normal.role, k), k, k)
-                  for k in range(1, 5))]
-
-    live = merge_module.Merge("classic", (1, 2), config)
-    first = {1: trace(1, 2), 2: trace(2, 2)}
-    assert live.events((1, 2), [], first) == merge_module.merge("classic", (1, 2), config, [], first)
-    assert live.settled > 0
-    again = {1: trace(1, 1), 2: first[2]}  # (node 1's lines: as many, but not the ones settled)
-    assert live.events((1, 2), [], again) == merge_module.merge("classic", (1, 2), config, [], again)
 
 
 def test_a_lock_beside_the_election_over_real_nodes_is_judged_as_the_simulated_one(tmp_path, capsys):
