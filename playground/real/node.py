@@ -19,7 +19,7 @@ How it runs (trio, one task steps the machine, so it needs no locks):
     synchrony bound T >= 2 x delay on purpose.
   - Timers run on trio's clock. A timer set again replaces the old one; a firing that
     was already on its way when its timer was set again or cancelled is recognised by
-    its number and ignored. A timer set with a range (Raft's) is drawn from the node's
+    its generation (the runner's) and ignored. A timer set with a range (Raft's) is drawn from the node's
     own generator, seeded by --seed and its id.
   - Safe storage is DIR/state.json (state.py), written whole and durably after every
     step that changed it: a node killed with SIGKILL starts again from it (a recovery);
