@@ -10,7 +10,7 @@ A signal (SIGINT, SIGTERM, SIGHUP) ends the process well at any moment of its li
      own handler in place, a few milliseconds in; from then until this file runs,
      Python itself reports a Ctrl-C (KeyboardInterrupt, "Fatal Python error" while it
      imports `site`) and exits (1, or by SIGINT), having made nothing either; the
-     campaign tells that report from ours (tests/campaign.py, python_start_up). No
+     campaign tells that report from ours (tests/signals_support.py, python_start_up). No
      program can take a signal before its first statement runs: this file makes that
      stretch as short as it can be. The console script pip writes imports only `re`
      and `sys` before it; `-m` only runpy.

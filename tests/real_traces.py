@@ -1,6 +1,6 @@
 """Lines of a real node's trace (playground/real/traces.py: a transcript header at each
 start, then transcript lines with the node's Lamport clock), for the tests and the
-campaign (tests/campaign.py): a node's first lines, and lines that `merge` refuses,
+campaign (tests/campaign/): a node's first lines, and lines that `merge` refuses,
 naming the file and the line."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A signal sent to a bully-tui process, and the endings it allows: one rule for the
-tests and the campaign (tests/campaign.py).
+tests and the campaign (tests/campaign/).
 
 A signal can come before bully-tui's first statement (playground/__main__.py) has taken
 it over: on a busy machine Python may still be starting half a second in. Then the

@@ -1,11 +1,11 @@
 """Issue 17, "A campaign of our own": the generated hostile-input campaign of
-tests/campaign.py, run against this checkout as real processes, in shards.
+tests/campaign/, run against this checkout as real processes, in shards.
 
 Every case must hold its expectation (refuse, accept, different, write-error, signal or
-help, as campaign.py's header says); a case that does not falls in a failure class
+help, as the package's docstring says); a case that does not falls in a failure class
 (traceback, hang, silent, misleading, misrefused, partial, setup), and the test fails
 with a table of those cases: class, name, argv, why, and the first 200 characters of
-stderr. `python tests/campaign.py --report` runs the same from the command line.
+stderr. `python -m tests.campaign --report` runs the same from the command line.
 """
 
 from __future__ import annotations

@@ -1,0 +1,71 @@
+"""8. Signals at seeded random moments, from the very start (0 s: Python's own start-up)
+on: to headless runs, export and verify of a big transcript, --compare."""
+
+from __future__ import annotations
+
+import signal
+
+from .cases import BIG_LIMIT, EXPORT_EXTENSIONS, SIGNAL, Base, Builder, SignalPlan
+
+START_UP = 0.3  # seconds: the early signals are drawn from 0 to this (Python's start-up, then bully-tui's)
+
+
+SIGNAL_RUNS = [("stoller", 20, False), ("stoller", 12, False), ("classic", 10, False), ("ring", 30, False),
+               ("epoch-bully", 40, False), ("garcia-molina", 16, False), ("classic", 8, True)]
+
+
+def gen_signals(b: Builder) -> None:
+    r = b.rng
+    plain = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL] * 7
+    r.shuffle(plain)
+    doubled = len(plain)
+    kinds = plain + [signal.SIGINT] * 5  # the last five get a second SIGINT 50 ms later
+    verify_sample = set(r.sample(range(len(kinds)), 5))
+    for n, signum in enumerate(kinds):
+        if n == 0:
+            algorithm, nodes, uuid = SIGNAL_RUNS[0]
+        else:
+            algorithm, nodes, uuid = r.choice(SIGNAL_RUNS)
+        delay = round(2.0 * r.random() ** 1.5, 3)  # from the very start, more of them early: start-up is fragile
+        again = 50 if n >= doubled else None
+        transcript = n % 17 != 5  # a couple without a transcript
+        argv = ["--headless", "--algorithm", algorithm, "--nodes", str(nodes), "--until", "1000000",
+                *(["--ids", "uuid"] if uuid else []), *(["--transcript", "t.jsonl"] if transcript else [])]
+        name = signal.Signals(signum).name + ("x2" if again else "")
+        b.add(f"signal:{name}@{delay}s-{algorithm}-{nodes}{'-uuid' if uuid else ''}", "headless", argv, SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay, again),
+              outputs={"t.jsonl": "transcript"} if transcript else {}, limit=BIG_LIMIT,
+              verify_after=transcript and n in verify_sample)
+    # SIGINT (and a SIGTERM) during export and verify of a big transcript, and during --compare
+    big = {"big.jsonl": Base("big")}
+    for fmt, signum in [("svg", signal.SIGINT), ("mermaid", signal.SIGINT), ("shiviz", signal.SIGINT),
+                        (r.choice(list(EXPORT_EXTENSIONS)), signal.SIGTERM)]:
+        delay = round(r.uniform(0.3, 1.5), 3)
+        out = f"out.{EXPORT_EXTENSIONS[fmt]}"
+        b.add(f"signal:{signal.Signals(signum).name}@{delay}s-export-{fmt}", "export",
+              ["export", "big.jsonl", "--format", fmt, "-o", out], SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+              files=dict(big), outputs={out: "svg" if fmt == "svg" else "text"}, limit=BIG_LIMIT)
+    for signum in [signal.SIGINT, signal.SIGINT, signal.SIGHUP]:
+        delay = round(r.uniform(0.3, 1.5), 3)
+        b.add(f"signal:{signal.Signals(signum).name}@{delay}s-verify", "verify", ["verify", "big.jsonl"], SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+              files=dict(big), limit=BIG_LIMIT)
+    for _ in range(2):
+        delay = round(r.uniform(0.3, 2.0), 3)
+        b.add(f"signal:SIGINT@{delay}s-compare-64", "compare", ["--headless", "--compare", "--nodes", "64"], SIGNAL,
+              names="interrupted", signal=SignalPlan(signal.SIGINT, delay), limit=BIG_LIMIT)
+    # While the process starts: Python's own start-up, then bully-tui's imports (0 s is at once)
+    starts = [("headless", ["--headless", "--nodes", "5", "--until", "1000", "--transcript", "t.jsonl"],
+               {}, {"t.jsonl": "transcript"}),
+              ("verify", ["verify", "run.jsonl"], {"run.jsonl": Base("classic")}, {}),
+              ("export", ["export", "run.jsonl", "--format", "svg", "-o", "out.svg"], {"run.jsonl": Base("classic")},
+               {"out.svg": "svg"}),
+              ("hunt", ["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "30", "--workers", "1", "-o",
+                        "f"], {}, {"f.scenario": "text", "f.jsonl": "transcript"})]
+    for n, signum in enumerate([signal.SIGINT, signal.SIGTERM, signal.SIGHUP] * 4):
+        group, argv, files, outputs = starts[n % len(starts)]
+        delay = 0.0 if n < 3 else round(r.uniform(0, START_UP), 3)
+        b.add(f"signal-start:{signal.Signals(signum).name}@{delay}s-{group}", group, argv, SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+              files=dict(files), outputs=dict(outputs), limit=BIG_LIMIT)

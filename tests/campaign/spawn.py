@@ -1,0 +1,220 @@
+"""Running one case's process: `[sys.executable, "-m", "playground", *argv]` in a
+session of its own, with its limits, stdout captured, /dev/full or closed, signalled as
+its plan says (`spawn`), or in a terminal of its own (`spawn_in_terminal`); and real
+nodes started by hand for `attach` to watch."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import resource
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests import signals_support
+
+from .cases import BIG_LIMIT, SignalPlan
+
+MEMORY_GUARD = 4 << 30  # address space per case: a runaway run fails instead of taking the machine
+
+
+@dataclass
+class Process:
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    seconds: float
+    hung: bool
+    caught: bool | None = None  # a signal sent: whether the process had taken it over then (signals_support.send)
+    after_signal: float | None = None  # seconds from the last signal sent to the end of the process
+
+
+def _child_limits(fsize: int | None, close_stdout: bool = False) -> None:
+    """In the child, before exec: the signals at their defaults, no core files, an address
+    space guard, and the file limit (writes past it fail with EFBIG, not a fatal SIGXFSZ);
+    `close_stdout`: no standard output at all, as after `>&-`. (It runs in the child of a
+    thread of ours, so it calls only signal, os and resource, which take no lock another
+    thread may hold at the fork.)"""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    if close_stdout:
+        os.close(1)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    guard = MEMORY_GUARD if hard == resource.RLIM_INFINITY else min(MEMORY_GUARD, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (guard, hard))
+    if fsize is not None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+def _env(root: Path, tmp: Path) -> dict[str, str]:
+    dropped = ("PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONSAFEPATH")
+    env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith(("PYTEST", "COV_"))}
+    env.update(PYTHONPATH=str(root), TMPDIR=str(tmp))
+    return env
+
+
+def _send(p: subprocess.Popen, signum: int) -> bool:
+    """SIGINT and SIGHUP to the process group, as a terminal sends them; SIGTERM and
+    SIGKILL to the process, as `kill` does. Whether it had taken the signal over then."""
+    return signals_support.send(p, signum, group=signum in (signal.SIGINT, signal.SIGHUP))
+
+
+def kill_group(p: subprocess.Popen) -> None:
+    """End what is left of the case's own process group (processes this campaign started)."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def entry_module(root: Path) -> str:
+    """What `bully-tui` runs: the entry module, which takes the signals over before any
+    import (`playground/__main__.py`), or, in an older checkout, the CLI module itself."""
+    return "playground" if (root / "playground" / "__main__.py").exists() else "playground.cli"
+
+
+def _first_file(p: subprocess.Popen, cwd: Path, before: set[str], limit: float) -> bool:
+    """Wait until a new entry appears in `cwd` (True), or the process ends or `limit`
+    seconds pass (False)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and p.poll() is None:
+        if set(os.listdir(cwd)) - before:
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, plan: SignalPlan | None = None,
+          fsize: int | None = None, stdout_full: bool = False, stdout_closed: bool = False) -> Process:
+    with contextlib.ExitStack() as opened:  # (/dev/full: closed here, once the child has its own)
+        stdout = (opened.enter_context(open("/dev/full", "wb")) if stdout_full
+                  else subprocess.DEVNULL if stdout_closed else subprocess.PIPE)
+        before = set(os.listdir(cwd))
+        start = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=_env(root, tmp),
+                             stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, start_new_session=True,
+                             preexec_fn=functools.partial(_child_limits, fsize, stdout_closed))  # noqa: PLW1509
+    out = err = None  # (until a communicate has returned: one that timed out keeps what it read for the next)
+    caught, sent = None, None
+    try:
+        if plan is not None:
+            try:
+                if plan.after_file and not _first_file(p, cwd, before, limit):
+                    raise subprocess.TimeoutExpired(p.args, 0)  # (the limit: signalled, then judged)
+                out, err = p.communicate(timeout=plan.delay)
+            except subprocess.TimeoutExpired:
+                # (if the process has just ended, this only reaps it: its output is still to read)
+                caught, sent = _send(p, plan.signum), time.monotonic()
+                if plan.again_ms is not None:
+                    try:
+                        out, err = p.communicate(timeout=plan.again_ms / 1000)
+                    except subprocess.TimeoutExpired:
+                        caught, sent = _send(p, plan.signum) or caught, time.monotonic()
+        if err is None:  # (stderr is always a pipe: None until a communicate returned)
+            out, err = p.communicate(timeout=max(0.05, start + limit - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        kill_group(p)
+        out, err = p.communicate()
+        return Process(p.returncode, out or b"", err or b"", time.monotonic() - start, hung=True)
+    finally:
+        kill_group(p)
+    ended = time.monotonic()
+    return Process(p.returncode, out or b"", err or b"", ended - start, hung=False, caught=caught,
+                   after_signal=None if sent is None else ended - sent)
+
+
+# --- the live views: in a terminal -------------------------------------------------------------
+
+
+ON_SCREEN = b"real run"  # what the live real view shows once its nodes run (its status line)
+_ESCAPE = re.compile(rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float,
+                      plan: SignalPlan | None) -> Process:
+    """`spawn` in a terminal of its own (a pty, 100 x 30, that nobody types in): the
+    signal `plan.delay` seconds after the screen first shows ON_SCREEN. Its stderr, as
+    judged, is what the terminal shows after the app has left its screen, escapes taken
+    out: its line, if any."""
+    import fcntl
+    import pty
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    start = time.monotonic()
+    p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=_env(root, tmp),
+                         stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                         preexec_fn=functools.partial(_child_limits, None))  # noqa: PLW1509
+    os.close(slave)
+    shown = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # (the other end is closed: the app has ended)
+                return
+            if not data:
+                return
+            shown.extend(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    hung = False
+    try:
+        if plan is not None:
+            while ON_SCREEN not in shown and p.poll() is None and time.monotonic() < start + limit:
+                time.sleep(0.02)
+            time.sleep(plan.delay)
+            _send(p, plan.signum)
+        p.wait(timeout=max(0.05, start + limit - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        hung = True
+    finally:
+        kill_group(p)
+        p.wait()
+        reader.join(timeout=5)
+        os.close(master)
+    after = _ESCAPE.sub(b"", bytes(shown).rsplit(b"\x1b[?1049l", 1)[-1])
+    said = b"\n".join(line.strip() for line in after.replace(b"\r", b"\n").split(b"\n") if line.strip())
+    return Process(p.returncode, b"", said + b"\n" if said else b"", time.monotonic() - start, hung)
+
+
+def nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[subprocess.Popen], str]:
+    """`count` real nodes of the checkout under test, as a person starts them (`node`),
+    once each has booted: them, and the list `attach` takes ("1@127.0.0.1:P,...")."""
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    where = ",".join(f"{i}@127.0.0.1:{port}" for i, port in enumerate(ports, 1))
+    nodes = []
+    for i, port in enumerate(ports, 1):
+        peers = ",".join(f"{k}@127.0.0.1:{q}" for k, q in enumerate(ports, 1) if k != i)
+        argv = [sys.executable, "-m", entry_module(root), "node", "--id", str(i), "--listen", f"127.0.0.1:{port}",
+                "--peers", peers, "--state-dir", str(folder / str(i)), "--timeout", "0.5", "--probe-interval", "0.5"]
+        nodes.append(subprocess.Popen(argv, env=_env(root, folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True))
+    deadline = time.monotonic() + BIG_LIMIT
+    traces = [folder / str(i) / "trace.jsonl" for i in range(1, count + 1)]
+    while not all(t.exists() and b'"kind":"boot"' in t.read_bytes() for t in traces):
+        if time.monotonic() > deadline or any(p.poll() is not None for p in nodes):
+            for p in nodes:
+                kill_group(p)
+            raise LookupError("the nodes to attach to did not start")
+        time.sleep(0.05)
+    return nodes, where
