@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.command import CommandPalette
 
 from playground.ui.app import BullyApp
-from playground.ui.palette import AlgorithmCommands, LinkCommands, NodeCommands, ViewCommands
+from playground.ui.palette import SimulationCommands, algorithm_commands, link_commands
 from tests.test_app import advance, make_app, on_asyncio, palette, settled, wait_for
 
 
@@ -17,6 +17,10 @@ async def test_a_command_typed_in_the_palette_runs(tmp_path):
         await advance(pilot, app, 5)
         await pilot.press("ctrl+p")
         assert isinstance(app.screen, CommandPalette)
+        listed = app.screen.query_one("CommandList")
+        await wait_for(pilot, lambda: listed.option_count > 50, "the palette's list")
+        titles = [str(listed.get_option_at_index(i).prompt).split("\n")[0] for i in range(listed.option_count)]
+        assert titles[0].startswith("Algorithm: ") and titles == sorted(titles) and "Theme" in titles  # (one list)
         await pilot.press(*"crash node 3")
         await wait_for(pilot, lambda: app.screen.query_one("CommandList").option_count, "the palette's hits")
         first = app.screen.query_one("CommandList").get_option_at_index(0).prompt
@@ -29,7 +33,7 @@ async def test_a_command_typed_in_the_palette_runs(tmp_path):
 
 @on_asyncio
 async def test_the_palette_offers_what_the_moment_allows_from_every_provider(tmp_path):
-    assert {NodeCommands, ViewCommands, LinkCommands, AlgorithmCommands} <= BullyApp.COMMANDS
+    assert BullyApp.COMMANDS == {SimulationCommands}  # (one list, sorted as it opens)
     app = make_app(tmp_path, nodes=4)
     async with app.run_test(size=(100, 30)) as pilot:
         await settled(pilot, app)
@@ -48,5 +52,5 @@ async def test_the_palette_offers_what_the_moment_allows_from_every_provider(tmp
 def test_the_real_view_offers_the_commands_a_real_cluster_takes():
     from playground.ui.real_app import RealApp
 
-    assert {NodeCommands, ViewCommands} <= RealApp.COMMANDS
-    assert not {LinkCommands, AlgorithmCommands} & RealApp.COMMANDS  # (it holds no single link, and runs its own algorithm)
+    [provider] = RealApp.COMMANDS
+    assert not {link_commands, algorithm_commands} & set(provider.LISTS)  # (no single link held, no other algorithm)

@@ -35,7 +35,7 @@ from .cluster_app import ClusterApp, command_bindings, status_of
 from .cluster_screen import HELP_BINDING
 from .message_log import MessageLog
 from .model import LOG_CAP
-from .palette import AlgorithmCommands, LinkCommands
+from .palette import SimulationCommands
 from .replay_reading import ReplayReading
 from .status_bar import StatusBar
 from .timeline_row import TimelineRow
@@ -63,7 +63,7 @@ class Restart:
 
 class BullyApp(ClusterApp):
     SCREEN = TimelineScreen
-    COMMANDS = ClusterApp.COMMANDS | {LinkCommands, AlgorithmCommands}
+    COMMANDS = {SimulationCommands}  # (Textual's own commands among them)
     PALETTE_NOTE = ("ctrl+p opens the command palette: crash, recover or elect any node, join and leave, hold links "
                     "and partitions, switch the algorithm, filter the log, change theme.")
     # The footer shows the short descriptions; the help screen adds the tooltips.

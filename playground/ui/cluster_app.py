@@ -46,7 +46,6 @@ from .message_log import MessageLog
 from .model import ClusterModel
 from .node_grid import NodeGrid
 from .node_panel import NodePanel
-from .palette import NodeCommands, ViewCommands
 from .redraws import Redraws
 from .status_bar import CsFigures, Status
 
@@ -80,7 +79,6 @@ class ClusterApp(App[None]):
     CSS_PATH = str(themes.STYLESHEET)
     TITLE = "bully-tui"
     SCREEN = ClusterScreen
-    COMMANDS = App.COMMANDS | {NodeCommands, ViewCommands}
     COMPACT_ABOVE = 9  # more nodes than this get the one-line-per-node grid
     PALETTE_NOTE = ""  # (the help screen's last line)
 

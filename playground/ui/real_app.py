@@ -39,6 +39,7 @@ from ..run.control import FollowedRun, Session
 from .cluster_app import ClusterApp, command_bindings, status_of
 from .cluster_screen import HELP_BINDING
 from .model import LOG_CAP
+from .palette import RealCommands
 from .real_status import RealStatus, running, starting
 
 POLL = 0.25  # seconds between readings of the traces
@@ -46,6 +47,7 @@ POLL = 0.25  # seconds between readings of the traces
 
 class RealApp(ClusterApp):
     COMPACT_ABOVE = 12  # nodes: more than this, one line each
+    COMMANDS = {RealCommands}  # (Textual's own commands among them)
     PALETTE_NOTE = ("ctrl+p opens the command palette: crash, recover or elect any node, join and leave, cut nodes "
                     "off and heal, filter the log, change theme.")
     BINDINGS = [
