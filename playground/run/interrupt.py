@@ -19,9 +19,9 @@ safe points (`raise_if_stopped`, at each step of a run).
 
 Inside a trio run (a headless run, --compare) a signal must not raise in the middle of
 trio's own code: there trio takes it (`run_trio`) and cancels the run between two of
-its steps, and the Stopped is raised once trio is done. The live app takes the signals
-over for its life (`take_over`), and quits as on ctrl+q (ui/app.py), with a watchdog
-(`end_soon`) in case the clean quit cannot finish.
+its steps, and the Stopped is raised once trio is done. A live app takes the signals
+over for its life (`take_over`, through control.QuitOnSignals), and quits as on ctrl+q,
+with a watchdog (`end_soon`) in case the clean quit cannot finish.
 """
 
 from __future__ import annotations
