@@ -85,8 +85,8 @@ class ClusterApp(App[None]):
     selected: reactive[int] = reactive(0, init=False)  # the node the panel shows, which keys act on
 
     def __init__(self, session: Session, save_dir: str, rows: tuple):
-        """`rows`: the app's own under the log and the panel (after the alert), made by
-        `rows(model)`."""
+        """`rows`: the app's own widgets under the log and the panel, after the alert (its
+        status lines)."""
         super().__init__()
         self.session = session
         self.save_dir = Path(save_dir)
