@@ -52,9 +52,9 @@ def bases(tmp_path_factory) -> campaign.Bases:
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_no_case_of_the_campaign_falls_in_a_failure_class(shard, bases):
     cases = [c for c in campaign.build_cases(campaign.DEFAULT_SEED) if c.index % SHARDS == shard]
-    # Under pytest-xdist each of its processes runs one case at a time (as many as there are
-    # cores in all); alone, the campaign's own two.
-    workers = 1 if os.environ.get("PYTEST_XDIST_WORKER") else campaign.WORKERS
+    # Two cases at a time, under pytest-xdist too: much of a case is waiting (for its
+    # signal's moment, for real nodes), and a case's limit counts its CPU, not the clock.
+    workers = campaign.WORKERS
     results, seconds, setup = campaign.run_campaign(cases, root=campaign.REPO, workers=workers, bases=bases)
     report = campaign.summary(results, seconds, setup)
     print(report)
@@ -62,3 +62,26 @@ def test_no_case_of_the_campaign_falls_in_a_failure_class(shard, bases):
     if failing:
         pytest.fail(f"{len(failing)} of {len(results)} cases fall in a failure class\n{report}\n\n"
                     f"{campaign.failure_table(failing, stderr_chars=200)}", pytrace=False)
+
+
+def test_a_case_hangs_by_the_cpu_it_uses_or_a_long_wait_not_by_a_busy_machine():
+    """A slow case on a busy machine is not a hang: the limit counts its processes' CPU
+    (a loop), and the clock only at several times the limit (a wait for what never comes)."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.campaign.spawn import WALL_TIMES, cpu_seconds, over
+
+    sleeping = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+    try:
+        while cpu_seconds(busy.pid) < 0.3:  # (its progress, however loaded the machine)
+            time.sleep(0.05)
+        assert over(busy.pid, time.monotonic(), limit=0.2)  # a loop: past its CPU, whatever the clock
+        assert not over(sleeping.pid, time.monotonic(), limit=10)  # waiting, well within its time
+        assert over(sleeping.pid, time.monotonic() - WALL_TIMES * 10 - 1, limit=10)  # ... and past it
+        assert cpu_seconds(sleeping.pid) < 0.3 <= cpu_seconds(busy.pid)
+    finally:
+        busy.kill(), sleeping.kill()
+        busy.wait(), sleeping.wait()

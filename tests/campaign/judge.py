@@ -29,7 +29,7 @@ from .cases import (
     WRITE_ERROR,
     Case,
 )
-from .spawn import Process
+from .spawn import WALL_TIMES, Process
 
 try:
     import orjson
@@ -148,7 +148,7 @@ def _wrong_outcome(case: Case, outcome: str, rc: int | None) -> tuple[str, str]:
 def judge(case: Case, proc: Process, names: Any, cwd: Path, tmp: Path, before: dict[str, tuple]) -> tuple[str, list]:
     """The observed outcome and the problems: [(failure class, detail)], empty if the case holds."""
     if proc.hung:
-        return "hang", [("hang", f"still running after {case.limit:g} s")]
+        return "hang", [("hang", f"still running after {case.limit:g} s of CPU, or {WALL_TIMES * case.limit:g} s")]
     err = proc.stderr.decode("utf-8", "replace")
     lines = err.splitlines()
     said = [line for line in lines if not line.startswith(WARNING)]

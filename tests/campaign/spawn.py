@@ -95,6 +95,36 @@ def _first_file(p: subprocess.Popen, cwd: Path, before: set[str], limit: float) 
     return False
 
 
+# A case's time limit follows its work, not the clock: it hangs once its processes have
+# used `limit` seconds of CPU (a loop), or, using little, once WALL_TIMES x `limit` has
+# passed (a wait for what never comes). A case that is only slow, on a machine busy with
+# other work, is not a hang.
+WALL_TIMES = 4
+WATCH_EVERY = 0.25  # seconds between two looks at a case's CPU time
+
+
+def cpu_seconds(group: int) -> float:
+    """The CPU time of every process in process group `group` so far, the children it has
+    waited for included (Linux: /proc)."""
+    ticks = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group:  # (after the name: state, ppid, pgrp, ..., utime, stime, cutime, cstime)
+            ticks += sum(int(x) for x in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def over(group: int, start: float, limit: float) -> bool:
+    """Whether a case that began at `start` (monotonic) is past its limit (above)."""
+    return time.monotonic() - start > WALL_TIMES * limit or cpu_seconds(group) > limit
+
+
 def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, plan: SignalPlan | None = None,
           fsize: int | None = None, stdout_full: bool = False, stdout_closed: bool = False) -> Process:
     with contextlib.ExitStack() as opened:  # (/dev/full: closed here, once the child has its own)
@@ -121,8 +151,12 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
                         out, err = p.communicate(timeout=plan.again_ms / 1000)
                     except subprocess.TimeoutExpired:
                         caught, sent = _send(p, plan.signum) or caught, time.monotonic()
-        if err is None:  # (stderr is always a pipe: None until a communicate returned)
-            out, err = p.communicate(timeout=max(0.05, start + limit - time.monotonic()))
+        while err is None:  # (stderr is always a pipe: None until a communicate returned)
+            try:
+                out, err = p.communicate(timeout=WATCH_EVERY)
+            except subprocess.TimeoutExpired:
+                if over(p.pid, start, limit):
+                    raise
     except subprocess.TimeoutExpired:
         kill_group(p)
         out, err = p.communicate()
@@ -179,7 +213,13 @@ def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limi
                 time.sleep(0.02)
             time.sleep(plan.delay)
             _send(p, plan.signum)
-        p.wait(timeout=max(0.05, start + limit - time.monotonic()))
+        while True:
+            try:
+                p.wait(timeout=WATCH_EVERY)
+                break
+            except subprocess.TimeoutExpired:
+                if over(p.pid, start, limit):
+                    raise
     except subprocess.TimeoutExpired:
         hung = True
     finally:
