@@ -10,7 +10,6 @@ stderr. `python -m tests.campaign --report` runs the same from the command line.
 
 from __future__ import annotations
 
-import os
 import signal
 from collections import Counter
 
