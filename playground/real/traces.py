@@ -27,6 +27,8 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import orjson
+
 from ..core.config import ClusterConfig, InputError, WriteError, shown_json
 from ..core.events import (
     CsEvent,
@@ -191,7 +193,8 @@ class TraceReader:
         self._starting = False  # a header was read: a start, recovery or join comes next
 
     def line(self, raw: object, where: str) -> Line | None:
-        """The Line `raw` is (None: a header); or InputError naming `where`."""
+        """The Line `raw` is (None: a header); or InputError naming `where`. (`raw` is the
+        caller's no more: its "lamport" is taken out.)"""
         if not isinstance(raw, dict):
             raise InputError(f"{where}: not a node's trace line ({shown_json(raw, 60)})")
         if "format" in raw:
@@ -201,7 +204,6 @@ class TraceReader:
             if "kind" in raw and "lamport" in raw and "node" in raw:
                 raise InputError(f"{where}: {OLDER}: this one reads only the traces it writes; run the nodes again")
             raise InputError(f"{where}: not a node's trace (its first line is no transcript header)")
-        raw = dict(raw)
         lamport = raw.pop("lamport", None)
         if type(lamport) is not int or lamport < 0:
             raise InputError(f"{where}: field 'lamport': expected a whole number, got {shown_json(lamport)}")
@@ -311,7 +313,7 @@ class TraceFile:
                 continue
             where = f"{self.path} line {self._number}"
             try:
-                raw = json.loads(text)
+                raw = orjson.loads(text)  # (ids are at most 2^63 - 1: orjson reads them; NaN is no JSON to it either)
             except (ValueError, RecursionError):
                 if last == 0:  # (the piece after the last newline: only `final` reads it)
                     self.cut_short = self._number
