@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 
+from .. import real_traces
 from .cases import ACCEPT, ARGPARSE_MISREAD, BIG_LIMIT, DIRECTORY, FIFO, REFUSE, SIGNAL, TERMINAL, Builder, SignalPlan
 
 NODE_VALUES = {  # option -> values that must be refused (none of them may start a node: it would run for ever)
@@ -62,10 +63,7 @@ def gen_real(b: Builder) -> None:
         argv = ["node", *(x for k, v in base.items() if k != flag for x in (k, v)), flag, value]
         b.add(f"node-empty{flag}:{value!r}", "node", argv, REFUSE, names=flag)
     # merge
-    trace = [{"t": 1.0, "lamport": 0, "node": 1, "kind": "boot", "algorithm": "classic", "ids": [1, 2],
-              "recovering": False, "timeout": 4.0, "probe_interval": 5.0, "coordinator_timeout": None, "delay": 0.0}]
-    good = b"".join(json.dumps(x).encode() + b"\n" for x in trace)
-    other = good.replace(b'"node": 1', b'"node": 2')
+    good, other = real_traces.first_lines(1), real_traces.first_lines(2)  # (tests/real_traces.py: the node's format)
     b.add("merge-valid", "merge", ["merge", "a", "b", "-o", "m.jsonl"], ACCEPT, outputs={"m.jsonl": "transcript"},
           files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other})
     b.add("merge-missing-node", "merge", ["merge", "a", "-o", "m.jsonl"], REFUSE, names="missing",
@@ -75,24 +73,18 @@ def gen_real(b: Builder) -> None:
           files={"a": DIRECTORY, "a/trace.jsonl": good})
     b.add("merge-output-exists", "merge", ["merge", "a", "b", "-o", "m.jsonl"], REFUSE, names="m.jsonl",
           files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other, "m.jsonl": b"mine\n"})
-    hostile = [b"[]", b"{}", b'{"t": "x", "lamport": 0, "node": 2, "kind": "boot"}', b'{"t": 1, "lamport": 0, "node": 2}',
-               b'{"t": 1e999, "lamport": 0, "node": 2, "kind": "stop"}', b"\xff\xfe", (b'{"t": 1, "lamport": 0, "node": 2, '
-               b'"kind": "send", "id": "2.1.1", "dst": 1, "msg": {"type": "paxos"}}')]
+    hostile = real_traces.HOSTILE
     for n, line in enumerate(r.sample(hostile, 4)):
         b.add(f"merge-hostile-line:{n}", "merge", ["merge", "a", "b", "-o", "m.jsonl"], REFUSE, names="b",
               files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other + line + b"\n" + other})
-    strangers = [("line-of-node-99", b'{"t": 2, "lamport": 1, "node": 99, "kind": "stop"}'),
-                 ("send-to-99", (b'{"t": 2, "lamport": 1, "node": 2, "kind": "send", "id": "2.1.1", "dst": 99, "msg": '
-                                 b'{"type": "election"}}')),
-                 ("leader-99", (b'{"t": 2, "lamport": 1, "node": 2, "kind": "state", "status": "normal", "leader": 99, '
-                                b'"epoch": 1}')),
-                 ("garbage-last-line", b"garbage")]  # (whole, its newline written: not a line a kill cut short)
+    strangers = real_traces.STRANGERS
     for label, line in strangers:  # a line it cannot place: one line naming the file and the line
-        b.add(f"merge-{label}", "merge", ["merge", "a", "b", "-o", "m.jsonl"], REFUSE, names="b/trace.jsonl line 2",
+        b.add(f"merge-{label}", "merge", ["merge", "a", "b", "-o", "m.jsonl"], REFUSE,
+              names=f"b/trace.jsonl line {real_traces.FIRST_LINES + 1}",
               files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY, "b/trace.jsonl": other + line + b"\n"})
     b.add("merge-cut-short-last-line", "merge", ["merge", "a", "b", "-o", "m.jsonl"], ACCEPT,
           outputs={"m.jsonl": "transcript"}, files={"a": DIRECTORY, "a/trace.jsonl": good, "b": DIRECTORY,
-                                                   "b/trace.jsonl": other + b'{"t": 2, "lam'})
+                                                   "b/trace.jsonl": other + real_traces.CUT_SHORT})
     # --real
     quick = ["--real", "--headless", "--nodes", "2", "--timeout", "0.5", "--probe-interval", "0.5", "--until", "1"]
     b.add("real-valid", "real", [*quick, "--transcript", "r.jsonl"], ACCEPT, outputs={"r.jsonl": "transcript"})
