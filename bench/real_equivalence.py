@@ -61,7 +61,8 @@ def check(out: Path) -> int:
     from playground.core.config import ClusterConfig
     from playground.core.events import DropEvent
     from playground.core.runner import DROPPED_RECEIVER_DOWN
-    from playground.core.work import Deliver, Fire, Leave, Suspect
+    from playground.core.commands import Elect, Leave
+    from playground.core.work import Deliver, Fire
     from playground.real import node as node_module
     from playground.real.merge import merge
     from playground.real.traces import TraceWriter, read_trace
@@ -121,9 +122,9 @@ def check(out: Path) -> int:
             elif first["kind"] == "timer":
                 real._take(Fire(first["name"], real.runner.timers[first["name"]][1]))
             elif any(r["kind"] == "leave" for r in group):
-                real._take(Leave())
+                real._take(Leave(real.options.node))
             else:  # a step with no line of its own: an election asked for (SIGUSR1)
-                real._take(Suspect())
+                real._take(Elect(real.options.node))
             real.instant = None
         old_sends = [r for r in group if r["kind"] == "send"]
         for r, line in zip(old_sends, new_sends, strict=True):

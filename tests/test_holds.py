@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground.cli import main
-from playground.core.commands import Crash, Heal, Hold, Partition, Recover, Release, Scheduled, held_after
+from playground.core.commands import Crash, Heal, HoldLink, Partition, Recover, ReleaseLink, Scheduled, held_after
 from playground.core.config import ClusterConfig, InputError
 from playground.core.links import Links
 from protocol.classic import Answer, Election
@@ -50,7 +50,7 @@ def test_a_partition_holds_both_ways_and_heal_delivers_what_waited():
 def test_link_commands_parse_and_say_what_is_wrong(capsys):
     ids = (1, 2, 3, 4)
     [hold, part, heal] = at("5 hold 1 2", "6 partition 3,1", "7 heal", ids=ids)
-    assert (hold.command, part.command, heal.command) == (Hold(1, 2), Partition((1, 3)), Heal())
+    assert (hold.command, part.command, heal.command) == (HoldLink(1, 2), Partition((1, 3)), Heal())
     for line, expected in [("5 hold 1 1", "hold needs two different nodes"),
                            ("5 partition 1,2,3,4", "a partition cuts some members off from the others"),
                            ("5 heal 3", "heal takes no arguments"), ("5 release 1", "release takes two arguments"),
@@ -106,7 +106,7 @@ def link_schedules(draw):
         kind = draw(st.sampled_from(["hold", "release", "partition", "heal", "crash", "recover"]))
         a, b = draw(st.integers(1, nodes)), draw(st.integers(1, nodes))
         if kind in ("hold", "release") and a != b:
-            commands.append(Scheduled(t, (Hold if kind == "hold" else Release)(a, b), "hypothesis"))
+            commands.append(Scheduled(t, (HoldLink if kind == "hold" else ReleaseLink)(a, b), "hypothesis"))
         elif kind == "partition":
             commands.append(Scheduled(t, Partition((a,)), "hypothesis"))
         elif kind == "heal":

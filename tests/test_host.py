@@ -5,7 +5,8 @@ import pytest
 
 from playground.core.config import ClusterConfig
 from playground.core.host import NodeHost
-from playground.core.work import DELIVERY, TIMER, Boot, Crash, Deliver, Fire
+from playground.core.commands import Crash
+from playground.core.work import DELIVERY, TIMER, Boot, Deliver, Fire
 from playground.run.harness import Harness
 from protocol import ALGORITHMS, Config
 
@@ -68,7 +69,7 @@ def test_rule5_a_timer_due_inside_the_window_runs_there_after_the_work_queued_be
     # answer_wait (T = 1) falls due at t=1 with the delivery: the delivery runs first.
     assert kinds.index(("deliver", 1.0)) < kinds.index(("timer", 1.0))
     assert host.pending == []  # nothing left for later: 1 led at t=1 and set no timer
-    host.run([(2_000_000, 0, 0, Crash())], 3_000_000)
+    host.run([(2_000_000, 0, 0, Crash(host.id))], 3_000_000)
     assert [e.kind for e in host.records][:1] == ["crash"]
 
 

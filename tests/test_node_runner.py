@@ -9,7 +9,8 @@ import pytest
 from playground.core.config import ClusterConfig, Workload
 from playground.core.host import NodeHost
 from playground.core.runner import Draws
-from playground.core.work import Boot, Deliver, Fire, Suspect, WantCs
+from playground.core.commands import Elect, WantCs
+from playground.core.work import Boot, Deliver, Fire
 from playground.real import node as node_module
 from playground.real.traces import read_trace
 from playground.real.wire import Address
@@ -64,9 +65,9 @@ def _both(algorithm: str, node: int, ids: tuple[int, ...], inputs, tmp_path, mon
 def test_the_simulations_host_and_a_real_node_make_the_same_events_of_the_same_inputs(tmp_path, monkeypatch):
     """Classic Bully's node 2 of three: it starts (an election: Election to 3, a timer),
     hears nothing (it leads: Coordinator to 1), is asked by 1 (an answer, and an election
-    of its own), starts one on a Suspect."""
+    of its own), starts one when told to (elect)."""
     election = machine("classic").messages[0]()
-    inputs = [(0.0, Boot), (1.0, "answer_wait"), (5.0, Deliver(1, 7, election)), (6.0, Suspect())]
+    inputs = [(0.0, Boot), (1.0, "answer_wait"), (5.0, Deliver(1, 7, election)), (6.0, Elect(2))]
     simulated, real = _both("classic", 2, (1, 2, 3), inputs, tmp_path, monkeypatch)
     assert [kind for kind, _ in simulated] == [kind for kind, _ in real]
     assert simulated == real
@@ -77,7 +78,7 @@ def test_the_simulations_host_and_a_real_node_make_the_same_events_of_the_same_i
 def test_a_lock_beside_the_election_makes_the_same_events_too(tmp_path, monkeypatch, algorithm):
     """The workload's timers (a think after the start, drawn alike in both) and a want:
     the same events, in the same order."""
-    inputs = [(0.0, Boot), (1.0, ""), (2.0, WantCs())]
+    inputs = [(0.0, Boot), (1.0, ""), (2.0, WantCs(2))]
     if algorithm == "classic+central":  # (its leader serves itself: inside, and out after its hold)
         inputs.append((3.5, "cs_hold"))
     simulated, real = _both(algorithm, 2, (1, 2, 3), inputs, tmp_path, monkeypatch,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from playground.core.commands import ChangeTimeout, Heal, Hold, Join, Leave, SetDelay
+from playground.core.commands import ChangeTimeout, Heal, HoldLink, Join, Leave, SetDelay
 from playground.real import cluster as cluster_module
 from playground.real.cluster import REAL_COMMANDS, RealCluster, run_folder
 from playground.record import guard
@@ -70,7 +70,7 @@ def test_the_cluster_takes_the_simulations_typed_commands_and_says_why_it_cannot
     cluster cannot do yet, or what cannot mean anything now, is one line and nothing
     done; a relative T is the absolute one it is now, logged as such."""
     cluster = RealCluster((1, 2, 3), "epoch-bully", FAST, str(tmp_path))  # (no process started: none is up)
-    assert cluster.submit(Hold(1, 2)) == f"a real cluster takes {', '.join(REAL_COMMANDS)}; not hold (yet)"
+    assert cluster.submit(HoldLink(1, 2)) == f"a real cluster takes {', '.join(REAL_COMMANDS)}; not hold (yet)"
     assert cluster.submit(SetDelay(0, 1)).endswith("not delay (yet)")
     assert cluster.submit(ChangeTimeout(0.5)) is None
     assert cluster.config.timeout == 1.0 and cluster.log[-1][1:] == ("timeout", (1.0,))

@@ -17,7 +17,7 @@ from dataclasses import replace
 import pytest
 
 from playground.cli import main
-from playground.core.commands import Crash, Elect, Heal, Leave, Partition, Recover, SetTimeout, Want
+from playground.core.commands import Crash, Elect, Heal, Leave, Partition, Recover, SetTimeout, WantCs
 from playground.core.config import ClusterConfig
 from playground.real import merge as merge_module
 from playground.real import state, wire
@@ -431,5 +431,5 @@ def test_a_lock_beside_the_election_over_real_nodes_is_judged_as_the_simulated_o
     held = [e for e in load(str(path)).events if e.kind == "cs" and e.state == "held"]
     assert [e.node for e in held] == [1, 2, 3, 1] and all(e.stamp is not None for e in held)
     cluster = RealCluster((1, 2), "classic", FAST, str(tmp_path))  # (not started: nothing to ask)
-    assert cluster.submit(Want(1)) == "want asks for the critical section: run a mutex beside the election (--mutex)"
+    assert cluster.submit(WantCs(1)) == "want asks for the critical section: run a mutex beside the election (--mutex)"
 

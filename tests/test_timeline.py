@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.core.commands import Crash, Elect, Join, Leave, Recover, Want
+from playground.core.commands import Crash, Elect, Join, Leave, Recover, WantCs
 from playground.core.config import ClusterConfig, InputError, to_seconds
 from playground.record.reader import Reader
 from playground.record.transcript import INDEX_BLOCK
@@ -315,7 +315,7 @@ async def test_a_mutex_session_replays_and_branches_with_its_workload(tmp_path):
     timeline.seek(last // 2)
     entries = timeline.state.cs.entries
     try:
-        await branch_of(timeline, Want(3), timeline.branch_path())
+        await branch_of(timeline, WantCs(3), timeline.branch_path())
         await settle(timeline, 20)
     finally:
         await timeline.close()

@@ -133,7 +133,7 @@ class SetDelay(Command):
 
 
 @dataclass(frozen=True, slots=True)
-class Hold(Command):
+class HoldLink(Command):
     """Messages from `src` to `dst` wait at the link's end, in order, until released."""
 
     name: ClassVar[str] = "hold"
@@ -145,7 +145,7 @@ class Hold(Command):
 
 
 @dataclass(frozen=True, slots=True)
-class Release(Command):
+class ReleaseLink(Command):
     """The link from `src` to `dst` delivers again: what waited arrives now, in order."""
 
     name: ClassVar[str] = "release"
@@ -199,7 +199,7 @@ class Leave(Command):
 
 
 @dataclass(frozen=True, slots=True)
-class Want(Command):
+class WantCs(Command):
     """Node `node` asks for the critical section now (a mutex runs beside the election)."""
 
     name: ClassVar[str] = "want"
@@ -224,10 +224,10 @@ class ChangeDelay:
 
 
 NodeCommand = Crash | Recover | Elect | Join | Leave
-LinkCommand = Hold | Release | Partition | Heal
-Request = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
+LinkCommand = HoldLink | ReleaseLink | Partition | Heal
+LiveCommand = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
 COMMANDS: dict[str, type[Command]] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
-                                                                 Hold, Release, Partition, Heal, Join, Leave, Want)}
+                                                                 HoldLink, ReleaseLink, Partition, Heal, Join, Leave, WantCs)}
 # Derived from the declarations: the commands' usage, those that change membership or
 # the links, those after which the cluster needs its time (monitor rule 6), and those
 # whose arguments are nodes the cluster already has (join's is the newcomer).

@@ -55,23 +55,19 @@ from .commands import (
     ChangeDelay,
     ChangeTimeout,
     Command,
-    Elect,
     Heal,
-    Hold,
+    HoldLink,
     Join,
     Leave,
+    LiveCommand,
     Partition,
-    Recover,
-    Release,
-    Request,
+    ReleaseLink,
     Scheduled,
     SetDelay,
     SetTimeout,
     Settings,
-    Want,
     delay_refused,
 )
-from .commands import Crash as CrashCommand
 from .config import DELAY, TIMEOUT, US, ClusterConfig, Workload, to_seconds, to_us
 from .events import CommandEvent, Event, SendEvent
 from .host import Internals, NodeHost, Roster
@@ -80,16 +76,11 @@ from .links import Links
 from .monitor import Monitor
 from .network import ByHand, Network
 from .trace import Observer, Trace
-from .work import COMMAND, DELIVERY, TIMER, Boot, Crash, Entry, Suspect, WantCs
-from .work import Join as JoinWork
-from .work import Leave as LeaveWork
-from .work import Recover as RecoverWork
+from .work import COMMAND, DELIVERY, TIMER, Boot, Entry
 
 _time = attrgetter("t")
 _time_and_rank = itemgetter(0, 1)
 SLICE_EVENTS = 65_536  # the most events one slice of a crowded instant may give (rule 4)
-_NODE_WORK = {CrashCommand: Crash(), Recover: RecoverWork(), Elect: Suspect(), Join: JoinWork(), Leave: LeaveWork(),
-              Want: WantCs()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +113,7 @@ class Engine:
         self.monitor = Monitor.for_algorithm(algorithm, self.ids, self.settle_time)
         self.trace = Trace(self.monitor)
         self.now_us = -1  # the latest instant at which anything ran (-1: not booted)
-        self._commands: list[tuple[int, int, Request, str]] = []  # (time, order, request, source), sorted
+        self._commands: list[tuple[int, int, LiveCommand, str]] = []  # (time, order, request, source), sorted
         self._command_order = 0
         self._msg_id = 0
         self._crowd: Iterator[Window] | None = None  # the rest of a crowded instant, a slice at a time (rule 4)
@@ -154,7 +145,7 @@ class Engine:
         self._commands = [c for c in self._commands if c[0] > until_us]
         self.schedule(commands)
 
-    def submit(self, request: Request, source: str, clock_us: int) -> None:
+    def submit(self, request: LiveCommand, source: str, clock_us: int) -> None:
         """A live command, asked for when the clock says `clock_us` (rule 2)."""
         due = self.due()
         at = clock_us if due is None else min(clock_us, due)
@@ -165,7 +156,7 @@ class Engine:
         that ran; by hand, that one too, for it is over only when the test says (rule 6)."""
         return self.now_us if self.by_hand else self.now_us + 1
 
-    def _insert(self, at: int, request: Request, source: str) -> None:
+    def _insert(self, at: int, request: LiveCommand, source: str) -> None:
         if at < self._first_open():
             raise ValueError(f"a command at {to_seconds(at)} s, but {to_seconds(self.now_us)} s has already run")
         self._command_order += 1
@@ -338,14 +329,14 @@ class Engine:
             end = min(end, until_us + 1)
         return end
 
-    def _command(self, request: Request, source: str) -> Window | None:
+    def _command(self, request: LiveCommand, source: str) -> Window | None:
         command = self._resolve(request)
         if command is None:
             return None
         name, args = command.words()
         self.trace.publish([CommandEvent(0, to_seconds(self.now_us), name, args, source)])
         match command:
-            case SetTimeout() | SetDelay() | Hold() | Release() | Partition() | Heal():
+            case SetTimeout() | SetDelay() | HoldLink() | ReleaseLink() | Partition() | Heal():
                 held = frozenset(self.links.held)
                 after = Settings(self.config, held).after(name, args, self.ids)
                 if after.config is not self.config:
@@ -360,10 +351,10 @@ class Engine:
                 elif type(command) is Leave:
                     self.roster.members.discard(command.node)
                 t = self.now_us
-                return Window(t, t + 1, {command.node: [(t, COMMAND, 0, _NODE_WORK[type(command)])]})
+                return Window(t, t + 1, {command.node: [(t, COMMAND, 0, command)]})  # (the command is the node's work)
         return None
 
-    def _resolve(self, request: Request) -> Command | None:
+    def _resolve(self, request: LiveCommand) -> Command | None:
         """A relative request as the absolute command it is now; None if it changes nothing."""
         c = self.config
         match request:

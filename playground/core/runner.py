@@ -43,11 +43,12 @@ from protocol import (
     Start,
     Status,
     StatusRole,
+    Suspect,
     TimerFired,
     Want,
 )
-from protocol import Suspect as SuspectInput
 
+from .commands import Crash, Elect, Join, Leave, Recover, WantCs
 from .config import Workload
 from .events import (
     UNSET,
@@ -68,7 +69,7 @@ from .events import (
     TimerEvent,
     TimerSetEvent,
 )
-from .work import Boot, Crash, Deliver, Fire, Held, Join, Leave, Recover, Suspect, WantCs, Work
+from .work import Boot, Deliver, Fire, Held, Work
 
 DROPPED_RECEIVER_DOWN = "receiver down"
 DROPPED_RECEIVER_LEFT = "receiver left"
@@ -271,9 +272,9 @@ class NodeRunner:
                 self.machine = None
                 self.timers.clear()
                 record(CrashEvent(UNSET, self._t, self.id))
-        elif kind is Suspect:
+        elif kind is Elect:  # (the node's failure detector fires: the elect command)
             if self.machine is not None:
-                self._apply(self.machine.step(SuspectInput()))
+                self._apply(self.machine.step(Suspect()))
         elif kind is WantCs:
             if self.machine is not None and self.mutex:
                 self._apply(self.machine.step(Want()))

@@ -1,4 +1,7 @@
-"""Work for one node: what its host (host.py) runs, at a virtual time.
+"""Work for one node: what its host (host.py, a real node's runner) runs, at a time: its
+start-up (Boot), the commands aimed at it (core/commands.py's Crash, Recover, Elect,
+Join, Leave, WantCs: the command itself is the work), a message that arrives (Deliver) or
+waits at a held link (Held), and a timer that fires (Fire).
 
 The engine hands a node its work as (time, rank, order, item) entries, sorted. Rank
 orders the kinds due at one instant: commands first (in the order given), then
@@ -12,42 +15,14 @@ from dataclasses import dataclass
 
 from protocol import Message
 
+from .commands import Crash, Elect, Join, Leave, Recover, WantCs
+
 COMMAND, DELIVERY, TIMER = 0, 1, 2  # ranks
 
 
 @dataclass(frozen=True, slots=True)
 class Boot:
     """Start-up at t=0 (to the protocol, the same as a recovery)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Crash:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Recover:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Join:
-    """The node's first start, as a newcomer (the `join` command)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Leave:
-    """The node leaves for good (the `leave` command)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Suspect:
-    """The node's failure detector fires (the `elect` command)."""
-
-
-@dataclass(frozen=True, slots=True)
-class WantCs:
-    """The node's user asks for the critical section (the `want` command)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +51,13 @@ class Fire:
     generation: int
 
 
-Work = Boot | Crash | Recover | Join | Leave | Suspect | WantCs | Deliver | Held | Fire
+Work = Boot | Crash | Recover | Elect | Join | Leave | WantCs | Deliver | Held | Fire
 
 
 def _same(item: Work, memo: dict) -> Work:
     return item
 
 
-for _immutable in (Boot, Crash, Recover, Join, Leave, Suspect, WantCs, Deliver, Held, Fire):
+for _immutable in (Boot, Crash, Recover, Elect, Join, Leave, WantCs, Deliver, Held, Fire):
     _immutable.__deepcopy__ = _same  # an engine's copy shares them (a generic copy of each: a visible stall)
 Entry = tuple[int, int, int, Work]  # (time, rank, order, item): how a host is handed its work

@@ -44,9 +44,9 @@ from ..core.commands import (
     Members,
     Partition,
     Recover,
-    Request,
+    LiveCommand,
     SetTimeout,
-    Want,
+    WantCs,
     held_after,
     membership_refused,
     want_refused,
@@ -208,7 +208,7 @@ class RealCluster:
         name, args = command.words()
         self.log.append((time.time(), name, args))
 
-    def submit(self, request: Request) -> str | None:
+    def submit(self, request: LiveCommand) -> str | None:
         """A command, the simulation's (core/commands.py), carried out now; or why it
         cannot mean anything now (one line), and then nothing is done. A relative T
         (ChangeTimeout) is the absolute one it is now; a join's newcomer without an id
@@ -218,7 +218,7 @@ class RealCluster:
             return command
         return CARRIED_OUT[type(command)](self, command)
 
-    def _resolve(self, request: Request) -> Command | str:
+    def _resolve(self, request: LiveCommand) -> Command | str:
         """The command `request` is now, or why a real cluster cannot take it."""
         match request:
             case ChangeTimeout(by):
@@ -257,7 +257,7 @@ class RealCluster:
             self.processes[command.node].send_signal(signal.SIGUSR1)
         return refusal
 
-    def _want(self, command: Want) -> str | None:
+    def _want(self, command: WantCs) -> str | None:
         """With a mutex: the node asks for the critical section now."""
         if (refusal := want_refused(self.algorithm) or self._allowed(command)) is None:
             self._control(command.node, {"command": "want"})
@@ -392,7 +392,7 @@ def _last_line(path: str) -> str:
 CARRIED_OUT: dict[type[Command], Callable[[RealCluster, Command], str | None]] = {
     Crash: RealCluster._crash, Recover: RealCluster._recover, Elect: RealCluster._elect, Join: RealCluster._join,
     Leave: RealCluster._leave, SetTimeout: RealCluster._timeout, Partition: RealCluster._partition,
-    Heal: RealCluster._heal, Want: RealCluster._want}
+    Heal: RealCluster._heal, WantCs: RealCluster._want}
 REAL_COMMANDS = tuple(cls.name for cls in CARRIED_OUT)
 REAL_MOST_NODES = 64
 REAL_UNTIL = 10.0  # real seconds a headless real run lasts unless --until says

@@ -27,7 +27,7 @@ How it runs (trio, one task steps the machine, so it needs no locks):
   - The machine is stepped by the node's runner (core/runner.py), the one the
     simulation's hosts use: what a step did comes out as the simulation's trace events,
     and its timers as requests this node turns into trio timers. Its inputs are
-    core/work.py's items (Deliver, Fire, Suspect, WantCs, Leave), and Stop.
+    core/work.py's items (Deliver, Fire, and the commands it takes: Elect, WantCs, Leave), and Stop.
   - The trace, DIR/trace.jsonl (traces.py), appended and flushed after every step: a
     transcript header at each start, then the runner's events as transcript lines, their
     time the wall time, with the node's Lamport clock added. cluster.py merges the
@@ -53,10 +53,11 @@ import trio
 
 from protocol import machine
 
+from ..core.commands import Elect, Join, Leave, Recover, WantCs
 from ..core.config import ClusterConfig, InputError, Workload
 from ..core.events import DropEvent, SendEvent
 from ..core.runner import DROPPED_RECEIVER_DOWN, Draws, NodeRunner, Roster
-from ..core.work import Boot, Deliver, Fire, Join, Leave, Recover, Suspect, WantCs
+from ..core.work import Boot, Deliver, Fire
 from ..record.transcript import Header
 from . import control, state, wire
 from .link import Link
@@ -254,12 +255,13 @@ class RealNode:
         if self.recovering and self.runner.mutex:
             self.runner.cs = None  # (it may have crashed inside the critical section: its place is said again)
         self.started = True
-        self.step(Recover() if self.recovering else Join() if o.join else Boot())
+        me = o.node
+        self.step(Recover(me) if self.recovering else Join(me) if o.join else Boot())
         self.instant = None
 
     async def _signals(self, signals) -> None:
         async for number in signals:
-            what = {signal.SIGUSR1: Suspect(), signal.SIGUSR2: Leave()}.get(number)
+            what = {signal.SIGUSR1: Elect(self.options.node), signal.SIGUSR2: Leave(self.options.node)}.get(number)
             if what is None:
                 self._stop()
             else:
@@ -307,7 +309,7 @@ class RealNode:
             self.start_at = command[1]
             self.told_to_start.set()
         elif name == "want":  # (stepped by the one task that steps the machine)
-            self.inbox_in.send_nowait(WantCs())
+            self.inbox_in.send_nowait(WantCs(self.options.node))
         elif name in ("hold", "release"):
             for peer in command[1]:
                 if peer in self.links:

@@ -24,10 +24,7 @@ from cattrs.strategies import configure_tagged_union
 
 from protocol import CsState, Message, StatusRole, machine
 
-from ..core.commands import Join as JoinCommand
-from ..core.commands import SetDelay as SetDelayCommand
-from ..core.commands import Want as WantCommand
-from ..core.commands import check_words, delay_refused
+from ..core.commands import Join, SetDelay, WantCs, check_words, delay_refused
 from ..core.config import INSTANT, shown_json
 from ..core.events import EVENT_TYPES, CommandEvent, CsEvent, DropEvent, Event, StateEvent, ViolationEvent
 from ..core.host import DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, HostStatus
@@ -238,11 +235,11 @@ class EventDecoder:
 
     def _command(self, e: CommandEvent) -> None:
         command = check_words(e.command, e.args, self._nodes)
-        if type(command) is JoinCommand:
+        if type(command) is Join:
             self._nodes.add(command.node)
-        if type(command) is WantCommand and not self._mutex:
+        if type(command) is WantCs and not self._mutex:
             raise ValueError("field 'command': want asks for the critical section, and this run has no mutex")
-        if type(command) is SetDelayCommand and (why := delay_refused(self._algorithm, command.high)):
+        if type(command) is SetDelay and (why := delay_refused(self._algorithm, command.high)):
             raise ValueError(f"field 'args': {why}")
         if not SOURCE.fullmatch(e.source):
             raise ValueError(f"field 'source': expected a word such as \"user\", got {shown_json(e.source)}")

@@ -27,7 +27,7 @@ try:  # trio's MockClock without trio.testing, which imports pytest wherever pyt
 except ImportError:  # (a trio that keeps it only there)
     from trio.testing import MockClock  # noqa: F401
 
-from ..core.commands import Request
+from ..core.commands import LiveCommand
 from ..core.config import to_seconds, to_us
 from ..core.engine import Engine, Window
 from ..core.host import NodeHost
@@ -59,7 +59,7 @@ class Cluster:
         self.running = False
         self._barrier = _Barrier()
         self._inboxes: dict[int, trio.MemorySendChannel] = {}
-        self._submitted: list[tuple[Request, str]] = []
+        self._submitted: list[tuple[LiveCommand, str]] = []
         self._wake = trio.Event()
         self._t0 = 0.0
         # Awaited before each step: the live run holds the cluster here while the UI
@@ -71,7 +71,7 @@ class Cluster:
         # How far (virtual seconds) the clock may run ahead of the work due; None: any.
         self.max_lead: Callable[[], float | None] | None = None
 
-    def submit(self, request: Request, source: str = "user") -> None:
+    def submit(self, request: LiveCommand, source: str = "user") -> None:
         """A command from the live UI, to run now. Call from trio's thread."""
         self._submitted.append((request, source))
         self._wake.set()

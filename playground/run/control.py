@@ -34,7 +34,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import outcome
 
-from ..core.commands import Request
+from ..core.commands import LiveCommand
 from ..core.config import ClusterConfig, InputError, WriteError
 from ..core.host import Internals
 from . import interrupt
@@ -56,11 +56,11 @@ class Control(Protocol):
     def now(self) -> float:
         """The time shown."""
 
-    def refusal(self, command: Request | None, name: Callable[[int], str]) -> str | None:
+    def refusal(self, command: LiveCommand | None, name: Callable[[int], str]) -> str | None:
         """Why `command` cannot mean anything at the moment shown (one line, nodes named
         by `name`), or None; for None, why no command can be given now at all."""
 
-    def submit(self, command: Request) -> str | None:
+    def submit(self, command: LiveCommand) -> str | None:
         """Carry `command` out now; None, or why it could not be (one line)."""
 
     def internals(self, node: int) -> Internals | None:

@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..core.commands import Request
+from ..core.commands import LiveCommand
 from ..core.config import ClusterConfig, InputError, WriteError
 from ..core.events import Event
 from ..core.host import Internals
@@ -148,7 +148,7 @@ class FollowedRun:
 
     # --- the surface ------------------------------------------------------------------------
 
-    def refusal(self, command: Request | None, name: Callable[[int], str] = str) -> str | None:
+    def refusal(self, command: LiveCommand | None, name: Callable[[int], str] = str) -> str | None:
         """Only why no command can be given now: the cluster itself says why one cannot
         (`submit`), from what it knows of its processes."""
         if self.watching is not None:
@@ -157,7 +157,7 @@ class FollowedRun:
             return STARTING
         return None
 
-    def submit(self, command: Request) -> str | None:
+    def submit(self, command: LiveCommand) -> str | None:
         refusal = self.refusal(command) or self.cluster.submit(command)
         self.poll()  # (what it did, shown as soon as it is read)
         return refusal

@@ -45,13 +45,13 @@ from ..core.commands import (
     Crash,
     Elect,
     Heal,
-    Hold,
+    HoldLink,
     Join,
     Leave,
+    LiveCommand,
     Partition,
     Recover,
-    Release,
-    Request,
+    ReleaseLink,
     SetDelay,
     SetTimeout,
 )
@@ -156,7 +156,7 @@ class Harness:
 
     # --- commands (rule 4) -------------------------------------------------------------------
 
-    def command(self, request: Request | str) -> list[Event]:
+    def command(self, request: LiveCommand | str) -> list[Event]:
         """A command now, as the engine takes it from the app: a Request, or its words
         as a scenario line has them (`crash 3`: nodes by rank)."""
         self._booted()
@@ -183,10 +183,10 @@ class Harness:
         return self.command(Leave(node))
 
     def hold(self, src: int, dst: int) -> list[Event]:
-        return self.command(Hold(src, dst))
+        return self.command(HoldLink(src, dst))
 
     def release(self, src: int, dst: int) -> list[Event]:
-        return self.command(Release(src, dst))
+        return self.command(ReleaseLink(src, dst))
 
     def partition(self, *group: int) -> list[Event]:
         return self.command(Partition(tuple(sorted(group))))

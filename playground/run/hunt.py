@@ -47,7 +47,7 @@ from hypothesis.errors import NoSuchExample
 from protocol import machine
 
 from ..core.command_lines import Line, parse_command, parse_lines
-from ..core.commands import Crash, Elect, Leave, Members, Recover, Want, membership_refused
+from ..core.commands import Crash, Elect, Leave, Members, Recover, WantCs, membership_refused
 from ..core.config import ClusterConfig, Workload
 from ..core.engine import Engine, steps
 from ..core.events import ViolationEvent
@@ -71,7 +71,7 @@ T_OVER_TWO_DELAYS = (1.0, 1.5, 2.0)  # T / (2 x max delay), within the model
 T_UNDER_TWO_DELAYS = (1.0, 0.5, 0.25, 0.75, 1.5, 2.0)  # --break-synchrony: below 1 too
 PROBE_INTERVAL = (5.0, 2.0, 1.0)
 # A node's command, by name, with the class the parser's Members judges it by.
-NODE_COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": Want, "leave": Leave}
+NODE_COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": WantCs, "leave": Leave}
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 
 from protocol import CsState, machine
 
-from ..core.commands import Command, Crash, Elect, Join, Leave, Partition, Recover, SetTimeout, Want
+from ..core.commands import Command, Crash, Elect, Join, Leave, Partition, Recover, SetTimeout, WantCs
 from ..core.events import AgreementEvent, CsEvent, ElectionStartEvent, Event, SendEvent, StateEvent, ViolationEvent
 from ..core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
 from ..core.rounds import Round
 from ..record.lesson import Condition, Lesson, Step, Task
 
 PROPERTY = {"sle1": SLE1, "split-brain": SPLIT_BRAIN, "sle2": SLE2, "mutual-exclusion": MUTEX, "cs-liveness": CS_WAIT}
-COMMAND_OF_TASK = {"crash": Crash, "recover": Recover, "elect": Elect, "join": Join, "leave": Leave, "want": Want,
+COMMAND_OF_TASK = {"crash": Crash, "recover": Recover, "elect": Elect, "join": Join, "leave": Leave, "want": WantCs,
                    "partition": Partition, "timeout": SetTimeout}
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 import outcome
 import trio
 
-from ..core.commands import Request
+from ..core.commands import LiveCommand
 from ..core.config import to_seconds
 from ..core.events import Event
 from .cluster import Cluster, MockClock
@@ -128,7 +128,7 @@ class LiveRun:
 
     # --- commands in --------------------------------------------------------------------
 
-    def submit(self, request: Request) -> None:
+    def submit(self, request: LiveCommand) -> None:
         """Hand a command to the cluster; it runs at the current virtual time. While
         paused, the clock moves on by a microsecond, so that it runs (and shows) now: the
         command's time is the same either way (engine rule 2), only the wait for space is

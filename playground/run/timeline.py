@@ -34,7 +34,7 @@ from pathlib import Path
 
 import outcome
 
-from ..core.commands import ChangeDelay, ChangeTimeout, Command, Members, Request
+from ..core.commands import ChangeDelay, ChangeTimeout, Command, LiveCommand, Members
 from ..core.config import InputError
 from ..core.engine import Engine, steps
 from ..core.events import Event
@@ -241,7 +241,7 @@ class Timeline:
 
     # --- changing the course ---------------------------------------------------------------------
 
-    def refusal(self, request: Request | None, name: Callable[[int], str]) -> str | None:
+    def refusal(self, request: LiveCommand | None, name: Callable[[int], str]) -> str | None:
         """Why `request` cannot mean anything at the moment shown (one line), or None: a
         node that has left, or is down already; T or a delay at its floor, which the
         change would leave as it is."""
@@ -255,7 +255,7 @@ class Timeline:
         members = Members(self.state.joined, self.state.left, self.state.down)
         return members.refusal(request, name)
 
-    def submit(self, request: Request) -> None:
+    def submit(self, request: LiveCommand) -> None:
         """A command, at the present of a live run (from the past: `branch`); the cluster
         takes every command `refusal` lets through."""
         assert self.live is not None and self.position is None
@@ -280,7 +280,7 @@ class Timeline:
                 return candidate
         raise InputError(f"no free branch name beside {here}")
 
-    async def branch(self, request: Request, path: Path, *, speed: float, on_events: Callable[[], None],
+    async def branch(self, request: LiveCommand, path: Path, *, speed: float, on_events: Callable[[], None],
                      on_done: Callable[[outcome.Outcome], None], recent: int = 0) -> list[Event]:
         """The session goes on from the instant shown, in a new transcript at `path`, with
         `request` given there (run at once: the run stays paused). A branch of a temporary

@@ -28,7 +28,7 @@ from textual.message import Message
 
 from protocol import machine
 
-from ..core.commands import ChangeDelay, Request, delay_refused
+from ..core.commands import ChangeDelay, LiveCommand, delay_refused
 from ..run.control import ClusterConfig, Loading, Session, Timeline, failure
 from . import branching, gc_policy, svg_export
 from .cluster_app import ClusterApp, command_bindings, status_of
@@ -188,7 +188,7 @@ class BullyApp(ClusterApp):
 
     # --- commands and pace ----------------------------------------------------------------
 
-    def request(self, command: Request, text: str) -> None:
+    def request(self, command: LiveCommand, text: str) -> None:
         """At the present of a live run, the command runs; from the past (or a replay), it
         branches the session there, after asking (branching.py)."""
         timeline = self.timeline

@@ -31,10 +31,10 @@ from ..core.commands import (
     Heal,
     Join,
     Leave,
+    LiveCommand,
     Partition,
     Recover,
-    Request,
-    Want,
+    WantCs,
     membership_refused,
     want_refused,
 )
@@ -51,7 +51,7 @@ from .status_bar import CsFigures, Status
 
 T_STEP = 0.5
 # The commands a key gives the selected node (or the palette any node), by name.
-NODE_COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": Want, "leave": Leave,
+NODE_COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": WantCs, "leave": Leave,
                  "partition": lambda node: Partition((node,))}
 
 
@@ -165,12 +165,12 @@ class ClusterApp(App[None]):
 
     # --- commands out -----------------------------------------------------------------------
 
-    def request(self, command: Request, text: str) -> None:
+    def request(self, command: LiveCommand, text: str) -> None:
         """A command to the run (`text`: as the user would say it), unless it is refused."""
         if self.control is not None and not self.refused(command) and (why := self.control.submit(command)):
             self.notify(sentence(why), severity="warning")
 
-    def refused(self, command: Request | None) -> bool:
+    def refused(self, command: LiveCommand | None) -> bool:
         """Whether `command` cannot mean anything now (None: no command can be given);
         then the user is told why."""
         if why := algorithm_refusal(command, self.session.algorithm):
@@ -232,9 +232,9 @@ def sentence(line: str) -> str:
     return line[0].upper() + line[1:] + "."
 
 
-def algorithm_refusal(command: Request | None, algorithm: str) -> str | None:
+def algorithm_refusal(command: LiveCommand | None, algorithm: str) -> str | None:
     """Why `algorithm` takes no such command at all (one line), or None."""
-    if type(command) is Want:
+    if type(command) is WantCs:
         return want_refused(algorithm)
     if type(command) in (Join, Leave):
         return membership_refused(algorithm)

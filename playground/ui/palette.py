@@ -28,7 +28,7 @@ from textual.screen import Screen
 
 from protocol import ALGORITHMS, MUTEXES, split_name
 
-from ..core.commands import Hold, Partition, Release, membership_refused
+from ..core.commands import HoldLink, Partition, ReleaseLink, membership_refused
 
 Listing = Iterator[tuple[str, str, Callable[[], object]]]
 
@@ -95,9 +95,9 @@ def link_commands(app: App, screen: Screen) -> Listing:
         if i != here:
             b = label[i]
             yield (f"Hold link {a}→{b}", f"messages from {a} to {b} wait at the link's end",
-                   lambda i=i, b=b: app.request(Hold(here, i), f"hold {a} {b}"))
+                   lambda i=i, b=b: app.request(HoldLink(here, i), f"hold {a} {b}"))
             yield (f"Release link {a}→{b}", "what waited there arrives now, in order",
-                   lambda i=i, b=b: app.request(Release(here, i), f"release {a} {b}"))
+                   lambda i=i, b=b: app.request(ReleaseLink(here, i), f"release {a} {b}"))
 
 
 def view_commands(app: App, screen: Screen) -> Listing:
