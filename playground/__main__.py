@@ -59,7 +59,7 @@ def main() -> int:
     except KeyboardInterrupt as error:  # before cli.main's own handling began, or after it ended
         stop = interrupt.stopped_by(error) or interrupt.Stopped(signal.SIGINT)
         try:
-            os.write(2, f"{interrupt.said(stop)}\n".encode())
+            os.write(2, f"{interrupt.last_words(stop)}\n".encode())
         except OSError:
             pass
         status = stop.status

@@ -32,7 +32,7 @@ def ending(error: BaseException) -> int:
     these, and keeps its traceback."""
     stop = interrupt.stopped_by(error)
     if stop is not None:
-        say(interrupt.said(stop))
+        say(interrupt.last_words(stop))
         return stop.status
     if isinstance(error, InputError):
         say(f"bully-tui: error: {error}")

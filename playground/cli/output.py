@@ -56,7 +56,7 @@ def finished(app) -> int:
     if app.stopped_by is not None:
         stop = interrupt.Stopped(app.stopped_by)
         stop.transcript = app.kept_transcript
-        say(interrupt.said(stop))
+        say(interrupt.last_words(stop))
         return stop.status
     if app.failure:
         say(app.failure)

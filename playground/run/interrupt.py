@@ -88,7 +88,7 @@ def _handle(signum: int, frame: FrameType | None) -> None:
 
 
 def _out(signum: int) -> None:
-    """End the process at once, with the signal's line (unless said) and status."""
+    """End the process at once, with the signal's line (unless said already) and status."""
     try:
         if not _said:
             os.write(2, f"{Stopped(signum).line()}\n".encode())
@@ -132,7 +132,7 @@ def checked() -> Iterator[None]:
     raise_if_stopped()
 
 
-def said(stop: Stopped) -> str:
+def last_words(stop: Stopped) -> str:
     """`stop`'s line, to print once, when all is cleaned up: what is left is to exit, and
     from now on the signals are ignored (Python's own tear-down would otherwise meet a
     second Ctrl-C with the default handler, and die of it)."""

@@ -67,7 +67,7 @@ class Timeline:
         self.loading: Loading | None = None  # a replay's file, while it is being read
         self._files = files
         self._temporary = temporary  # the recording goes with the timeline (nobody asked to keep it)
-        self._then: tuple[int, Engine | None] | None = None  # (instant, the engine at its end), for `internals`
+        self._engine_shown: tuple[int, Engine | None] | None = None  # (instant, the engine at its end), for `internals`
 
     # --- opening and closing ------------------------------------------------------------------
 
@@ -229,9 +229,9 @@ class Timeline:
         re-run of a replay has not got there)."""
         if self.position is None:
             return self.live.cluster.engine.internals(node) if self.live is not None else None
-        if self._then is None or self._then[0] != self.position or self._then[1] is None:
-            self._then = (self.position, self.history.engine_at(self.position, to_read=True))
-        engine = self._then[1]
+        if self._engine_shown is None or self._engine_shown[0] != self.position or self._engine_shown[1] is None:
+            self._engine_shown = (self.position, self.history.engine_at(self.position, to_read=True))
+        engine = self._engine_shown[1]
         return None if engine is None else engine.internals(node)
 
     @property
