@@ -251,7 +251,7 @@ def nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[subprocess
                                       stderr=subprocess.DEVNULL, start_new_session=True))
     deadline = time.monotonic() + BIG_LIMIT
     traces = [folder / str(i) / "trace.jsonl" for i in range(1, count + 1)]
-    while not all(t.exists() and b'"kind":"boot"' in t.read_bytes() for t in traces):
+    while not all(t.exists() and b'"kind":"start"' in t.read_bytes() for t in traces):
         if time.monotonic() > deadline or any(p.poll() is not None for p in nodes):
             for p in nodes:
                 kill_group(p)
