@@ -58,7 +58,10 @@ from .interaction import Block, Interaction, write_blocks
 
 SAFETY = (SLE1, SPLIT_BRAIN)
 ASYNC_STEP_US = 1000  # the asynchronous model's steps each come 1 ms apart: instants, not time
-SKIP = frozenset({"_outbox", "config"})  # a machine's variables that are no part of its state
+# A machine's variables that are no part of its state: its outbox and knobs, and which
+# rule it applied last (why it did something, not what it is: two runs that reach one
+# state by different rules are one state).
+SKIP = frozenset({"_outbox", "config", "applying", "state_rule"})
 
 
 @dataclass(frozen=True, slots=True)
