@@ -11,13 +11,13 @@ ROOT = Path(__file__).resolve().parent.parent
 BELOW = {
     "protocol": {"protocol"},
     "playground/core": {"protocol", "core"},
-    "playground/record": {"protocol", "core", "record", "themes"},
+    "playground/record": {"protocol", "core", "record", "themes", "lessons"},
     "playground/run": {"protocol", "core", "record", "run"},
     "playground/real": {"protocol", "core", "record", "real"},
     "playground/ui": {"protocol", "core", "record", "run", "real", "ui", "themes"},
     "playground/cli": {"protocol", "core", "record", "run", "real", "ui", "cli", "__main__"},  # (python -m playground.cli)
 }
-OURS = {"protocol", "playground", "themes", "core", "record", "run", "real", "ui", "cli"}
+OURS = {"protocol", "playground", "themes", "lessons", "core", "record", "run", "real", "ui", "cli"}
 # The apps (names and titles for the palette and the title bar) and the model (roles, to
 # colour by) read the algorithms' declarations; a widget draws what the model hands it.
 READ_DECLARATIONS = {"app.py", "real_app.py", "cluster_app.py", "palette.py", "model.py"}

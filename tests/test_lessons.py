@@ -11,7 +11,7 @@ import pytest
 from playground.core.commands import Crash, Elect, SetTimeout
 from playground.core.config import InputError
 from playground.core.events import AgreementEvent, ElectionStartEvent, SendEvent, StateEvent, ViolationEvent
-from playground.core.rounds import Round
+from playground.core.rounds import Round, Rounds
 from playground.record.lesson import read_lesson
 from playground.run.lesson import LessonPlay, narration
 from protocol import StatusRole
@@ -134,7 +134,7 @@ def test_each_kind_of_condition(tmp_path, until, event, met):
 def test_time_and_timeout_tasks():
     lesson = read_lesson_text("title: T\nabout: A\n# S\ntask timeout below 3\nuntil time 5\n")
     play = LessonPlay(lesson, (1, 2, 3), began=10.0)
-    assert play.given(SetTimeout(3.5), frozenset()) == "This step asks you to timeout below 3."
+    assert play.given(SetTimeout(3.5), frozenset()) == "This step asks you to lower T below 3 s."
     assert play.given(SetTimeout(2.5), frozenset()) is None
     assert not play.time_passed(14.9) and play.time_passed(15.0)
 
@@ -143,7 +143,7 @@ def test_the_narration_quotes_the_run():
     lesson = read_lesson_text(GOOD)
     last = Round(20.0, 1, 1)
     last.messages.update({"election": 45, "answer": 36, "coordinator": 9})
-    said = narration(lesson.steps[2], "classic", [Round(0.0, 1, 0), last], 30.0)
+    said = narration(lesson.steps[2], "classic", Rounds(count=2, current=last), 30.0)
     assert said == "That round took 45 Election, 36 Answer and 9 Coordinator messages."
     assert Coordinator.label == "Coordinator"
 

@@ -115,13 +115,16 @@ def parser() -> Parser:
     return p
 
 
-def plan(argv: list[str]) -> RunPlan:
+def plan(argv: list[str], scenario: Scenario | None = None) -> RunPlan:
+    """`scenario`: one already read (a lesson's step's setup, record/lesson.py), as if
+    given by --scenario."""
     args = parser().parse_args(argv)
     if args.compare:
         _check_compare(args)
     elif args.format is not None:
         raise InputError("--format only applies to --compare")
-    scenario = read_scenario(args.scenario) if args.scenario is not None else None
+    if args.scenario is not None:
+        scenario = read_scenario(args.scenario)
     setting = _settings(args, scenario)
 
     nodes = setting("nodes", lambda v, what: parse_whole(v, what, 1, MAX_NODES))

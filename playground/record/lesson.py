@@ -31,17 +31,23 @@ own headings are `##` and deeper). The directives:
   hint TEXT             what to say when the student does something else
   continue              the step ends when the student asks for the next (a reading step)
 
-A step must be able to end: it has `until`, `task` or `continue`. Every problem is one
-line naming the file, the line and what is wrong.
+A step must be able to end: it has `until`, `task` or `continue`. The narration links a
+term to the glossary as `[SLE1](glossary#sle1)` (glossary.py says how terms are named);
+a link to a term the glossary has not is refused. Every problem is one line naming the
+file, the line and what is wrong. The shipped lessons are lessons/*.lesson, listed in
+their `order`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lessons import FOLDER
+
 from ..core.config import InputError, parse_number, shown
 from .files import read_text
-from .scenario import SETTINGS
+from .glossary import LINK, term_named
+from .scenario import SETTINGS, Scenario
 
 LESSON_LIMIT = 1_000_000  # bytes: a lesson is pages of text
 HEADER_KEYS = ("title", "about", "order")
@@ -122,6 +128,7 @@ class Step:
     task: Task | None = None
     hint: str | None = None
     waits_for_continue: bool = False
+    places: dict[str, str] = field(default_factory=dict)  # directive -> "FILE line N", where it is given
 
     @property
     def new_run(self) -> bool:
@@ -140,6 +147,32 @@ class Lesson:
     def name(self) -> str:
         """How `bully-tui lesson NAME` names it: the file's name without .lesson."""
         return self.path.rsplit("/", 1)[-1].removesuffix(".lesson")
+
+    def run_of(self, index: int) -> int | None:
+        """The step whose setup the run of step `index` is: the latest with one, up to it
+        (None: no step before it has one, and the run is the default cluster's)."""
+        return next((k for k in range(index, -1, -1) if self.steps[k].new_run), None)
+
+    def setup(self, index: int) -> Scenario:
+        """The run of step `index`, as a scenario (empty: the defaults) for the command
+        line to check and start as any other; a bad value names its line of the lesson."""
+        first = self.run_of(index)
+        if first is None:
+            return Scenario(self.path, {}, ())
+        step = self.steps[first]
+        return Scenario(self.path, dict(step.settings), step.lines)
+
+
+def shipped() -> list[Lesson]:
+    """The shipped lessons, in their order (then by name)."""
+    found = [read_lesson(str(path)) for path in FOLDER.glob("*.lesson")]
+    return sorted(found, key=lambda lesson: (lesson.order, lesson.name))
+
+
+def shipped_path(name: str) -> str | None:
+    """The shipped lesson called `name` (its file's name without .lesson), or None."""
+    path = FOLDER / f"{name}.lesson"
+    return str(path) if "/" not in name and path.is_file() else None
 
 
 def read_lesson(path: str) -> Lesson:
@@ -179,19 +212,30 @@ def _step(path: str, start: int, lines: list[str]) -> Step:
     where = f"{path} line {start + 1}"
     if not title:
         raise InputError(f"{where}: a step needs a title after '# '")
-    fields: dict = {"settings": {}, "lines": []}
+    fields: dict = {"settings": {}, "lines": [], "places": {}}
     k = 1
     while k < len(lines) and lines[k].strip():
         _directive(fields, lines[k].strip(), f"{path} line {start + k + 1}")
         k += 1
+    _check_links(lines, k, path, start)
     narration = "\n".join(lines[k:]).strip()
     step = Step(title, where, narration, fields["settings"], tuple(fields["lines"]), fields.get("speed"),
-                fields.get("until"), fields.get("task"), fields.get("hint"), fields.get("continue", False))
+                fields.get("until"), fields.get("task"), fields.get("hint"), fields.get("continue", False),
+                fields["places"])
     if step.until is None and step.task is None and not step.waits_for_continue:
         raise InputError(f"{where}: step {shown(title)} cannot end: give it until, task or continue")
     if step.hint is not None and step.task is None:
         raise InputError(f"{where}: step {shown(title)} has a hint but no task")
     return step
+
+
+def _check_links(lines: list[str], first: int, path: str, start: int) -> None:
+    """Each link into the glossary names a term it has."""
+    for k in range(first, len(lines)):
+        for name in LINK.findall(lines[k]):
+            if term_named(name) is None:
+                raise InputError(f"{path} line {start + k + 1}: the glossary has no term {shown(name)} (a link is "
+                                 "[text](glossary#TERM); the terms are in lessons/glossary.md)")
 
 
 def _directive(fields: dict, line: str, where: str) -> None:
@@ -214,6 +258,7 @@ def _directive(fields: dict, line: str, where: str) -> None:
             if key in fields:
                 raise InputError(f"{word} is given twice in this step")
             fields[key] = _value(word, rest)
+            fields["places"][key] = where
         else:
             raise InputError(f"unknown step directive {shown(word)} (expected one of: set, at, speed, until, task, hint, "
                              "continue; a blank line ends the directives)")

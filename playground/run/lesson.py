@@ -10,6 +10,18 @@ Narration may quote the run: `{round}` is the last election round's messages by 
 ("45 Election, 36 Answer and 9 Coordinator messages"), `{rounds}` how many rounds so
 far, `{t}` the time the step ended at. The tests play every shipped lesson and check
 that what its narration claims is what the run shows.
+
+Going on. Whoever drives the run (the app, or lesson_headless.py's scripted student)
+feeds it events, commands and the time, and once a step is `over`, asks `move_on`: the
+lesson was at its end; or the next step starts a run of its own (the driver starts it,
+from `Lesson.setup`); or the next step goes on in this run, from the moment the last
+ended (an event that ended it: the events after it in the same batch are the new
+step's first), and may itself be over at once. Both drivers go through the same calls,
+so a lesson that ends headless ends in the app.
+
+Pace. A step plays at its `speed`, else the last speed an earlier step gave, else 1; a
+reading step (only `continue`) with no speed of its own holds the run still, so the
+screen stays as its narration describes it.
 """
 
 from __future__ import annotations
@@ -19,15 +31,37 @@ from dataclasses import dataclass
 
 from protocol import CsState, machine
 
-from ..core.commands import Command, Crash, Elect, Join, Leave, Partition, Recover, SetTimeout, WantCs
+from ..core.commands import (
+    ChangeTimeout,
+    Command,
+    Crash,
+    Elect,
+    Heal,
+    Join,
+    Leave,
+    LiveCommand,
+    Partition,
+    Recover,
+    SetTimeout,
+    WantCs,
+)
 from ..core.events import AgreementEvent, CsEvent, ElectionStartEvent, Event, SendEvent, StateEvent, ViolationEvent
 from ..core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
-from ..core.rounds import Round
+from ..core.rounds import Round, Rounds
 from ..record.lesson import Condition, Lesson, Step, Task
 
 PROPERTY = {"sle1": SLE1, "split-brain": SPLIT_BRAIN, "sle2": SLE2, "mutual-exclusion": MUTEX, "cs-liveness": CS_WAIT}
 COMMAND_OF_TASK = {"crash": Crash, "recover": Recover, "elect": Elect, "join": Join, "leave": Leave, "want": WantCs,
-                   "partition": Partition, "timeout": SetTimeout}
+                   "partition": Partition, "heal": Heal, "timeout": (SetTimeout, ChangeTimeout)}
+END, NEW_RUN, NEXT = "end", "new run", "next"  # what `move_on` did
+
+
+@dataclass(frozen=True, slots=True)
+class LessonAt:
+    """A lesson to play beside an app's run, from step `step` (the run is that step's)."""
+
+    lesson: Lesson
+    step: int = 0
 
 
 @dataclass(slots=True)
@@ -58,7 +92,8 @@ class LessonPlay:
         self.ids = ids
         self.index = at
         self.now = StepPlay(lesson.steps[at], began)
-
+        self._rest: list[Event] = []  # the events after the one that ended the step, in its batch
+        self._ended_at: float | None = None  # when an event ended it
     @property
     def step(self) -> Step:
         return self.now.step
@@ -70,6 +105,36 @@ class LessonPlay:
     def go_to(self, index: int, began: float) -> None:
         self.index = index
         self.now = StepPlay(self.lesson.steps[index], began)
+        self._rest, self._ended_at = [], None
+
+    @property
+    def over(self) -> bool:
+        return self.now.over
+
+    def move_on(self, t: float) -> str:
+        """The step is over (`t`: the run's time now): END if it was the last; NEW_RUN if
+        the next starts a run of its own (the driver starts it, and calls `go_to`); else
+        NEXT: this is at the next step, begun when the last ended, its first events those
+        after the one that ended the last. (It may be over at once: ask `over`.)"""
+        if self.last:
+            return END
+        if self.lesson.steps[self.index + 1].new_run:
+            return NEW_RUN
+        rest, began = self._rest, t if self._ended_at is None else self._ended_at
+        self.go_to(self.index + 1, began)
+        if rest:
+            self.observe(rest)
+        return NEXT
+
+    def pace(self) -> float | None:
+        """The speed this step plays at (virtual seconds a second), or None: held still."""
+        steps = self.lesson.steps
+        own = self.step.speed
+        if own is None and self.step.waits_for_continue and self.step.until is None and self.step.task is None:
+            return None
+        if own is not None:
+            return own
+        return next((steps[k].speed for k in range(self.index - 1, -1, -1) if steps[k].speed is not None), 1.0)
 
     # --- what ends a step ---------------------------------------------------------------
 
@@ -77,9 +142,11 @@ class LessonPlay:
         """Take the run's events (in order); whether the step is over now."""
         condition = self.step.until
         if condition is not None and not self.now.met:
-            for e in events:
+            for k, e in enumerate(events):
                 if e.t >= self.now.began and self._meets(condition, e):
                     self.now.met = True
+                    if self.now.over:  # (ended by this event: what follows it is the next step's)
+                        self._rest, self._ended_at = list(events[k + 1:]), e.t
                     break
         return self.now.over
 
@@ -118,40 +185,107 @@ class LessonPlay:
 
     # --- the student's task -------------------------------------------------------------
 
-    def given(self, command: Command, leaders: frozenset[int]) -> str | None:
+    def given(self, command: LiveCommand, leaders: frozenset[int], timeout: float | None = None,
+              refused: bool = False) -> str | None:
         """The student gave `command` (`leaders`: the nodes that believed they led just
-        before). None if it does what the step asks (or the step asks nothing), else the
-        words to say: the hint, or what the step asks for."""
+        before; `timeout`: T before, for a change of T; `refused`: the run would not take
+        it, so it does nothing). None if it does what the step asks, or goes the way it
+        asks (a step of T towards the bound), or the step asks nothing; else the words
+        to say: the hint, or what the step asks for."""
         task = self.step.task
         if task is None or self.now.task_done:
             return None
-        if self._does(task, command, leaders):
+        does = self.does(command, leaders, timeout)
+        if does is None or (does and refused):
+            return None
+        if does:
             self.now.task_done = True
             return None
-        return self.step.hint or f"This step asks you to {task}."
+        return self.step.hint or f"This step asks you to {describe_task(task)}."
 
-    def _does(self, task: Task, command: Command, leaders: frozenset[int]) -> bool:
-        if type(command) is not COMMAND_OF_TASK[task.command]:
+    def does(self, command: LiveCommand, leaders: frozenset[int], timeout: float | None = None) -> bool | None:
+        """Whether `command` does this step's task; None: not yet, but it goes that way
+        (T changed towards the bound, not past it)."""
+        task = self.step.task
+        if task is None or not isinstance(command, COMMAND_OF_TASK[task.command]):
             return False
+        if task.command == "timeout":
+            before = timeout if timeout is not None else 0.0
+            after = command.seconds if type(command) is SetTimeout else max(before + command.by, abs(command.by))
+            bound, lower = (task.below, True) if task.below is not None else (task.above, False)
+            if (after < bound) if lower else (after > bound):
+                return True
+            return None if (after < before if lower else after > before) else False
         if task.leader:
             return command.node in leaders
         if task.node is not None:
             return getattr(command, "node", None) == self._id(task.node)
         if task.group:
-            return tuple(sorted(command.group)) == tuple(self._id(k) for k in task.group)
-        if task.below is not None:
-            return command.seconds < task.below
-        if task.above is not None:
-            return command.seconds > task.above
+            return tuple(sorted(command.group)) == tuple(sorted(self._id(k) for k in task.group))
         return True
 
 
-def narration(step: Step, algorithm: str, rounds: list[Round], t: float) -> str:
-    """The step's narration with the run's figures in it (see the module's header)."""
-    text = step.narration
+# --- in words -------------------------------------------------------------------------------
+
+
+def describe_condition(c: Condition, name=str) -> str:
+    """What a step waits for, in words (`name`: a node's name from its rank)."""
+    node = None if c.node is None else f"node {name(c.node)}"
+    if c.kind == "agreement":
+        return "every up node to follow " + (node if node else "one leader")
+    if c.kind == "election":
+        return "an election to start"
+    if c.kind == "state":
+        return f"{node or 'a node'} to be {c.name}"
+    if c.kind == "message":
+        return f"a {c.name} message"
+    if c.kind == "violation":
+        return f"the monitor to report {c.name.replace('-', ' ') if c.name else 'a violation'}"
+    if c.kind == "enter":
+        return f"{node or 'a node'} to enter the critical section"
+    return f"{c.seconds:g} s to pass"
+
+
+def describe_task(t: Task, name=str) -> str:
+    """What a step asks the student to do, in words."""
+    if t.leader:
+        return "crash the leader"
+    node = "a node" if t.node is None else f"node {name(t.node)}"
+    if t.command == "timeout":
+        return f"lower T below {t.below:g} s" if t.below is not None else f"raise T above {t.above:g} s"
+    if t.command == "partition":
+        return f"cut node{'s' if len(t.group) > 1 else ''} {', '.join(name(k) for k in t.group)} off from the others"
+    if t.command == "join":
+        return "let a new node join"
+    if t.command == "heal":
+        return "heal every held link"
+    if t.command == "elect":
+        return f"start an election at {node}"
+    if t.command == "want":
+        return f"make {node} ask for the critical section"
+    if t.command == "leave":
+        return f"make {node} leave"
+    return f"{t.command} {node}"
+
+
+def quotes(step: Step, algorithm: str, rounds: Rounds, t: float) -> dict[str, str]:
+    """What the step's narration quotes of the run now, by template (see the module's header)."""
+    text, said = step.narration, {}
     if "{round}" in text:
-        text = text.replace("{round}", round_text(algorithm, rounds[-1] if rounds else None))
-    return text.replace("{rounds}", f"{len(rounds):,}").replace("{t}", f"{t:g}")
+        said["round"] = round_text(algorithm, rounds.current)
+    if "{rounds}" in text:
+        said["rounds"] = f"{rounds.count:,}"
+    if "{t}" in text:
+        said["t"] = f"{t:g}"
+    return said
+
+
+def narration(step: Step, algorithm: str, rounds: Rounds, t: float) -> str:
+    """The step's narration with the run's figures in it."""
+    text = step.narration
+    for name, value in quotes(step, algorithm, rounds, t).items():
+        text = text.replace(f"{{{name}}}", value)
+    return text
 
 
 def round_text(algorithm: str, last: Round | None) -> str:
