@@ -48,11 +48,11 @@ def test_the_timeline_refuses_T_and_delays_at_their_floor_and_what_a_node_cannot
 def test_the_timeline_exports_a_window_as_svg(tmp_path):
     timeline = replay(recorded(tmp_path))
     target = tmp_path / "w.svg"
-    timeline.export_svg(target, 10, 35, nodes=(5,))
+    timeline.export_diagram(target, 10, 35, nodes=(5,))
     svg = target.read_text()
     assert svg.startswith("<svg ") and svg.rstrip().endswith("</svg>")
     with pytest.raises(InputError):  # (a new file, never written over)
-        timeline.export_svg(target, 10, 35)
+        timeline.export_diagram(target, 10, 35)
 
 
 class Merged:

@@ -10,14 +10,15 @@ from protocol import machine
 
 from ..core.config import InputError, Workload
 from ..record.files import check_new, open_to_write
-from .output import finished, need_a_terminal, say, warn
+from .output import finished, need_a_terminal, say, served, warn
 
 
 def run_live(session, speed: float) -> int:
     if session.transcript is not None:
         check_new(session.transcript, "transcript", session.overwrite)  # fail now, not inside the app
     need_a_terminal("the live app draws on the terminal", "for a run without a screen, use --headless")
-    warn(session.config)  # (after the checks: a refusal is one line)
+    if not served():
+        warn(session.config)  # (after the checks: a refusal is one line)
     from ..ui.app import BullyApp  # Textual loads only when the live app is wanted
 
     if session.transcript is not None:
@@ -26,6 +27,8 @@ def run_live(session, speed: float) -> int:
     restart = None
     while True:
         app = BullyApp(session, speed=speed, again=restart)
+        if served() and restart is None:
+            warn(session.config, app)
         app.run()
         if app.restart_with is None:
             return finished(app)

@@ -35,16 +35,31 @@ def emit(text: str) -> None:
         raise WriteError(f"cannot write to standard output: {e.strerror or e}") from None
 
 
-def warn(config) -> None:
-    """Settings that break an assumption: allowed, and said out loud."""
+def warn(config, app=None) -> None:
+    """Settings that break an assumption: allowed, and said out loud: on stderr, or,
+    given the `app` of a served process (whose stderr nobody reads), on its screen."""
     for warning in config.warnings():
-        say(f"bully-tui: warning: {warning}")
+        if app is None:
+            say(f"bully-tui: warning: {warning}")
+        else:
+            app.notify(f"Warning: {warning}", severity="warning", timeout=15)
+
+
+# What `bully-tui serve` (textual-serve) sets in TEXTUAL_DRIVER for each tab's process.
+WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
+
+
+def served() -> bool:
+    """Whether this process draws in a browser, through Textual's web driver: its standard
+    input and output are then the driver's pipes to `bully-tui serve`, and nothing else
+    may write there."""
+    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER
 
 
 def need_a_terminal(what: str, instead: str) -> None:
     """The live app draws a full screen and reads keys: into a pipe it would draw for
-    nobody, and spin."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    nobody, and spin (unless the pipe is the web driver's, `served`)."""
+    if not served() and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InputError(f"{what}, so standard input and output must be a terminal ({instead})")
 
 

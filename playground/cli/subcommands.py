@@ -29,6 +29,8 @@ SUBCOMMANDS = {
                          "(no NAME: the list)", "[NAME|PATH] [--check] [--headless]"),
     "attach": Subcommand("attach", "watch real nodes started by hand (bully-tui node), on this machine or others, live",
                          "ID@HOST:PORT,..."),
+    "serve": Subcommand("serve", "the app in a browser, for a classroom: each tab runs bully-tui ARGS (by default the "
+                        "live app) in a process of its own", "[--port P] [-- ARGS ...]"),
 }
 
 

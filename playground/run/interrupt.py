@@ -267,7 +267,8 @@ def end_soon(signum: int) -> None:
     def watch() -> None:
         time.sleep(QUIT_WITHIN.get(signum, 1.5))
         try:
-            os.write(sys.__stdout__.fileno(), b"\x1b[?1049l\x1b[?25h")  # leave the app's screen, show the cursor
+            if os.isatty(sys.__stdout__.fileno()):  # (not a pipe: a served app's is the web driver's, in packets)
+                os.write(sys.__stdout__.fileno(), b"\x1b[?1049l\x1b[?25h")  # leave the app's screen, show the cursor
         except (OSError, AttributeError, ValueError):
             pass  # no terminal any more
         os._exit(128 + signum)

@@ -14,8 +14,8 @@ It owns:
   - changing the course: a command at the present runs (`submit`); from the past it
     branches (`branch`): the engine then is re-created and goes on in a new transcript
     beside the first, which stays as it is, and the session is the branch from then on;
-  - keeping: the transcript so far copied (`save`), or a window of it drawn as an SVG
-    space-time diagram (`export_svg`).
+  - keeping: the transcript so far copied (`save`), or a window of it drawn as a
+    space-time diagram, SVG, Mermaid or ShiViz (`export_diagram`).
 
 The app asks it to move (`seek`, `present`, `step`), takes what is new (`take`), and
 shows `state`; moving returns the events that led to the moment, for a log to show.
@@ -280,11 +280,12 @@ class Timeline:
                 return candidate
         raise InputError(f"no free branch name beside {here}")
 
-    async def branch(self, request: LiveCommand, path: Path, *, speed: float, on_events: Callable[[], None],
+    async def branch(self, request: LiveCommand | None, path: Path, *, speed: float, on_events: Callable[[], None],
                      on_done: Callable[[outcome.Outcome], None], recent: int = 0) -> list[Event]:
         """The session goes on from the instant shown, in a new transcript at `path`, with
-        `request` given there (run at once: the run stays paused). A branch of a temporary
-        recording is as temporary as it. The events that led there, as `seek` gives them."""
+        `request` given there (run at once: the run stays paused; None: none, a lesson
+        going back to a step). A branch of a temporary recording is as temporary as it.
+        The events that led there, as `seek` gives them."""
         instant = self.shown
         engine = self.history.engine_at(instant)
         assert engine is not None, "branch_refusal says when"
@@ -302,7 +303,8 @@ class Timeline:
         events = self.history.state_at(history.instants - 1, self.state, recent)  # (the branch's own table of messages)
         self.position = None
         self._run(engine, speed, True, on_events, on_done)
-        self.live.submit(request)
+        if request is not None:
+            self.live.submit(request)
         return events
 
     # --- keeping ---------------------------------------------------------------------------------
@@ -317,14 +319,15 @@ class Timeline:
         target = saved_as_new(folder, base, lambda path: written.extend(save_with_parents(self.history.path, path)))
         return target, len(written) - 1
 
-    def export_svg(self, target: Path, start: float, stop: float, *, nodes: tuple[int, ...] = (),
-                   types: tuple[str, ...] = (), detector: bool = False) -> None:
-        """The transcript from `start` to `stop` drawn as an SVG space-time diagram (only
-        `nodes` and message `types` if given, failure-detector traffic if `detector`),
-        written whole to `target`, a new file. Reads the transcript from its file: call
-        it from a thread to keep a screen going. InputError or WriteError if it cannot."""
+    def export_diagram(self, target: Path, start: float, stop: float, *, fmt: str = "svg", nodes: tuple[int, ...] = (),
+                       types: tuple[str, ...] = (), detector: bool = False) -> None:
+        """The transcript from `start` to `stop` as a space-time diagram in `fmt` (svg,
+        mermaid, shiviz: record/export.py; only `nodes` and message `types` if given,
+        failure-detector traffic if `detector`), written whole to `target`, a new file.
+        Reads the transcript from its file: call it from a thread to keep a screen going.
+        InputError or WriteError if it cannot."""
         filters = Filters(start, stop, nodes=nodes, types=types, detector=detector)
-        write_whole(str(target), "export", export(self.history.path, "svg", filters).encode(), overwrite=False)
+        write_whole(str(target), "export", export(self.history.path, fmt, filters).encode(), overwrite=False)
 
 
 def _temporary_file(files: ExitStack) -> str:

@@ -30,7 +30,7 @@ from protocol import machine
 
 from ..core.commands import ChangeDelay, LiveCommand, delay_refused
 from ..run.control import ClusterConfig, Loading, Session, Timeline, failure
-from . import branching, gc_policy, svg_export
+from . import branching, diagram_export, gc_policy
 from .cluster_app import ClusterApp, command_bindings, status_of
 from .cluster_screen import HELP_BINDING
 from .message_log import MessageLog
@@ -83,7 +83,7 @@ class BullyApp(ClusterApp):
         Binding("less_than_sign", "pace(-1)", "slower", show=False, tooltip="halve the speed"),
         Binding("greater_than_sign", "pace(1)", "faster", show=False, tooltip="double the speed"),
         HELP_BINDING,
-        Binding("D", "export_svg", "export SVG", show=False, tooltip="export the log's window (its time span and "
+        Binding("D", "export('svg')", "export SVG", show=False, tooltip="export the log's window (its time span and "
                 "filters) as an SVG space-time diagram, and say where"),
         Binding("ctrl+q", "quit", "quit", show=False, tooltip="quit"),  # the App shows its own
     ]
@@ -229,8 +229,8 @@ class BullyApp(ClusterApp):
         live.set_speed(SPEEDS[max(0, min(len(SPEEDS) - 1, index + direction))])
         self.redraw()
 
-    def action_export_svg(self) -> None:
-        svg_export.export_window(self)
+    def action_export(self, fmt: str) -> None:
+        diagram_export.export_window(self, fmt)
 
     def action_switch_algorithm(self, name: str) -> None:
         """The same run again with another algorithm (or mutex): same nodes, seed and

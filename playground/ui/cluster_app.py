@@ -39,6 +39,7 @@ from ..core.commands import (
     want_refused,
 )
 from ..run.control import ClusterConfig, ClusterState, Control, InputError, QuitOnSignals, Session, WriteError
+from . import downloads
 from .alert_bar import AlertBar
 from .cluster_screen import ClusterScreen
 from .compact_grid import CompactGrid
@@ -212,12 +213,16 @@ class ClusterApp(App[None]):
         from), and say where."""
         if self.control is None:
             return
+        folder = downloads.folder_for(self, self.save_dir)  # (served: the browser's, downloaded)
         try:
-            target, parents = self.control.save(self.save_dir)
+            target, parents = self.control.save(folder)
         except (InputError, WriteError) as e:  # a full disk or a read-only folder: say so, keep running
+            downloads.discard(self, folder)
             self.notify(f"Could not save: {e}", severity="error")
             return
         self.saved = target
+        if downloads.offered(self, folder, "Saved the transcript" + (" and those it branched from" if parents else "")):
+            return
         where = target.resolve()
         if parents:
             kin = "the transcript" if parents == 1 else f"the {parents} transcripts"

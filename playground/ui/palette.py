@@ -11,7 +11,8 @@ Each app's provider is made of lists of (title, what it does, what runs):
   - `link_commands`: hold or release one link from the selected node (the simulation's);
   - `view_commands`: select a node, filter the log (both);
   - `algorithm_commands`: the same run again with another algorithm or mutex (the
-    simulation's).
+    simulation's);
+  - `export_commands`: the log's window as SVG, Mermaid or ShiViz (the simulation's).
 
 One provider an app, so that the palette opens on one list sorted by title (several
 providers' lists would come in whatever order their tasks ran), matched by Textual's
@@ -29,6 +30,7 @@ from textual.screen import Screen
 from protocol import ALGORITHMS, MUTEXES, split_name
 
 from ..core.commands import HoldLink, Partition, ReleaseLink, membership_refused
+from .diagram_export import FORMATS
 
 Listing = Iterator[tuple[str, str, Callable[[], object]]]
 
@@ -128,8 +130,14 @@ def algorithm_commands(app: App, screen: Screen) -> Listing:
             yield f"Mutual exclusion: {name or 'none'}", what, lambda full=full: app.action_switch_algorithm(full)
 
 
+def export_commands(app: App, screen: Screen) -> Listing:
+    for fmt, (name, _, what) in FORMATS.items():
+        yield (f"Export the log's window: {name}", f"{what}, of its time span and filters (a file, or a download)",
+               lambda fmt=fmt: app.action_export(fmt))
+
+
 class SimulationCommands(Listed):
-    LISTS = (system_commands, node_commands, link_commands, view_commands, algorithm_commands)
+    LISTS = (system_commands, node_commands, link_commands, view_commands, algorithm_commands, export_commands)
 
 
 class RealCommands(Listed):

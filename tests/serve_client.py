@@ -1,0 +1,197 @@
+"""`bully-tui serve` as a browser meets it, without a browser: the server started as a
+process (`Served`), and a tab as the page's script (textual-serve's textual.js) is to the
+server (`Page`): a websocket to /ws?width=W&height=H, the keys sent as ["stdin", TEXT], a
+size as ["resize", {"width": W, "height": H}]; the screen's bytes come back as binary
+frames, drawn here by a terminal emulator (pyte), and the server's other words as JSON
+text frames (["deliver_file_start", KEY]: a download, fetched at /download/KEY).
+
+Nothing here sleeps for a time: each wait is for a condition (a frame came and the
+screen shows it, a process is gone), with a deadline that is generous, for a busy
+machine. For the suite (tests/test_serve.py) and the benchmark (bench/serve.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import aiohttp
+import pyte
+
+ROOT = Path(__file__).resolve().parent.parent
+WITHIN = 60.0  # seconds a condition may take on a busy machine before the wait fails
+
+
+class Served:
+    """`bully-tui serve --port 0 OPTIONS -- ARGS` as a process, its address read from its
+    first line; stopped (SIGINT) by `stop`, which returns its status and its stderr."""
+
+    def __init__(self, *options: str, args: tuple[str, ...] = ()):
+        argv = [sys.executable, "-m", "playground", "serve", "--port", "0", *options, *(("--", *args) if args else ())]
+        self.process = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.first_line = self.process.stdout.readline()  # (blocks until it serves: no deadline needed, it ends or says)
+        if " at http://" not in self.first_line:
+            self.process.kill()
+            raise AssertionError(f"serve did not start: {self.first_line!r} {self.process.stderr.read()!r}")
+        self.url = self.first_line.split(" at ", 1)[1].split(",", 1)[0].split(" ", 1)[0]
+        self.lines: list[str] = []  # what it said on stderr so far
+        self._said = threading.Condition()
+        self._listener = threading.Thread(target=self._listen, daemon=True)
+        self._listener.start()
+
+    def _listen(self) -> None:
+        for line in self.process.stderr:
+            with self._said:
+                self.lines.append(line.rstrip("\n"))
+                self._said.notify_all()
+
+    async def said(self, text: str, within: float = WITHIN) -> None:
+        """Wait until a line it said holds `text`."""
+        def heard() -> bool:
+            with self._said:
+                return self._said.wait_for(lambda: any(text in line for line in self.lines), within)
+
+        assert await asyncio.to_thread(heard), f"serve did not say {text!r} within {within:g} s: {self.lines}"
+
+    def tabs(self) -> list[int]:
+        """The processes the server runs (a tab's each), by pid."""
+        return children(self.process.pid)
+
+    def stop(self) -> tuple[int, str]:
+        """SIGINT, and the process ended: its status and all it said on stderr."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(WITHIN)
+        finally:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self._listener.join(WITHIN)
+        return self.process.returncode, "\n".join(self.lines)
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+class Page:
+    """One tab: its websocket, the screen it draws (`text`), the downloads it was
+    offered (`deliveries`), whether the server closed it (`closed`)."""
+
+    def __init__(self, http: aiohttp.ClientSession, url: str, width: int = 100, height: int = 30):
+        self.http, self.url = http, url
+        self.screen = pyte.Screen(width, height)
+        self.stream = pyte.ByteStream(self.screen)
+        self.deliveries: list[str] = []
+        self.changed = asyncio.Event()  # set by every frame, and when the socket closes
+        self.closed = False
+        self.frames = 0  # binary frames received
+        self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self._reader: asyncio.Task | None = None
+
+    async def open(self) -> Page:
+        width, height = self.screen.columns, self.screen.lines
+        self.ws = await self.http.ws_connect(f"{self.url.replace('http', 'ws', 1)}/ws?width={width}&height={height}")
+        await self.send(["resize", {"width": width, "height": height}])  # (as the page does once open)
+        self._reader = asyncio.create_task(self._read())
+        return self
+
+    async def _read(self) -> None:
+        async for message in self.ws:
+            if message.type == aiohttp.WSMsgType.BINARY:
+                self.stream.feed(message.data)
+                self.frames += 1
+            elif message.type == aiohttp.WSMsgType.TEXT:
+                key, *data = json.loads(message.data)
+                if key == "deliver_file_start":
+                    self.deliveries.append(data[0])
+            self.changed.set()
+        self.closed = True
+        self.changed.set()
+
+    async def send(self, frame: object) -> None:
+        await self.ws.send_str(frame if isinstance(frame, str) else json.dumps(frame))
+
+    async def keys(self, text: str) -> None:
+        await self.send(["stdin", text])
+
+    async def resize(self, width: int, height: int) -> None:
+        self.screen.resize(height, width)
+        await self.send(["resize", {"width": width, "height": height}])
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.screen.display)
+
+    async def until(self, ok, what: str, within: float = WITHIN) -> float:
+        """Wait until `ok(self)` holds, checked after each frame; the seconds it took.
+        AssertionError saying `what`, and the screen, if it has not within `within`."""
+        start = time.monotonic()
+        deadline = start + within
+        while not ok(self):
+            if self.closed:
+                raise AssertionError(f"the tab closed before {what}:\n{self.text}")
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                raise AssertionError(f"not {what} within {within:g} s:\n{self.text}") from None
+        return time.monotonic() - start
+
+    async def shows(self, *texts: str, within: float = WITHIN) -> float:
+        return await self.until(lambda page: all(t in page.text for t in texts), f"showing {texts}", within)
+
+    async def download(self, key: str) -> tuple[str, bytes]:
+        """A download offered: its file name (Content-Disposition) and its bytes."""
+        async with self.http.get(f"{self.url}/download/{key}") as response:
+            assert response.status == 200, response.status
+            return response.headers["Content-Disposition"].split("filename=", 1)[1], await response.read()
+
+    async def close(self) -> None:
+        await self.ws.close()
+        if self._reader is not None:
+            await self._reader
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+async def gone(pids: list[int], within: float = WITHIN) -> float:
+    """Wait until every one of `pids` has ended (a pidfd becomes readable then, Linux
+    5.3 and later: processes that are not our children too); the seconds it took."""
+    start, loop = time.monotonic(), asyncio.get_running_loop()
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue  # (ended already)
+        ended = asyncio.Event()
+        loop.add_reader(fd, ended.set)
+        try:
+            await asyncio.wait_for(ended.wait(), max(0.0, start + within - time.monotonic()))
+        except TimeoutError:
+            raise AssertionError(f"process {pid} still runs after {within:g} s") from None
+        finally:
+            loop.remove_reader(fd)
+            os.close(fd)
+    return time.monotonic() - start
