@@ -29,8 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.core.monitor import SLE1, SLE2  # noqa: E402
-from playground.run.hunt import Hunt, Space, search  # noqa: E402
+from playground.run.hunt import Hunt, search  # noqa: E402
 from playground.run.hunt_report import searched_text  # noqa: E402
+from playground.run.hunt_space import Space  # noqa: E402
 
 CLAIMS = {"garcia-molina": SLE1, "stoller": SLE1, "ring": SLE1, "epoch-bully": SLE2}
 CRASHES_ONLY = ("crash", "recover", "elect")

@@ -19,8 +19,9 @@ from playground.cli.live import replay_app
 from playground.core.config import ClusterConfig, InputError, WriteError
 from playground.core.engine import run_sync
 from playground.core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
-from playground.run.hunt import BATCH, Hunt, Schedule, Space, run, search
+from playground.run.hunt import BATCH, Hunt, Schedule, run, search
 from playground.run.hunt_report import scenario_text
+from playground.run.hunt_space import Space
 from playground.run.wiring import run_headless
 from protocol import ALGORITHMS
 from tests.test_app import on_asyncio, wait_for

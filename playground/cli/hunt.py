@@ -24,7 +24,7 @@ from ..core.config import ClusterConfig, InputError, WriteError, parse_number, p
 from ..record.files import check_new
 from ..record.together import Together
 from ..run import interrupt
-from ..run.hunt import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Hunt, Space, search
+from ..run.hunt_space import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Space
 from .live import replay_app
 from .output import emit, finished, need_a_terminal, warn
 from .parser import add_algorithm, add_seed, add_timing, algorithm_of, choice, given, seed_of, timing_value
@@ -154,7 +154,7 @@ def _write_finding(overwrite: bool, first: tuple[str, str, str], transcript: str
 
 
 def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from ..run.hunt import Result
+    from ..run.hunt import Hunt, Result, search  # (hypothesis: loaded once the arguments are good)
     from ..run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text, searched_so_far
     from ..run.wiring import run_headless
 

@@ -47,19 +47,15 @@ from hypothesis.errors import NoSuchExample
 from protocol import machine
 
 from ..core.command_lines import Line, parse_command, parse_lines
-from ..core.commands import Crash, Elect, Leave, Members, Recover, WantCs, membership_refused
+from ..core.commands import Crash, Elect, Leave, Members, Recover, WantCs
 from ..core.config import ClusterConfig, Workload
 from ..core.engine import Engine, steps
 from ..core.events import ViolationEvent
-from ..core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN, describe
+from ..core.monitor import describe
 from . import interrupt
+from .hunt_space import Space
 from .session import Session
 
-# What --property names (as people type them), and the monitor's name for each (None: any).
-PROPERTIES = {"sle1": SLE1, "split-brain": SPLIT_BRAIN, "sle2": SLE2, "mutex-safety": MUTEX,
-              "mutex-liveness": CS_WAIT, "any": None}
-NEEDS_A_MUTEX = ("mutex-safety", "mutex-liveness")
-MAX_NODES = 64  # a hunt's runs are many and short: small clusters
 BATCH = 100  # schedules a batch draws (rule 4)
 MAX_COMMANDS = 6
 MAX_JOINS = 2
@@ -72,28 +68,6 @@ T_UNDER_TWO_DELAYS = (1.0, 0.5, 0.25, 0.75, 1.5, 2.0)  # --break-synchrony: belo
 PROBE_INTERVAL = (5.0, 2.0, 1.0)
 # A node's command, by name, with the class the parser's Members judges it by.
 NODE_COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": WantCs, "leave": Leave}
-
-
-@dataclass(frozen=True, slots=True)
-class Space:
-    """What a search may vary (rule 1)."""
-
-    algorithm: str  # as the engine hosts it: "classic", or "classic+central"
-    nodes: tuple[int, int] = (2, 8)
-    synchrony: bool = True  # keep T >= 2 x max delay
-    chosen: tuple[str, ...] = ()  # the commands a schedule may use (none given: all it takes)
-
-    @property
-    def commands(self) -> tuple[str, ...]:
-        """The commands a schedule may use: those chosen, or every one the algorithm takes."""
-        if self.chosen:
-            return self.chosen
-        names = ["crash", "recover", "elect"]
-        if machine(self.algorithm).mutex is not None:
-            names.append("want")
-        if membership_refused(self.algorithm) is None:
-            names += ["join", "leave"]
-        return tuple(names)
 
 
 @dataclass(frozen=True, slots=True)
