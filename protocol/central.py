@@ -43,6 +43,19 @@ from typing import ClassVar
 from .interface import Message, MessageRole
 from .mutex import HELD, RELEASED, WANTED, Figures, Mutex, Serves
 
+RULES = {
+    1: "Want: the node is wanted; a leader serves itself, a follower sends Request to its leader "
+       "(with no leader, it waits for one).",
+    2: "A Grant while wanted: the node holds the lock; a Grant it no longer wants goes back as a Release.",
+    3: "Exit: the node is released, and sends Release to the node that granted it the lock "
+       "(a leader frees the lock itself).",
+    4: "As the server, a Request: the lock, if free, is granted at once (Grant); if held, the requester joins the queue.",
+    5: "As the server, a Release from the holder: the lock is free, and granted to the head of the queue.",
+    6: "The leader changes: a wanted node asks its new leader; a node that starts leading knows no queue, "
+       "and no holder but itself.",
+    7: "Members leave: the server drops them from the queue, and frees the lock if one of them held it.",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Request(Message):
@@ -72,6 +85,7 @@ class CentralLock(Mutex):
     title = "central lock"
     messages = (Request, Grant, Release)
     needs_leader = True
+    rules = RULES
 
     def __init__(self, node):
         super().__init__(node)
@@ -88,6 +102,7 @@ class CentralLock(Mutex):
         return self.node.leader == self.node.id
 
     def on_want(self) -> None:  # rule 1
+        self.rule(1)
         self.state = WANTED
         self._ask()
 
@@ -98,6 +113,7 @@ class CentralLock(Mutex):
             self.send(self.node.leader, Request)
 
     def on_exit(self) -> None:  # rule 3
+        self.rule(3)
         self.state = RELEASED
         granter, self.granter = self.granter, None
         if self.leading:
@@ -108,15 +124,18 @@ class CentralLock(Mutex):
     def on_message(self, src: int, msg: Message) -> None:
         kind = type(msg)
         if kind is Grant:  # rule 2
+            self.rule(2)
             if self.state is WANTED:
                 self.state, self.granter = HELD, src
             elif self.state is RELEASED:
                 self.send(src, Release)
         elif kind is Request:
-            if self.leading:
+            if self.leading:  # rule 4
+                self.rule(4)
                 self._request(src)
         elif kind is Release:
-            if self.leading:
+            if self.leading:  # rule 5
+                self.rule(5)
                 self._release(src)
 
     def _request(self, node: int) -> None:  # rule 4
@@ -141,12 +160,14 @@ class CentralLock(Mutex):
             self.send(node, Grant)
 
     def on_leader(self, leader: int | None) -> None:  # rule 6
+        self.rule(6)
         self.holder = self.node.id if self.leading and self.state is HELD else None
         self.queue = []
         if self.state is WANTED:
             self._ask()
 
     def on_members(self) -> None:  # rule 7
+        self.rule(7)
         members = set(self.node.ids)
         self.queue = [k for k in self.queue if k in members]
         if self.holder is not None and self.holder not in members:

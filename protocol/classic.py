@@ -43,6 +43,15 @@ from typing import ClassVar
 from .interface import Message, MessageRole, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
 
+RULES = {
+    1: "Start, or the failure detector fires: the highest node sends Coordinator to all others and leads; "
+       "any other sends Election to every higher node and waits T for an Answer.",
+    2: "No Answer within T: the node sends Coordinator to all others and leads.",
+    3: "An Answer: the node sends nothing more and waits T' for a Coordinator; none within T': it starts over.",
+    4: "Election from a lower node: the node sends Answer and, unless it is already electing, starts an election.",
+    5: "Coordinator from a node: that node is the leader, whoever it is (even one lower than this node).",
+}
+
 
 class ClassicStatus(Status):
     ELECTION = "election", StatusRole.ELECTING
@@ -78,16 +87,19 @@ class ClassicBully(ProbingNode):
     title = "classic Bully"
     messages = (Election, Answer, Coordinator, Probe, ProbeReply)
     statuses = ClassicStatus
+    rules = RULES
 
     # --- inputs ---------------------------------------------------------------------
 
-    def on_start(self) -> None:
+    def on_start(self) -> None:  # rule 1
+        self.rule(1)
         self.storage.incarnation += 1
         self._start_election()
 
     def on_suspect(self) -> None:
         # An election under way already answers the question the detector raises.
-        if self.status is NORMAL:
+        if self.status is NORMAL:  # rule 1
+            self.rule(1)
             self.leader = None
             self._start_election()
 
@@ -96,14 +108,17 @@ class ClassicBully(ProbingNode):
             return
         match msg:
             case Election() if src < self.id:  # rule 4
+                self.rule(4)
                 self.send(src, Answer)
                 if self.status is NORMAL:
                     self._start_election()
             case Answer() if self.status is ELECTION and src > self.id:  # rule 3
+                self.rule(3)
                 self.status = WAITING
                 self.cancel_timer(ANSWER_WAIT)
                 self.set_timer(COORDINATOR_WAIT, self.config.coordinator_wait)
             case Coordinator():  # rule 5
+                self.rule(5)
                 self.cancel_timer(ANSWER_WAIT, COORDINATOR_WAIT)
                 self._follow(src)
             # Anything else is stale (a late Answer, a reply from a former leader): ignore.
@@ -112,12 +127,14 @@ class ClassicBully(ProbingNode):
         if self.probe_timer(name):
             return
         if name == ANSWER_WAIT and self.status is ELECTION:  # rule 2
+            self.rule(2)
             self._lead()
         elif name == COORDINATOR_WAIT and self.status is WAITING:  # rule 3, start over
+            self.rule(3)
             self._start_election()
 
     def on_leader_lost(self) -> None:
-        self._start_election()
+        self._start_election()  # (under the probing rule that found it gone)
 
     # --- transitions ----------------------------------------------------------------
 

@@ -78,6 +78,22 @@ from .classic import (
 )
 from .interface import Message, MessageRole, Node, SafeStorage
 
+RULES = {
+    1: "Start, recovery or joining, the detector fires, or the leader leaves: a new round (the epoch bumped); "
+       "the highest member leads, any other sends Election to every higher member and waits T.",
+    2: "No Answer within T: the node leads: it sends Coordinator to every other member, its reign its epoch.",
+    3: "An Answer of this round from a higher node: the node waits T' for a Coordinator; none within T': "
+       "it starts over.",
+    4: "Election from a lower node: the node answers; a normal node starts a round of its own, unless the "
+       "Election is from a round that is over (then a leader sends its Coordinator again).",
+    5: "Coordinator from a node: a lower one is bullied by a round of this node's own, a stale one ignored; "
+       "any other leads from its epoch on (told with an Answer if its epoch is behind).",
+    6: "The leader sends Heartbeat to every other member every T/2; a follower that hears none within T, "
+       "or one from a node above its leader, starts a round.",
+    7: "A leader that gets an Answer with an epoch above its reign starts a new reign: it bumps the epoch "
+       "and sends Coordinator again.",
+}
+
 HEARTBEAT = "heartbeat"  # the leader's period, T/2
 HEARTBEAT_WAIT = "heartbeat_wait"  # a follower's patience, T
 
@@ -105,6 +121,7 @@ class EpochBully(Node):
     statuses = ClassicStatus
     storage_class = EpochStorage
     storage: EpochStorage
+    rules = RULES
 
     round = 0  # the epoch of this node's latest election round (volatile)
 
@@ -113,27 +130,32 @@ class EpochBully(Node):
 
     # --- inputs ---------------------------------------------------------------------
 
-    def on_start(self) -> None:
+    def on_start(self) -> None:  # rule 1
+        self.rule(1)
         self.storage.incarnation += 1
         self._start_round()
 
     def on_suspect(self) -> None:  # rule 1; a round under way already answers it
         if self.status is NORMAL:
+            self.rule(1)
             self._start_round()
 
     def on_member_left(self, node: int) -> None:  # rule 1: a leader that leaves is gone
         if node == self.leader:
+            self.rule(1)
             self._start_round()
 
     def on_message(self, src: int, msg: Message) -> None:
         kind = type(msg)
         if kind is Heartbeat:  # rule 6
+            self.rule(6)
             if src == self.leader:
                 self._watch_leader()
             elif self.status is NORMAL and src > self.leader:
                 self._start_round()
         elif kind is Election:  # rule 4
             if src < self.id:
+                self.rule(4)
                 self.send(src, Answer)
                 if self.status is NORMAL:
                     if msg.epoch > self.storage.reign:
@@ -142,13 +164,16 @@ class EpochBully(Node):
                         self.send(src, Coordinator)
         elif kind is Answer:
             if self.status is ELECTION and src > self.id and msg.epoch >= self.round:  # rule 3
+                self.rule(3)
                 self.status = WAITING
                 self.cancel_timer(ANSWER_WAIT)
                 self.set_timer(COORDINATOR_WAIT, self.config.coordinator_wait)
             elif self.leader == self.id and msg.epoch > self.storage.reign:  # rule 7
+                self.rule(7)
                 self.announce_election()
                 self._lead()
         elif kind is Coordinator:  # rule 5
+            self.rule(5)
             if src < self.id:  # a lower node thinks it is the highest up: bully it
                 if self.status is NORMAL:
                     self._start_round()
@@ -162,13 +187,17 @@ class EpochBully(Node):
 
     def on_timer(self, name: str) -> None:
         if name == ANSWER_WAIT and self.status is ELECTION:  # rule 2
+            self.rule(2)
             self._lead()
         elif name == COORDINATOR_WAIT and self.status is WAITING:  # rule 3
+            self.rule(3)
             self._start_round()
         elif name == HEARTBEAT and self.leader == self.id:  # rule 6
+            self.rule(6)
             self.broadcast(self.others, Heartbeat)
             self.set_timer(HEARTBEAT, self.config.timeout / 2)
         elif name == HEARTBEAT_WAIT and self.status is NORMAL:  # rule 6: the detector fires
+            self.rule(6)
             self._start_round()
 
     # --- transitions ----------------------------------------------------------------

@@ -17,29 +17,49 @@ State (node i): status s (down, election, reorganization, normal), coordinator c
 GM's recovery sets s := Down and then runs Election(i), which stops at once if a higher
 node answers; the coordinator's Check then finds i not Normal and re-elects, taking i in.
 
-Election(i), one phase per step, each waiting at most T ("reply_wait"):
-  ask         AreYouThere to every higher node. Any Yes: stop.
-  halt        s := election, h := i, Up := {}. Halt to every lower node; Ack -> into Up.
-  reorganize  c := i, s := reorganization. NewCoordinator to Up; a missing Ack restarts.
-  ready       Ready(d) to Up; a missing Ack restarts. Then s := normal.
-A phase ends as soon as every reply is in, or at T.
+Election(i) runs in phases, each waiting at most T for its replies ("reply_wait") and
+ending as soon as every reply is in: ask (AreYouThere to every higher node), halt (Halt
+to every lower node), reorganize (NewCoordinator to Up), ready (Ready(d) to Up). Every
+message is a request with a reply; anything a node receives that no rule below takes is
+ignored (so its sender's wait runs out). The periodic procedures run every P (P = 0
+turns both off): the coordinator's Check and a follower's Timeout. The Election's
+AreYouThere and the Timeout's are the same question asked for different reasons, so the
+message names its procedure and the Yes repeats it: a Yes to one is never taken for the
+other, and observers can count failure detection apart.
 
-Received: Halt -> s := election, h := sender, Ack. NewCoordinator from h while in
-election -> c := h, s := reorganization, Ack. Ready from c while in reorganization ->
-s := normal, Ack. Anything else is ignored (so the sender's wait runs out).
-
-Periodic procedures, every P (P = 0 turns both off):
-  Check    the coordinator asks everyone AreYouNormal; a "no" starts an Election.
-  Timeout  a node in normal or reorganization asks its coordinator AreYouThere; no
-           answer within T starts an Election.
-The Election's AreYouThere and the Timeout's are the same question asked for different
-reasons, so the message names its procedure and the Yes repeats it: a Yes to one is
-never taken for the other, and observers can count failure detection apart.
-A halted node that hears nothing for T' (NewCoordinator or Ready never comes, because
-the candidate crashed) starts an Election too; GM's Timeout procedure covers that case.
-And a node outside any group (recovered, or halted by a candidate that died) whose
-Election a higher node stopped waits P + T' to be halted by the coordinator's Check;
-if the coordinator died meanwhile, nobody would, so it runs its Election again.
+Rules (i is this node):
+  1. Start (GM's recovery: start-up *is* one; s := down first), or the elect command
+     while no Election runs: Election(i) begins: AreYouThere to every higher node.
+  2. A Yes from a higher node to the Election's AreYouThere: it is that node's turn:
+     i stops its Election, and keeps watching the coordinator it has (rule 12), if any;
+     else it waits to be taken in (rule 14).
+  3. No higher node answered within T: i halts the lower nodes: s := election, h := i,
+     Up := {}, Halt to every lower node; each HaltAck puts its sender in Up.
+  4. The halt phase over (every Ack in, or T): c := i, s := reorganization,
+     NewCoordinator to Up.
+  5. Every NewCoordinator acked: Ready(d) to Up; every Ready acked: s := normal, and
+     the Check procedure begins (rule 11).
+  6. A NewCoordinator or Ready unacked within T: i restarts its Election (rule 1).
+  7. Halt from j: s := election, h := j, c := none; i drops its own Election, acks
+     (HaltAck), and waits T' for NewCoordinator.
+  8. NewCoordinator from h while in election: c := h, s := reorganization; i acks and
+     waits T' for Ready.
+  9. Ready(d) from c while in reorganization: s := normal, the task is d; i acks, and
+     the Timeout procedure begins (rule 12).
+  10. AreYouThere: i answers Yes, naming the same procedure. AreYouNormal: i answers,
+      yes only if its status is normal.
+  11. Check, every P at a normal coordinator: AreYouNormal to every other node; a "no"
+      (a node outside the group) starts an Election, which takes it in.
+  12. Timeout, every P at a node in normal or reorganization: AreYouThere to its
+      coordinator; a Yes keeps the procedure going, no answer within T starts an
+      Election.
+  13. A halted node that hears nothing for T' (NewCoordinator or Ready never comes,
+      because the candidate crashed) starts an Election; GM's Timeout procedure covers
+      that case.
+  14. A node outside any group (recovered, or halted by a candidate that died) whose
+      Election a higher node stopped waits P + T' to be halted by the coordinator's
+      Check; if the coordinator died meanwhile, nobody would, so it runs its Election
+      again.
 """
 
 from __future__ import annotations
@@ -60,6 +80,30 @@ class GarciaMolinaStatus(Status):
 
 
 DOWN, ELECTION, REORGANIZATION, NORMAL = GarciaMolinaStatus
+
+RULES = {
+    1: "Start (a recovery: status down first), or elect while no Election runs: the node asks every higher "
+       "node AreYouThere.",
+    2: "A Yes from a higher node to the Election's question: it is that node's turn; this node stops its "
+       "Election.",
+    3: "No higher node answered within T: the node halts every lower node (Halt); each that acks joins its Up.",
+    4: "The halt phase over: the node is the coordinator, in reorganization, and sends NewCoordinator to Up.",
+    5: "Every NewCoordinator acked: Ready to Up; every Ready acked: the node is normal, and checks its group "
+       "every P.",
+    6: "A NewCoordinator or Ready unacked within T: the node restarts its Election.",
+    7: "Halt: the node is in election, halted by the sender; it drops its own Election, acks, and waits T' "
+       "for NewCoordinator.",
+    8: "NewCoordinator from the node that halted it: the sender is its coordinator (reorganization); it acks "
+       "and waits T' for Ready.",
+    9: "Ready from its coordinator in reorganization: the node is normal, acks, and asks the coordinator "
+       "every P whether it is there.",
+    10: "AreYouThere: the node answers Yes, naming the procedure; AreYouNormal: it answers, yes only if normal.",
+    11: "Check, every P at a normal coordinator: AreYouNormal to every other node; a no starts an Election.",
+    12: "Timeout, every P at a follower: AreYouThere to its coordinator; no answer within T starts an Election.",
+    13: "Halted, and no NewCoordinator or Ready within T': the candidate is gone; the node starts an Election.",
+    14: "Outside any group, stopped by a higher node, and not halted within P + T': the node runs its "
+        "Election again.",
+}
 
 # Election phases (None when not running one).
 ASK, HALT, REORGANIZE, READY = "ask", "halt", "reorganize", "ready"
@@ -159,6 +203,7 @@ class GarciaMolina(Node):
         NewCoordinator, NewCoordinatorAck, Ready, ReadyAck,
     )
     statuses = GarciaMolinaStatus
+    rules = RULES
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -180,46 +225,59 @@ class GarciaMolina(Node):
 
     # --- inputs ---------------------------------------------------------------------
 
-    def on_start(self) -> None:  # Recovery: s := Down, then Election
+    def on_start(self) -> None:  # rule 1: Recovery: s := Down, then Election
+        self.rule(1)
         self.storage.incarnation += 1
         self.status = DOWN
         self._election()
 
     def on_suspect(self) -> None:
-        if self.phase is None:
+        if self.phase is None:  # rule 1
+            self.rule(1)
             self._election()
 
     def on_message(self, src: int, msg: Message) -> None:
         match msg:
-            case AreYouThere(procedure=procedure):
+            case AreYouThere(procedure=procedure):  # rule 10
+                self.rule(10)
                 self.send(src, Yes, procedure)
-            case AreYouNormal():
+            case AreYouNormal():  # rule 10
+                self.rule(10)
                 self.send(src, NormalReply, self.status is NORMAL)
-            case Halt():
+            case Halt():  # rule 7
+                self.rule(7)
                 self._halted(src)
-            case NewCoordinator() if self.status is ELECTION and self.halted_by == src:
+            case NewCoordinator() if self.status is ELECTION and self.halted_by == src:  # rule 8
+                self.rule(8)
                 self.cancel_timer(HALTED_WAIT)
                 self.status, self.leader = REORGANIZATION, src
                 self.set_timer(HALTED_WAIT, self.config.coordinator_wait)
                 self.send(src, NewCoordinatorAck)
-            case Ready(task=task) if self.status is REORGANIZATION and self.leader == src:
+            case Ready(task=task) if self.status is REORGANIZATION and self.leader == src:  # rule 9
+                self.rule(9)
                 self.cancel_timer(HALTED_WAIT)
                 self.status, self.task = NORMAL, task
                 self.send(src, ReadyAck)
                 self._every_p(TIMEOUT)
-            case Yes() if msg.procedure == ELECTION_PROCEDURE and self.phase == ASK and src > self.id:
+            case Yes() if msg.procedure == ELECTION_PROCEDURE and self.phase == ASK and src > self.id:  # rule 2
+                self.rule(2)
                 self._stop_election()  # a higher node is up: it is its turn
             case Yes() if msg.procedure == TIMEOUT_PROCEDURE and src == self.leader and TIMEOUT_WAIT in self.timers:
+                self.rule(12)  # rule 12
                 self.cancel_timer(TIMEOUT_WAIT)
                 self._every_p(TIMEOUT)
-            case NormalReply(normal=False) if self.leader == self.id and self.phase is None:
+            case NormalReply(normal=False) if self.leader == self.id and self.phase is None:  # rule 11
+                self.rule(11)
                 self._election()  # Check found a node outside the group
-            case HaltAck() if self.phase == HALT:
+            case HaltAck() if self.phase == HALT:  # rule 3
+                self.rule(3)
                 self.up.add(src)
                 self._replied(src)
-            case NewCoordinatorAck() if self.phase == REORGANIZE:
+            case NewCoordinatorAck() if self.phase == REORGANIZE:  # rule 5
+                self.rule(5)
                 self._replied(src)
-            case ReadyAck() if self.phase == READY:
+            case ReadyAck() if self.phase == READY:  # rule 5
+                self.rule(5)
                 self._replied(src)
             # Anything else is stale: a reply to a phase or a procedure that is over.
 
@@ -227,16 +285,26 @@ class GarciaMolina(Node):
         if name == REPLY_WAIT:
             if self.phase in (ASK, HALT):
                 self._next_phase()  # no higher node answered / whoever acked is in Up
-            else:
+            else:  # rule 6
+                self.rule(6)
                 self._election()  # someone in Up did not ack: restart
-        elif name == CHECK and self.leader == self.id and self.status is NORMAL:
+        elif name == CHECK and self.leader == self.id and self.status is NORMAL:  # rule 11
+            self.rule(11)
             self.broadcast(self.others, AreYouNormal)
             self._every_p(CHECK)
-        elif name == TIMEOUT and self.status in (NORMAL, REORGANIZATION) and self.leader != self.id:
+        elif name == TIMEOUT and self.status in (NORMAL, REORGANIZATION) and self.leader != self.id:  # rule 12
+            self.rule(12)
             self.send(self.leader, AreYouThere, TIMEOUT_PROCEDURE)
             self.set_timer(TIMEOUT_WAIT, self.config.timeout)
-        elif name in (TIMEOUT_WAIT, HALTED_WAIT, JOIN_WAIT):
-            self._election()  # the coordinator (or the candidate that halted us) is gone
+        elif name == TIMEOUT_WAIT:  # rule 12: the coordinator is gone
+            self.rule(12)
+            self._election()
+        elif name == HALTED_WAIT:  # rule 13: the candidate that halted us is gone
+            self.rule(13)
+            self._election()
+        elif name == JOIN_WAIT:  # rule 14
+            self.rule(14)
+            self._election()
 
     # --- Election(i) ------------------------------------------------------------------
 
@@ -262,18 +330,23 @@ class GarciaMolina(Node):
             self._next_phase()
 
     def _next_phase(self) -> None:
+        """The phase is over: the next, under its rule (3, 4, 5)."""
         self.awaiting = set()
-        if self.phase == ASK:  # nobody higher is up: halt the lower nodes
+        if self.phase == ASK:  # rule 3: nobody higher is up: halt the lower nodes
+            self.rule(3)
             self.phase, self.status = HALT, ELECTION
             self.halted_by, self.leader, self.up = self.id, None, set()
             self._ask(self.lower, Halt)
-        elif self.phase == HALT:
+        elif self.phase == HALT:  # rule 4
+            self.rule(4)
             self.phase, self.status, self.leader = REORGANIZE, REORGANIZATION, self.id
             self._ask(self.up, NewCoordinator)
-        elif self.phase == REORGANIZE:
+        elif self.phase == REORGANIZE:  # rule 5
+            self.rule(5)
             self.phase, self.task = READY, f"task of epoch {self.epoch}"
             self._ask(self.up, Ready, self.task)
-        elif self.phase == READY:
+        elif self.phase == READY:  # rule 5
+            self.rule(5)
             self.phase, self.status = None, NORMAL
             self._every_p(CHECK)
 

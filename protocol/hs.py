@@ -95,6 +95,22 @@ from .interface import Config, Message, MessageRole, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
 from .ring_order import AFTER, BEFORE, OnARing
 
+RULES = {
+    1: "Start, recovery or joining (after sending Back), elect, or the leader lost: the node initiates a new "
+       "round, its new epoch, and takes part in it.",
+    2: "Taking part in a round: the node is a candidate in phase 0 and probes both ways; a message of a later "
+       "round makes it take part in that round, one of an earlier round is stale.",
+    3: "Probe of a higher candidate: the node is out, and passes it on, or sends a Reply back once it has gone "
+       "its 2^k hops; a normal node that does not follow that candidate initiates.",
+    4: "Probe of a lower candidate: swallowed.",
+    5: "Its own probe back round the ring: the node is the highest alive; it leads and sends Elected.",
+    6: "Reply: passed on towards its candidate; a candidate with both replies of its phase probes in the next.",
+    7: "Elected of a higher node: the node follows it and passes it on; of a lower node: it initiates.",
+    8: "A participant that sees no Elected within six laps of the ring initiates again.",
+    9: "Every message is acked; a neighbour that does not ack within T is presumed down and skipped, and what "
+       "awaited its ack goes on past it.",
+}
+
 
 class HsStatus(Status):
     CANDIDATE = "candidate", StatusRole.ELECTING
@@ -186,6 +202,7 @@ class HirschbergSinclair(OnARing, ProbingNode):
     title = "Hirschberg & Sinclair"
     messages = (HsProbe, HsReply, HsElected, HsAck, HsBack, Probe, ProbeReply)
     statuses = HsStatus
+    rules = RULES
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -246,15 +263,18 @@ class HirschbergSinclair(OnARing, ProbingNode):
     # --- inputs ---------------------------------------------------------------------
 
     def on_start(self) -> None:  # rule 1
+        self.rule(1)
         self.storage.incarnation += 1
         if self.storage.incarnation > 1 or self.joined:
             self.broadcast(self.others, HsBack)
         self._initiate()
 
     def on_suspect(self) -> None:  # rule 1
+        self.rule(1)
         self._initiate()
 
     def on_leader_lost(self) -> None:  # rule 1
+        self.rule(1)
         self._initiate()
 
     def leader_confirmed(self, reply: ProbeReply) -> bool:  # rule 1: it must still lead
@@ -265,40 +285,52 @@ class HirschbergSinclair(OnARing, ProbingNode):
         if self.handle_probe(src, msg) or type(msg) is HsBack:
             return
         if type(msg) is HsAck:  # rule 9
+            self.rule(9)
             self._acked(src, msg.acked)
             if msg.epoch > self.round and self.status is not NORMAL:  # rule 2: P's round is stale
+                self.rule(2)
                 self._initiate()
             return
+        self.rule(9)
         self.send(src, HsAck, msg.seq)  # rule 9
         if msg.epoch < self.round:  # rule 2: stale
             return
         if msg.epoch > self.round:  # rule 2
+            self.rule(2)
             self._take_part(msg.epoch)
         match msg:
             case HsProbe(candidate=c) if c == self.id:  # rule 5
                 if self.status is CANDIDATE:
+                    self.rule(5)
                     self._lead()
             case HsProbe(candidate=c) if c > self.id and self.normal and c != self.leader:  # rule 3
+                self.rule(3)
                 self._initiate()  # a second election in P's round: P's is over, so P's round is taken
             case HsProbe(candidate=c) if c > self.id:  # rule 3
+                self.rule(3)
                 self._out()
                 if msg.hop < 2 ** msg.phase:
                     self._pass(HsProbe, c, msg.phase, msg.hop + 1, msg.way)
                 else:
                     self._pass(HsReply, c, msg.phase, -msg.way)
+            case HsProbe():  # rule 4: a lower candidate's, swallowed
+                self.rule(4)
             case HsReply(candidate=c) if c != self.id:  # rule 6
+                self.rule(6)
                 self._pass(HsReply, c, msg.phase, msg.way)
             case HsReply(phase=k) if k == self.phase and self.status is CANDIDATE:  # rule 6
+                self.rule(6)
                 self.replies.add(msg.way)
                 if len(self.replies) == 2:
                     self._probe(k + 1)
             case HsElected(leader=leader) if leader > self.id:  # rule 7
+                self.rule(7)
                 self._follow(leader)
                 self._pass(HsElected, leader, msg.way)
             case HsElected(leader=leader) if leader < self.id:  # rule 7
+                self.rule(7)
                 self._initiate()
-            # Otherwise: a lower candidate's probe (rule 4), a reply of a phase gone by, or
-            # P's own Elected come round (rule 7).
+            # Otherwise: a reply of a phase gone by, or P's own Elected come round (rule 7).
 
     def on_member_left(self, node: int) -> None:
         """What awaited the leaver's ack goes on past it at once, as a skip does (rule 9);
@@ -314,13 +346,16 @@ class HirschbergSinclair(OnARing, ProbingNode):
         if self.probe_timer(name):
             return
         if name == ELECTED_WAIT:  # rule 8
+            self.rule(8)
             self._initiate()
         elif name.startswith(HOP_WAIT):  # rule 9
+            self.rule(9)
             node = int(name.removeprefix(HOP_WAIT).split()[0])
             self.presumed_down.add(node)
             self.set_timer(PRESUMED_DOWN + str(node), self.lap(len(self.ids), self.config))
             self._skip(node)
         elif name.startswith(PRESUMED_DOWN):  # rule 9
+            self.rule(9)
             self.presumed_down.discard(int(name.removeprefix(PRESUMED_DOWN)))
 
     # --- the election -----------------------------------------------------------------
@@ -398,8 +433,9 @@ class HirschbergSinclair(OnARing, ProbingNode):
             if msg.towards != node:
                 self._send_on(node, msg)
 
-    def _heard(self, node: int) -> None:
+    def _heard(self, node: int) -> None:  # rule 9
         if node in self.presumed_down:
+            self.rule(9)
             self.presumed_down.discard(node)
             self.cancel_timer(PRESUMED_DOWN + str(node))
 

@@ -36,6 +36,36 @@ broadcasts Leave and stops. An algorithm reacts in `on_member_joined` and
 fired). One whose model cannot take a change of members says why in `fixed_members`,
 and the runtime refuses join and leave with that.
 
+Rules, as data (why each thing happened). Each algorithm numbers its rules in its header
+and tags the code that applies one with `# rule N`; it declares them once more as data,
+RULES in its module (number -> the rule in one sentence), so that a screen can say why a
+node did what it did. The code names the rule it applies where its tags are, by
+calling `self.rule(N)`; every output from then on carries that rule's key (`rule` on
+Send, SetTimer, CancelTimer and ElectionStarted) until the next call, and so does a
+change of status or leader (`state_rule`, as the runtime reports it). A step begins
+with no rule. A key is a short string:
+  "4"           an election's own rule 4 (one election per node: its rules need no name);
+  "probing 2"   rule 2 of code several elections share, keyed by its module's word:
+                "members" (this module's rules below, every algorithm's), "probing"
+                (probing.py's), and the ring's shared code names its own;
+  "central 3"   a mutex's rule, keyed by the mutex's name (central, token-ring, lamport,
+                ricart-agrawala): it runs beside an election whose rules are numbered too.
+`rule_key` makes one, `Node.rule_table()` gives a machine's whole table (key -> sentence,
+its own rules first), and the runtime hands that table to the screens, which never read
+protocol/ themselves.
+
+The members rules (this module's, applied by the base class for every algorithm that
+takes joins and leaves; P is this node):
+  1. Joining: P sends Join to every member it was told of, then starts as a recovering
+     node does.
+  2. Leaving: P sends Leave to every member it knows; the caller then stops it for good.
+  3. Join from Q: Q is a member from now on (the algorithm's `on_member_joined` says what
+     else follows).
+  4. Leave from Q: Q is a member no more; if Q led, the leader is gone, as if the
+     failure detector had fired (unless the algorithm's `on_member_left` says otherwise).
+The epoch rules above make no output of their own: a message carries its sender's
+epoch, and an election's bump is its algorithm's rule's.
+
 What an algorithm declares for everyone else. Nothing outside an algorithm's module
 spells out its names: the runtime, the monitor and the UI read these declarations.
   - its statuses, as a `Status` enum whose members carry their `StatusRole` (electing,
@@ -44,14 +74,33 @@ spells out its names: the runtime, the monitor and the UI read these declaration
   - a `MessageRole` for each message (request, reply, announcement, failure detection):
     the comparison counts detector traffic apart, the UI colours and hides by role;
   - display names (`title`, each message's `label`);
-  - `settle_time`: how long after the last crash or recovery it needs to agree again.
+  - `settle_time`: how long after the last crash or recovery it needs to agree again;
+  - its rules (`rules`, its module's RULES), as above.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from functools import cache
+from operator import attrgetter
 from typing import ClassVar
+
+MEMBERS = "members"  # the key word of this module's rules
+
+RULES = {
+    1: "Joining: the node sends Join to every member it was told of, then starts as a recovering node does.",
+    2: "Leaving: the node sends Leave to every member it knows, then stops for good.",
+    3: "Join from a node: it is a member from now on.",
+    4: "Leave from a node: it is a member no more; if it led, the leader is gone, as if the failure detector had fired.",
+}
+
+
+@cache
+def rule_key(number: int, space: str | None = None) -> str:
+    """Rule `number`'s key: "4" for an election's own, "probing 2" for a shared module's
+    or a mutex's (`space`: its word)."""
+    return str(number) if space is None else f"{space} {number}"
 
 
 class StatusRole(StrEnum):
@@ -187,10 +236,17 @@ Input = Start | Receive | TimerFired | Suspect | Joining | Leaving
 # --- outputs ----------------------------------------------------------------------
 
 
+# Each output carries the key of the rule that made it (`rule`, see "Rules, as data"): why
+# the node did it, not what it does, so it takes no part in comparing outputs.
+def _rule() -> object:
+    return field(default=None, compare=False)
+
+
 @dataclass(frozen=True, slots=True)
 class Send:
     dst: int
     msg: Message
+    rule: str | None = _rule()
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,16 +258,20 @@ class SetTimer:
     name: str
     delay: float
     longest: float | None = None
+    rule: str | None = _rule()
 
 
 @dataclass(frozen=True, slots=True)
 class CancelTimer:
     name: str
+    rule: str | None = _rule()
 
 
 @dataclass(frozen=True, slots=True)
 class ElectionStarted:
     """This node has just begun an election run (for counting; it changes nothing)."""
+
+    rule: str | None = _rule()
 
 
 Output = Send | SetTimer | CancelTimer | ElectionStarted
@@ -282,6 +342,12 @@ class Node:
       groups           whether its promise is per group, the epoch naming the group (default False)
       on_a_ring        whether its nodes talk round a ring laid out in Config.ring's order (default False)
       mutex            (set by mutex.with_mutex) the mutual exclusion beside it, or None
+      rules            its rules (number -> sentence: its module's RULES), and `rule_space`
+                       the word that keys them (None: an election's own rules)
+
+    What it holds of its rules: `applying`, the key of the rule being applied (None
+    until the step names one), and `state_rule`, the key of the rule that last changed
+    its status or leader (both properties, which note it).
     """
 
     name: ClassVar[str]
@@ -304,6 +370,8 @@ class Node:
     groups: ClassVar[bool] = False
     on_a_ring: ClassVar[bool] = False  # its nodes form a ring in Config.ring's order (ring_order.py)
     mutex: ClassVar[type | None] = None  # the mutual exclusion beside it, if any (mutex.with_mutex)
+    rules: ClassVar[dict[int, str]] = RULES
+    rule_space: ClassVar[str | None] = MEMBERS
 
     def __init__(self, node_id: int, ids: tuple[int, ...], config: Config, storage: SafeStorage):
         if node_id not in ids:
@@ -312,8 +380,10 @@ class Node:
         self.config = config
         self.storage = storage
         # Not yet started: the caller's first input is always Start, which sets a status.
-        self.status: Status = None  # type: ignore[assignment]
-        self.leader: int | None = None
+        self._status: Status = None  # type: ignore[assignment]
+        self._leader: int | None = None
+        self.applying: str | None = None  # the key of the rule being applied
+        self.state_rule: str | None = None  # ... and of the one that last changed status or leader
         self.joined = False  # it came in by joining, not with the cluster's start
         self._set_members(ids)
         # Names of the timers this node has asked for and not yet seen fire or cancelled,
@@ -324,14 +394,17 @@ class Node:
     # The one entry point. Dispatch is explicit so the transition rules read as a table
     # (an if-chain on the exact type, not `match`: it runs for every message of a run).
     def step(self, event: Input) -> list[Output]:
+        self.applying = None
         kind = type(event)
         if kind is Receive:  # by far the most common: first
             msg, src = event.msg, event.src
             self.adopt_epoch(msg)
-            if type(msg) is Join:
+            if type(msg) is Join:  # rule 3
+                self.rule(3, MEMBERS)
                 self._set_members((*self.ids, src))
                 self.on_member_joined(src)
-            elif type(msg) is Leave:
+            elif type(msg) is Leave:  # rule 4
+                self.rule(4, MEMBERS)
                 self._set_members(tuple(i for i in self.ids if i != src))
                 self.on_member_left(src)
             else:
@@ -344,11 +417,13 @@ class Node:
             self.on_start()
         elif kind is Suspect:
             self.on_suspect()
-        elif kind is Joining:
+        elif kind is Joining:  # rule 1
+            self.rule(1, MEMBERS)
             self.joined = True
             self.broadcast(self.others, Join)
             self.on_start()
-        elif kind is Leaving:
+        elif kind is Leaving:  # rule 2
+            self.rule(2, MEMBERS)
             self.broadcast(self.others, Leave)
         else:
             raise TypeError(f"not a protocol input: {event!r}")
@@ -359,6 +434,29 @@ class Node:
     def wire_messages(cls) -> tuple[type[Message], ...]:
         """Every message it may send: its own, and Join and Leave if it takes them."""
         return cls.messages if cls.fixed_members else cls.messages + MEMBERSHIP_MESSAGES
+
+    @classmethod
+    def rule_table(cls) -> dict[str, str]:
+        """Every rule this machine applies, key -> sentence: its own first, then those of
+        the code it shares (an election's own rules are its most derived class's), and
+        a mutex's beside it."""
+        table: dict[str, str] = {}
+        own = False
+        for klass in cls.__mro__:
+            rules = klass.__dict__.get("rules")
+            if rules is None:
+                continue
+            space = klass.__dict__.get("rule_space")
+            if space is None:
+                if own:  # (an election built on another: the other's rules are not its own)
+                    continue
+                own = True
+            elif space == MEMBERS and cls.fixed_members:
+                continue
+            table.update({rule_key(number, space): sentence for number, sentence in rules.items()})
+        if cls.mutex is not None:
+            table.update(cls.mutex.rule_table())
+        return table
 
     @classmethod
     def worst_case_messages(cls, n: int) -> int | None:
@@ -406,6 +504,26 @@ class Node:
         """New knobs apply to timers set from now on; running timers keep their time."""
         self.config = config
 
+    # Status and leader note the rule that changes them (`state_rule`): the runtime reports
+    # a change with the rule that made it. (Read through a C getter: they are read often.)
+    def _set_status(self, status: Status) -> None:
+        if status is not self._status:
+            self._status = status
+            self.state_rule = self.applying
+
+    def _set_leader(self, leader: int | None) -> None:
+        if leader != self._leader:
+            self._leader = leader
+            self.state_rule = self.applying
+
+    status = property(attrgetter("_status"), _set_status)
+    leader = property(attrgetter("_leader"), _set_leader)
+
+    def rule(self, number: int, space: str | None = None) -> None:
+        """Rule `number` (of `space`'s rules; None: the algorithm's own) is being applied:
+        what the node outputs or becomes from here carries it."""
+        self.applying = rule_key(number, space)
+
     @property
     def role(self) -> StatusRole:
         return self.status.role
@@ -449,30 +567,30 @@ class Node:
 
     def send(self, dst: int, kind: type[Message], *fields: object) -> None:
         """Send a `kind` message with these fields, stamped with this node's epoch."""
-        self._outbox.append(Send(dst, kind(*fields, epoch=self.storage.epoch)))
+        self._outbox.append(Send(dst, kind(*fields, epoch=self.storage.epoch), self.applying))
 
     def send_as_is(self, dst: int, msg: Message) -> None:
         """Send `msg` with the epoch it has (a message that belongs to an election round,
         passed on in that round's name; hs.py)."""
-        self._outbox.append(Send(dst, msg))
+        self._outbox.append(Send(dst, msg, self.applying))
 
     def broadcast(self, dsts: tuple[int, ...], kind: type[Message], *fields: object) -> None:
         """The same message to each of `dsts` (one object: messages are immutable)."""
-        msg = kind(*fields, epoch=self.storage.epoch)
-        self._outbox.extend(Send(dst, msg) for dst in dsts)
+        msg, rule = kind(*fields, epoch=self.storage.epoch), self.applying
+        self._outbox.extend(Send(dst, msg, rule) for dst in dsts)
 
     def set_timer(self, name: str, delay: float, longest: float | None = None) -> None:
         """`longest`: the runtime draws the delay from [delay, longest] (see SetTimer)."""
         self.timers.add(name)
-        self._outbox.append(SetTimer(name, delay, longest))
+        self._outbox.append(SetTimer(name, delay, longest, self.applying))
 
     def cancel_timer(self, *names: str) -> None:
         for name in names:
             if name in self.timers:
                 self.timers.discard(name)
-                self._outbox.append(CancelTimer(name))
+                self._outbox.append(CancelTimer(name, self.applying))
 
     def announce_election(self) -> None:
         """This node begins an election: a new epoch, and an announcement to observers."""
         self.storage.epoch += 1
-        self._outbox.append(ElectionStarted())
+        self._outbox.append(ElectionStarted(self.applying))

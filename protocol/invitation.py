@@ -75,6 +75,24 @@ MERGING, INVITED, NORMAL = InvitationStatus
 # names (`--ids` 1..N), the others 128-bit UUIDs; either way no two creators share one.
 SMALL_IDS, UUID_SPAN = 10**6, 2**128
 
+RULES = {
+    1: "Start, recovery, joining, or elect: the node forms a group of its own (a new group number, it "
+       "coordinates, nobody else in it) and checks at once for other coordinators.",
+    2: "Invitation while normal: the node leaves its group for the inviter's, passes the invitation on to its "
+       "own members if it coordinates, sends Accept, and waits for Ready.",
+    3: "Accept at the coordinator merging into that group: the sender is a member.",
+    4: "Merge: the node makes a new group, invites the coordinators it found and its own members, waits 2T "
+       "for Accepts, then sends Ready to those that accepted.",
+    5: "Ready from the inviter: the node is normal in the new group; no Ready within 3T: it forms a group of "
+       "its own.",
+    6: "Check, every P while a normal coordinator: the node asks every other member AreYouCoordinator; if "
+       "some say yes, it waits 2T for each higher one, then merges with them.",
+    7: "Every P a normal member asks its coordinator AreYouThere; no answer within T, or a no: it forms a "
+       "group of its own.",
+    8: "A member that leaves is taken out of its coordinator's group; a coordinator that leaves is gone, and "
+       "each of its members forms a group of its own.",
+}
+
 CHECK = "check"  # rule 6: time to ask who else coordinates
 CHECK_WAIT = "check_wait"  # rule 6: the answers are in
 MERGE_DELAY = "merge_delay"  # rule 6: the wait before merging, longer for a lower coordinator
@@ -153,6 +171,7 @@ class InvitationNode(Node):
     storage: InvitationStorage
     highest_wins = False  # whoever merges first coordinates the merged group
     groups = True
+    rules = RULES
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -189,29 +208,36 @@ class InvitationNode(Node):
     # --- inputs ---------------------------------------------------------------------
 
     def on_start(self) -> None:  # rule 1
+        self.rule(1)
         self.storage.incarnation += 1
         self._own_group()
 
     def on_suspect(self) -> None:  # rule 1
+        self.rule(1)
         self._own_group()
 
     def on_message(self, src: int, msg: Message) -> None:
         match msg:
             case AreYouCoordinator():  # rule 6
+                self.rule(6)
                 self.send(src, CoordinatorReply, self._coordinates())
             case CoordinatorReply(coordinates=True) if CHECK_WAIT in self.timers:  # rule 6
+                self.rule(6)
                 self.found.add(src)
             case AreYouThere(group=g):  # rule 7
+                self.rule(7)
                 member = (self.leader == self.id and self.epoch == g and self.status is not INVITED
                           and src in self.members)
                 self.send(src, ThereReply, g, member)
             case ThereReply(group=g, member=member) if self._member_of(g) and src == self.leader:  # rule 7
+                self.rule(7)
                 self.cancel_timer(THERE_WAIT)
                 if member:
                     self._ask_later()
                 else:
                     self._own_group()
             case Invitation(inviter=c, group=g) if self.status is NORMAL:  # rule 2
+                self.rule(2)
                 if self.leader == self.id:
                     self.broadcast(tuple(sorted(self.members - {c})), Invitation, c, g)
                 self._stop_periodic()
@@ -220,13 +246,16 @@ class InvitationNode(Node):
                 self.send(c, Accept, g)
                 self.set_timer(READY_WAIT, 3 * self.config.timeout)
             case Accept(group=g) if self.status is MERGING and self.epoch == g:  # rule 3
+                self.rule(3)
                 self.members.add(src)
             case Ready(group=g) if self.status is INVITED and self.epoch == g and src == self.leader:  # rule 5
+                self.rule(5)
                 self.cancel_timer(READY_WAIT)
                 self.status = NORMAL
                 self._ask_later()
 
     def on_member_left(self, node: int) -> None:  # rule 8
+        self.rule(8)
         self.members.discard(node)
         self.found.discard(node)
         if node == self.leader:
@@ -234,8 +263,10 @@ class InvitationNode(Node):
 
     def on_timer(self, name: str) -> None:
         if name == CHECK and self._coordinates():  # rule 6
+            self.rule(6)
             self._check()
         elif name == CHECK_WAIT:  # rule 6
+            self.rule(6)
             higher = sum(1 for c in self.found if c > self.id)
             if self.found:
                 self.set_timer(MERGE_DELAY, 2 * self.config.timeout * higher)
@@ -245,15 +276,19 @@ class InvitationNode(Node):
             if self._coordinates():
                 self._merge()
         elif name == ACCEPT_WAIT and self.status is MERGING:  # rule 4
+            self.rule(4)
             self.broadcast(tuple(sorted(self.members)), Ready, self.epoch)
             self.status = NORMAL
             self._check_later()
         elif name == READY_WAIT and self.status is INVITED:  # rule 5
+            self.rule(5)
             self._own_group()
         elif name == THERE and self.status is NORMAL and self.leader != self.id:  # rule 7
+            self.rule(7)
             self.send(self.leader, AreYouThere, self.epoch)
             self.set_timer(THERE_WAIT, self.config.timeout)
         elif name == THERE_WAIT and self.status is NORMAL and self.leader != self.id:  # rule 7
+            self.rule(7)
             self._own_group()
 
     # --- groups -----------------------------------------------------------------------
@@ -285,6 +320,7 @@ class InvitationNode(Node):
         self.set_timer(CHECK_WAIT, self.config.timeout)
 
     def _merge(self) -> None:  # rule 4
+        self.rule(4)  # (rule 6's merge delay ends in it: the Invitations are rule 4's)
         invited = tuple(sorted(self.found | self.members))
         self._stop_periodic()
         g = self._new_group()

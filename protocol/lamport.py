@@ -39,6 +39,20 @@ from typing import ClassVar
 from .interface import Message, MessageRole
 from .mutex import HELD, RELEASED, WANTED, Figures, Serves, StampedRequests
 
+RULES = {
+    1: "Every message carries the sender's clock, advanced by one; a message received sets the clock "
+       "past its stamp (max of the two, plus one).",
+    2: "Want: the node is wanted; it queues its stamped request and sends Request to every other member.",
+    3: "Request from a node: the request joins the queue, and the node sends Reply.",
+    4: "Reply from a node: that node has answered the request.",
+    5: "The node enters the critical section: it is wanted, its request heads its queue, "
+       "and every other member has answered.",
+    6: "Exit: the node is released, removes its request from its queue, and sends Release to every other member.",
+    7: "Release from a node: its request leaves the queue.",
+    8: "Members change: a wanted or holding node sends a newcomer its request; "
+       "one that left needs answer no more, and its request leaves the queue.",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class LamportRequest(Message):
@@ -71,6 +85,7 @@ class Lamport(StampedRequests):
     title = "Lamport's mutual exclusion"
     messages = (LamportRequest, LamportReply, LamportRelease)
     request = LamportRequest
+    rules = RULES
 
     def __init__(self, node):
         super().__init__(node)
@@ -82,6 +97,7 @@ class Lamport(StampedRequests):
         return Figures(f"3(N-1) = {3 * (n - 1)}", "1 (Release)")
 
     def on_want(self) -> None:  # rule 2 (and rule 1: the clock, by tick and heard)
+        self.rule(2)
         self.ask()
         self._enqueue(self.mine)
         self._maybe_enter()
@@ -90,11 +106,14 @@ class Lamport(StampedRequests):
         self.heard(msg)  # rule 1
         kind = type(msg)
         if kind is LamportRequest:  # rule 3
+            self.rule(3)
             self._enqueue((msg.ts, src))
             self.send(src, LamportReply, self.tick())
         elif kind is LamportReply:  # rule 4
+            self.rule(4)
             self.awaiting.discard(src)
         elif kind is LamportRelease:  # rule 7
+            self.rule(7)
             self.queue = [r for r in self.queue if r[1] != src]
         self._maybe_enter()
 
@@ -103,15 +122,18 @@ class Lamport(StampedRequests):
 
     def _maybe_enter(self) -> None:  # rule 5
         if self.state is WANTED and not self.awaiting and self.queue and self.queue[0] == self.mine:
+            self.rule(5)
             self.state = HELD
 
     def on_exit(self) -> None:  # rule 6
+        self.rule(6)
         self.state = RELEASED
         self.queue = [r for r in self.queue if r != self.mine]
         self.mine = None
         self.broadcast(LamportRelease, self.tick())
 
     def on_members(self) -> None:  # rule 8
+        self.rule(8)
         members = set(self.node.ids)
         if self.mine is not None:
             for newcomer in sorted(members - self._members):

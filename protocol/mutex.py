@@ -27,6 +27,12 @@ Each of its messages declares whose request it serves (`serves`: the sender's, w
 asks or lets go, or the receiver's, which is answered or granted), so that messages are
 counted per request, as the lecture counts them (per entry and exit); a message that
 serves no one request (the token going round) declares none.
+
+Its rules, as each mutex's header numbers them, are declared as data too (`rules`, its
+module's RULES) and keyed by its name: "central 3" (interface.py, "Rules, as data"). Its
+handlers name the rule they apply (`self.rule(N)`), so that its Sends carry it, and so
+does each change of its state (`state_rule`). `with_mutex` applies no rule of its own:
+it hands each input to the election or to the mutex, whose rules say what follows.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
-from .interface import Joining, Leaving, Message, Node, Receive, Start
+from .interface import Joining, Leaving, Message, Node, Receive, Start, rule_key
 
 
 class CsState(StrEnum):
@@ -95,13 +101,35 @@ class Mutex:
     # round for ever at one instant, so the runtime refuses a delay of 0 beside it.
     never_rests: ClassVar[str | None] = None
 
+    rules: ClassVar[dict[int, str]] = {}  # its rules: number -> sentence (its module's RULES)
+
     def __init__(self, node: Node):
         self.node = node
-        self.state = RELEASED
+        self._state = RELEASED
+        self.state_rule: str | None = None  # the key of the rule that last changed `state`
 
     @classmethod
     def figures(cls, n: int) -> Figures:
         raise NotImplementedError
+
+    @classmethod
+    def rule_table(cls) -> dict[str, str]:
+        """Its rules, key -> sentence ("central 3")."""
+        return {rule_key(number, cls.name): sentence for number, sentence in cls.rules.items()}
+
+    def rule(self, number: int) -> None:
+        """Its rule `number` is being applied: the node's outputs from here carry it."""
+        self.node.applying = rule_key(number, self.name)
+
+    @property
+    def state(self) -> CsState:
+        return self._state
+
+    @state.setter
+    def state(self, state: CsState) -> None:
+        if state is not self._state:
+            self._state = state
+            self.state_rule = self.node.applying
 
     # --- handlers -------------------------------------------------------------------
 
@@ -161,6 +189,7 @@ def with_mutex(election: type[Node], mutex: type[Mutex]) -> type[Node]:
             self.cs = mutex(self)
 
         def step(self, event: object) -> list:
+            self.applying = None
             kind = type(event)
             if kind is Want:
                 if self.cs.state is RELEASED:

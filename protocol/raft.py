@@ -72,6 +72,21 @@ class RaftStatus(Status):
 
 FOLLOWER, LEADER, WAITING, CANDIDATE = RaftStatus
 
+RULES = {
+    1: "Start: the node is a follower that knows no leader, in the term it stored, and sets its election "
+       "timeout, drawn from [T, T'].",
+    2: "The election timeout fires: the node becomes a candidate of a new term, votes for itself, asks every "
+       "other member for its vote and sets a new timeout.",
+    3: "RequestVote in the node's term: it grants its vote if it has not voted in this term or voted for that "
+       "candidate; either way it answers with Vote.",
+    4: "A granted Vote while a candidate: the votes of a majority of the members make the node the leader.",
+    5: "Heartbeat in the node's term: the sender leads this term; the node follows it and sets its election "
+       "timeout anew.",
+    6: "A leader sends Heartbeat to every other member every T/2.",
+    7: "A message from a later term: the node adopts the term and becomes a follower that knows no leader; "
+       "one from an earlier term is ignored.",
+}
+
 ELECTION_TIMEOUT = "election_timeout"
 HEARTBEAT = "heartbeat"
 
@@ -114,6 +129,7 @@ class Raft(Node):
     highest_wins = False
     leaders_per_epoch = True
     needs_majority = True
+    rules = RULES
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -133,18 +149,22 @@ class Raft(Node):
     # --- inputs ---------------------------------------------------------------------
 
     def on_start(self) -> None:  # rule 1
+        self.rule(1)
         self.storage.incarnation += 1
         self.status, self.leader = WAITING, None
         self._election_timeout()
 
-    def on_suspect(self) -> None:  # `elect`: as if the timeout had fired
+    def on_suspect(self) -> None:  # `elect`: as if the timeout had fired (rule 2)
         if self.status is not LEADER:
+            self.rule(2)
             self._stand()
 
     def on_timer(self, name: str) -> None:
         if name == ELECTION_TIMEOUT and self.status is not LEADER:  # rule 2
+            self.rule(2)
             self._stand()
         elif name == HEARTBEAT and self.status is LEADER:  # rule 6
+            self.rule(6)
             self._heartbeat()
 
     def adopt_epoch(self, msg: Message) -> None:
@@ -152,12 +172,15 @@ class Raft(Node):
 
     def on_message(self, src: int, msg: Message) -> None:
         if msg.epoch < self.storage.epoch:  # rule 7: a finished term
+            self.rule(7)
             return
         if msg.epoch > self.storage.epoch:  # rule 7
+            self.rule(7)
             self.storage.epoch, self.storage.voted_for = msg.epoch, None
             self._step_down(WAITING, None)
         kind = type(msg)
         if kind is RequestVote:  # rule 3
+            self.rule(3)
             granted = self.storage.voted_for in (None, src)
             if granted:
                 self.storage.voted_for = src
@@ -165,10 +188,12 @@ class Raft(Node):
             self.send(src, Vote, granted)
         elif kind is Vote:  # rule 4
             if self.status is CANDIDATE and msg.granted:
+                self.rule(4)
                 self.votes.add(src)
                 if self._majority():
                     self._lead()
         elif kind is Heartbeat:  # rule 5
+            self.rule(5)
             if self.status is not FOLLOWER or self.leader != src:
                 self._step_down(FOLLOWER, src)
             self._election_timeout()

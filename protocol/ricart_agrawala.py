@@ -28,6 +28,8 @@ Rules (P is this node, C its clock):
      defers its reply; otherwise it sends Reply at once.
   4. Reply from Q: one fewer to wait for; with none left, P holds the CS.
   5. Exit: P is released and sends Reply to every deferred requester.
+  6. A member leaves: P needs no reply from it, and owes it none (which may let P enter,
+     rule 4).
 """
 
 from __future__ import annotations
@@ -37,6 +39,17 @@ from typing import ClassVar
 
 from .interface import Message, MessageRole
 from .mutex import HELD, RELEASED, WANTED, Figures, Serves, StampedRequests
+
+RULES = {
+    1: "Every message carries the sender's clock, advanced by one; a message received sets the clock "
+       "past its stamp (max of the two, plus one).",
+    2: "Want: the node is wanted, stamps its request, and sends Request to every other member.",
+    3: "Request from a node: a node inside the critical section, or wanting it with an older request, "
+       "defers its reply; any other sends Reply at once.",
+    4: "Reply from a node: one fewer to wait for; with none left, the node holds the critical section.",
+    5: "Exit: the node is released and sends Reply to every deferred requester.",
+    6: "A member leaves: the node needs no reply from it, and owes it none.",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +74,7 @@ class RicartAgrawala(StampedRequests):
     title = "Ricart & Agrawala"
     messages = (RaRequest, RaReply)
     request = RaRequest
+    rules = RULES
 
     def __init__(self, node):
         super().__init__(node)
@@ -71,12 +85,14 @@ class RicartAgrawala(StampedRequests):
         return Figures(f"2(N-1) = {2 * (n - 1)}", "1 (Reply)")
 
     def on_want(self) -> None:  # rule 2 (and rule 1: the clock, by tick and heard)
+        self.rule(2)
         self.ask()
         self._maybe_enter()
 
     def on_message(self, src: int, msg: Message) -> None:
         self.heard(msg)  # rule 1
         if type(msg) is RaRequest:  # rule 3
+            self.rule(3)
             older_mine = self.state is WANTED and self.mine < (msg.ts, src)  # type: ignore[operator]
             if self.state is HELD or older_mine:
                 if src not in self.deferred:
@@ -84,6 +100,7 @@ class RicartAgrawala(StampedRequests):
             else:
                 self.send(src, RaReply, self.tick())
         elif type(msg) is RaReply:  # rule 4
+            self.rule(4)
             self.awaiting.discard(src)
             self._maybe_enter()
 
@@ -92,13 +109,15 @@ class RicartAgrawala(StampedRequests):
             self.state = HELD
 
     def on_exit(self) -> None:  # rule 5
+        self.rule(5)
         self.state = RELEASED
         self.mine = None
         deferred, self.deferred = self.deferred, []
         for node in deferred:
             self.send(node, RaReply, self.tick())
 
-    def on_members(self) -> None:
+    def on_members(self) -> None:  # rule 6
+        self.rule(6)
         members = set(self.node.ids)
         self.awaiting &= members
         self.deferred = [k for k in self.deferred if k in members]

@@ -146,6 +146,30 @@ from .probing import Probe, ProbeReply, ProbingNode
 from .ring_hops import Back, Elected, Election, Hops, RingAck
 from .ring_order import OnARing
 
+RULES = {
+    1: "Start, recovery or joining, elect, or the failure detector fires: the node initiates (after a recovery "
+       "or a join, once it has sent Back and been quiet for T): it sends Election with its id to its successor, "
+       "takes part and backs it.",
+    2: "Election of a higher candidate: the node takes part, backs that election and forwards it.",
+    3: "Election of a lower candidate: a node not taking part yet backs its own election and forwards Election "
+       "with its id instead; one backing its own swallows it; one backing a higher one forwards Election with its id.",
+    4: "Its own Election back round: if it still backs that election, the node leads and sends Elected; if not, "
+       "a normal node initiates.",
+    5: "Elected of a higher node: the node forwards it, and follows that leader if it backed that election; "
+       "if not, and its own candidate is no higher, it initiates.",
+    6: "Elected of a lower node: the node never follows a lower node: it swallows it and, unless it takes part "
+       "in an election, initiates.",
+    7: "Every ring message is acked; one not acked within T goes on to the node after its receiver.",
+    8: "A participant that sees no Elected within a lap of the ring (N times T) initiates again.",
+    9: "Copies: a ring message the node has taken before (it names its election) is dropped.",
+    10: "A node that did not ack within T, with no Back from it lately, is presumed down and skipped at once, "
+        "and a roll call asks the other members whether they are up.",
+    11: "A participant asks the candidate it backs every P how their election stands; lost, or no answer "
+        "within T: it initiates.",
+    12: "A participant keeps the Election its successor acked and asks that node every P whether it is up; "
+        "if it is presumed down, the Election goes on past it.",
+}
+
 
 class RingStatus(Status):
     ELECTION = "election", StatusRole.ELECTING
@@ -190,6 +214,7 @@ class Ring(OnARing, Hops, ProbingNode):
     title = "Chang & Roberts ring"
     messages = (Election, Elected, RingAck, Back, Ask, Told, Probe, ProbeReply)
     statuses = RingStatus
+    rules = RULES
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -244,6 +269,7 @@ class Ring(OnARing, Hops, ProbingNode):
     # --- inputs ---------------------------------------------------------------------
 
     def on_start(self) -> None:  # rule 1
+        self.rule(1)
         self.storage.incarnation += 1
         if self.storage.incarnation == 1 and not self.joined:  # its first start: nobody can have presumed it down
             self._initiate()
@@ -254,9 +280,11 @@ class Ring(OnARing, Hops, ProbingNode):
 
     def on_suspect(self) -> None:  # rule 1
         if not self.participant and QUIET not in self.timers:
+            self.rule(1)
             self._initiate()
 
     def on_leader_lost(self) -> None:  # rule 1
+        self.rule(1)
         self._initiate()
 
     def leader_confirmed(self, reply: ProbeReply) -> bool:  # rule 1: it must still lead
@@ -271,32 +299,41 @@ class Ring(OnARing, Hops, ProbingNode):
             return
         match msg:
             case Ask():  # rule 11 (a quiet node answers too: it backs nothing)
+                self.rule(11)
                 self.send(src, Told, msg.initiator, msg.round, self._outcome(msg.initiator, msg.round))
                 return
             case Told():  # rule 11
+                self.rule(11)
                 self._told(src, msg)
                 return
             case RingAck():  # rule 7
+                self.rule(7)
                 self._acked(src, msg.key)
                 return
             case Election() | Elected() if QUIET in self.timers:  # rule 1: as if still down
                 return
             case Election() | Elected() if msg.key in self.seen:
-                pass  # rule 9: a copy
+                self.rule(9)  # rule 9: a copy
             case Election(candidate=c) if c > self.id:  # rule 2
+                self.rule(2)
                 self._take_part(c, msg.initiator, msg.round)
                 self._forward(Election, c, msg.initiator, msg.round)
             case Election(candidate=c) if c < self.id and not self.participant:  # rule 3
+                self.rule(3)
                 self._take_part(self.id, msg.initiator, msg.round)
                 self._forward(Election, self.id, msg.initiator, msg.round)
             case Election(candidate=c) if c < self.id and self.backing[0] > self.id:  # rule 3
+                self.rule(3)
                 self._forward(Election, self.id, msg.initiator, msg.round)
             case Election(candidate=c) if c == self.id and self.backing == (c, msg.initiator, msg.round):  # rule 4
+                self.rule(4)
                 self._follow(self.id)
                 self._forward(Elected, self.id, msg.initiator, msg.round)
             case Election(candidate=c) if c == self.id and self.normal:  # rule 4
+                self.rule(4)
                 self._initiate()
             case Elected(leader=leader) if leader > self.id:  # rule 5
+                self.rule(5)
                 backed = self.backing == (leader, msg.initiator, msg.round)
                 if backed:
                     self._follow(leader)
@@ -304,11 +341,13 @@ class Ring(OnARing, Hops, ProbingNode):
                 if not backed and self.participant and leader >= self.backing[0]:
                     self._initiate()
             case Elected(leader=leader) if leader < self.id and not self.participant:  # rule 6
+                self.rule(6)
                 self._initiate()
             # Otherwise: a participant backing its own election swallows a smaller id (rule
             # 3), a participant swallows a lower leader (rule 6), my id back from an
             # election I no longer back (rule 4), or Elected(my id) has gone round (rule 5).
         self._remember(msg.key)
+        self.rule(7)
         self.send(src, RingAck, *msg.key)  # rule 7
 
     def on_member_left(self, node: int) -> None:
@@ -325,15 +364,20 @@ class Ring(OnARing, Hops, ProbingNode):
         if self.probe_timer(name) or self.hop_timer(name):
             return
         if name == ELECTED_WAIT and self.participant:  # rule 8
+            self.rule(8)
             self._initiate()
         elif name == ASK and self.participant:  # rule 11
+            self.rule(11)
             self.send(self.backing[0], Ask, *self.backing[1:])
             self.set_timer(ASK_WAIT, self.config.timeout)
         elif name == ASK_WAIT and self.participant:  # rule 11: the candidate is down
+            self.rule(11)
             self._initiate()
         elif name == QUIET:  # rule 1
+            self.rule(1)
             self._initiate()
         elif name == WATCH and self.participant:  # rule 12
+            self.rule(12)
             self._call_the_roll({node for node in self.handed if node not in self.presumed_down})
             self.set_timer(WATCH, self.config.probe_interval)
 

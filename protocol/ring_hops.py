@@ -101,22 +101,28 @@ class Hops:
         self.backs: dict[int, int] = {}  # Backs heard from each node
 
     def heard_back(self, src: int) -> None:  # rule 10
+        self.rule(10)
         self.backs[src] = self.backs.get(src, 0) + 1
         self.set_timer(BACK_SEEN + str(src), 2 * self.config.timeout)
 
     def hop_timer(self, name: str) -> bool:
         """Run a hop timer; True if `name` was one of them."""
         if name.startswith(HOP_WAIT):  # rule 7
+            self.rule(7)
             node, number = name.removeprefix(HOP_WAIT).split()
             self._skip(int(node), int(number))
         elif name == ROLL_CALL:  # rule 10
+            self.rule(10)
             silent, self.roll_call = sorted(self.roll_call), set()
             restart = self.leader in silent and self.normal  # rule 1: the leader is down
             for node in silent:  # all of them first: what goes on skips them all
                 self._presumed(node)
             if any([self._send_past(node) for node in silent]) or restart:  # (a list: every one of them)
+                if restart:
+                    self.rule(1)
                 self._initiate()
         elif name.startswith(PRESUMED_DOWN):  # rule 10
+            self.rule(10)
             self.presumed_down.discard(int(name.removeprefix(PRESUMED_DOWN)))
         else:
             return name.startswith(BACK_SEEN)
@@ -188,6 +194,7 @@ class Hops:
         """Rule 10: a node heard from is no longer presumed down."""
         self.roll_call.discard(node)
         if node in self.presumed_down:
+            self.rule(10)
             self.presumed_down.discard(node)
             self.cancel_timer(PRESUMED_DOWN + str(node))
 
@@ -207,8 +214,10 @@ class Hops:
             on, lost = self._past(dead, self._take(dead, at))
             if on:
                 lost |= self._send_on(self._successor_of(dead), on)
+        self.rule(10)
         self._call_the_roll({node for node in self.others if node not in self.presumed_down})  # rule 10
         if restart or lost:
+            self.rule(1 if restart else 7)
             self._initiate()
 
     def _call_the_roll(self, nodes: set[int]) -> None:
@@ -221,6 +230,7 @@ class Hops:
     def _presume_down(self, node: int) -> bool:
         """Rule 10: `node` is skipped without waiting from now on, and what it holds goes
         on at once; True if this node is to initiate (see _send_on)."""
+        self.rule(10)
         self._presumed(node)
         return self._send_past(node)
 

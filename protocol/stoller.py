@@ -37,11 +37,34 @@ shows that it gave up (it was halted itself, or follows another leader) starts a
 (Elec1). A halter that leads may still be taking this node in (Halt, Ack, then Ldr),
 so that is no sign.
 
-Members that join and leave (the gsharma design, note 7; the rules M1-M3 below). With them, two
-nodes can be in Elec2 at once: one that joined does not know another that joined at
-the same moment, and takes itself for the highest. That is what left a node in Wait
-for ever (random schedules found it) before the rescue above.
-  M1. A node that joins starts as a recovering node, and is trusted by everyone from
+Members that join and leave (the gsharma design, note 7; rules 11 and 12 below). With
+them, two nodes can be in Elec2 at once: one that joined does not know another that
+joined at the same moment, and takes itself for the highest. That is what left a node in
+Wait for ever (random schedules found it) before the rescue above.
+
+Rules (P is this node):
+  1. The failure detector: every T/2 P sends Heartbeat (whom it follows, who halted
+     it) to every other node; a peer silent for three ticks (more than T) is
+     suspected, and any message from it clears that.
+  2. Start, recovery, or the elect command in Norm: P enters Elec1. A new incarnation
+     trusts everyone, and heartbeats at once.
+  3. Elec1: P waits while any higher node is trusted. Once none is, Elec2: P halts
+     the lower nodes one at a time, highest first, each until it acks (Ack) or is
+     suspected.
+  4. Elec2 done: P leads (Norm) and sends Ldr to the nodes that acked.
+  5. Halt from Q: P is in Wait, halted by Q; it drops any election of its own and acks.
+  6. Ldr from the node that halted P, while P is in Wait: P is in Norm under it.
+  7. A node P waits on is suspected: its halter (in Wait) or its leader (in Norm):
+     Elec1 again; the node it is halting (Elec2): the next one; a higher node (Elec1):
+     P looks again whether any is trusted.
+  8. A leader in Norm that hears a heartbeat from a lower node that neither follows it
+     nor was halted by it (one that came back, or a newcomer) takes it in: Halt, then
+     Ldr on its Ack, by the same rules as an election's.
+  9. A Halt unacked for more than T, while heartbeats show its target was not halted,
+     is sent again (it was lost, see above).
+  10. In Wait, a heartbeat from the halter showing that it gave up (it was halted
+      itself, or follows another leader): Elec1 again (see above).
+  11. A node that joins starts as a recovering node, and is trusted by everyone from
       its Join on, as a new incarnation trusts everyone: its heartbeats (right behind
       its Join on each link) then keep it so. The others learn of it only when its
       Join arrives, and heartbeat it from their next tick: their first heartbeats reach
@@ -49,10 +72,9 @@ for ever (random schedules found it) before the rescue above.
       peer only after two more ticks (T) of silence than usual; else it would take the
       members for down at its third tick (T), and lead over them (random schedules
       found that: SLE1 after a single join).
-  M2. A node that leaves is gone for good: whatever waited on it goes on at once, as
+  12. A node that leaves is gone for good: whatever waited on it goes on at once, as
       if the detector had found it down (its Halt's Ack, its Ldr, its claim as a
       higher node in Elec1), and it is nobody's to halt or to tell any more.
-  M3. The leader takes a newcomer in as it takes in a node that came back (above).
 
 Statuses: elec1, elec2, wait, norm (only norm counts as normal).
 """
@@ -74,9 +96,32 @@ class StollerStatus(Status):
 
 ELEC1, ELEC2, WAIT, NORM = StollerStatus
 
+RULES = {
+    1: "The failure detector: every T/2 the node sends Heartbeat to every other node; a peer silent for "
+       "three ticks (more than T) is suspected, and any message from it clears that.",
+    2: "Start, recovery, or elect while normal: the node enters Elec1 (a new incarnation trusts everyone "
+       "and heartbeats at once).",
+    3: "Elec1: the node waits while any higher node is trusted; then Elec2: it halts the lower nodes one at "
+       "a time, highest first, each until it acks or is suspected.",
+    4: "Elec2 done: the node leads (Norm) and sends Ldr to the nodes that acked.",
+    5: "Halt: the node waits (Wait), halted by the sender; it drops any election of its own and acks.",
+    6: "Ldr from the node that halted it, while in Wait: the node is normal under it.",
+    7: "A node this one waits on is suspected: its halter or its leader: Elec1 again; the node being "
+       "halted: the next one; a higher node: Elec1 looks again.",
+    8: "A leader that hears a heartbeat from a lower node neither following it nor halted by it takes it in: "
+       "Halt, then Ldr on its Ack.",
+    9: "A Halt unacked for more than T, while heartbeats show its target was not halted, is sent again.",
+    10: "In Wait, a heartbeat from the halter showing that it gave up (halted itself, or following another): "
+        "Elec1 again.",
+    11: "A node that joins is trusted from its Join on, and waits two ticks longer than usual before "
+        "suspecting a peer.",
+    12: "A node that leaves is gone for good: whatever waited on it goes on at once, as if it had been "
+        "suspected.",
+}
+
 TICK = "heartbeat"  # the failure detector's period, T/2
 SILENT_TICKS = 3  # ticks without a word before a peer is suspected
-JOIN_GRACE_TICKS = 2  # rule M1: a newcomer waits this much longer to hear from each peer
+JOIN_GRACE_TICKS = 2  # rule 11: a newcomer waits this much longer to hear from each peer
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +154,7 @@ class Stoller(Node):
     title = "Stoller's Bully"
     messages = (Halt, Ack, Ldr, Heartbeat)
     statuses = StollerStatus
+    rules = RULES
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -136,50 +182,63 @@ class Stoller(Node):
 
     def on_start(self) -> None:
         self.storage.incarnation += 1
-        if self.joined:  # rule M1
+        if self.joined:  # rule 11
+            self.rule(11)
             self.silent = dict.fromkeys(self.others, -JOIN_GRACE_TICKS)
+        self.rule(2)  # rule 2
         self._tick()
         self._elec1()
 
     def on_suspect(self) -> None:
-        if self.status is NORM:
+        if self.status is NORM:  # rule 2
+            self.rule(2)
             self._elec1()
 
     def on_timer(self, name: str) -> None:
-        if name == TICK:
+        if name == TICK:  # rule 1
+            self.rule(1)
             self._tick()
 
     def on_message(self, src: int, msg: Message) -> None:
+        self.rule(1)  # rule 1: any message clears a suspicion
         self.silent[src] = 0
         if src in self.suspected:
             self.suspected.discard(src)
         match msg:
-            case Halt():
+            case Halt():  # rule 5
+                self.rule(5)
                 self._halted(src)
             case Ack() if src in self.halts:
                 del self.halts[src]
-                if src == self.halting:
+                if src == self.halting:  # rule 3
                     self.acked.append(src)
                     self._halt_next()
-                else:  # taken in by a leader
+                else:  # rule 8: taken in by a leader
+                    self.rule(8)
                     self.send(src, Ldr)
-            case Ldr() if self.status is WAIT and self.halted_by == src:
+            case Ldr() if self.status is WAIT and self.halted_by == src:  # rule 6
+                self.rule(6)
                 self.status, self.leader = NORM, src
             case Heartbeat(leader=leader, halted_by=halted_by) if (
                     self.status is WAIT and src == self.halted_by and (halted_by is not None or leader not in (None, src))):
+                self.rule(10)  # rule 10
                 self._elec1()  # its election is over, and no Ldr came for us: it gave up (see above)
             case Heartbeat(leader=leader, halted_by=halted_by) if self.id not in (leader, halted_by):
                 if src in self.halts:
-                    if self.ticks - self.halts[src] >= SILENT_TICKS:
+                    if self.ticks - self.halts[src] >= SILENT_TICKS:  # rule 9
+                        self.rule(9)
                         self._halt(src)  # unacked for more than T: it was lost (see above)
-                elif self.status is NORM and self.leader == self.id and src < self.id:
+                elif self.status is NORM and self.leader == self.id and src < self.id:  # rule 8
+                    self.rule(8)
                     self._halt(src)  # a lower node outside the group: take it in
             # Anything else is stale: an Ack or Ldr from an election that is over.
 
-    def on_member_joined(self, node: int) -> None:  # rule M1
+    def on_member_joined(self, node: int) -> None:  # rule 11
+        self.rule(11)
         self.silent[node] = 0
 
-    def on_member_left(self, node: int) -> None:  # rule M2
+    def on_member_left(self, node: int) -> None:  # rule 12
+        self.rule(12)
         self.silent.pop(node, None)
         self.suspected.discard(node)
         if node in self.to_halt:
@@ -200,10 +259,12 @@ class Stoller(Node):
             if self.silent[peer] >= SILENT_TICKS and peer not in self.suspected:
                 self.suspected.add(peer)
                 newly.append(peer)
-        for peer in newly:
+        for peer in newly:  # rule 7
+            self.rule(7)
             self._detected_down(peer)
 
     def _detected_down(self, peer: int) -> None:
+        """Rule 7's (or rule 12's: a node that left, as if found down)."""
         self.halts.pop(peer, None)
         if self.status is WAIT and peer == self.halted_by:
             self._elec1()
@@ -222,22 +283,25 @@ class Stoller(Node):
         self.halts = {}
         self._elec1_check()
 
-    def _elec1_check(self) -> None:
+    def _elec1_check(self) -> None:  # rule 3
         """Wait while a higher node is trusted: it has the better claim."""
         if all(h in self.suspected for h in self.higher):
+            self.rule(3)
             self.status = ELEC2
             self.to_halt = sorted((i for i in self.ids if i < self.id), reverse=True)
             self.acked = []
             self._halt_next()
 
-    def _halt_next(self) -> None:
+    def _halt_next(self) -> None:  # rules 3 and 4
         """Halt the next lower node that is not suspected; after the last, lead."""
         while self.to_halt:
             node = self.to_halt.pop(0)
             if node not in self.suspected:
+                self.rule(3)
                 self.halting = node
                 self._halt(node)
                 return
+        self.rule(4)
         self.halting = None
         self.status, self.leader = NORM, self.id
         self.broadcast(tuple(self.acked), Ldr)

@@ -34,6 +34,15 @@ from typing import ClassVar
 from .interface import Message, MessageRole
 from .mutex import HELD, RELEASED, WANTED, Figures, Mutex
 
+RULES = {
+    1: "The token is born once, at the lowest node's first start, and passed on.",
+    2: "Want: the node is wanted; if it has the token, it enters at once.",
+    3: "The token arrives: a wanted node holds the critical section, keeping the token; any other passes it on.",
+    4: "Passing on: to the next member above the node in id order, or the lowest after the highest.",
+    5: "Exit: the node is released and passes the token on.",
+    6: "Leave: the node passes the token on if it has it.",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Token(Message):
@@ -46,6 +55,7 @@ class TokenRing(Mutex):
     title = "token ring"
     messages = (Token,)
     never_rests = "token"
+    rules = RULES
 
     def __init__(self, node):
         super().__init__(node)
@@ -58,6 +68,7 @@ class TokenRing(Mutex):
     def on_start(self) -> None:  # rule 1
         node = self.node
         if node.storage.incarnation == 1 and node.id == min(node.ids):
+            self.rule(1)
             self.token = True
             self._pass()
 
@@ -66,16 +77,19 @@ class TokenRing(Mutex):
 
     def on_leave(self) -> None:  # rule 6
         if self.token:
+            self.rule(6)
             self.state = RELEASED
             self._pass(without_me=True)
 
     def on_want(self) -> None:  # rule 2
+        self.rule(2)
         self.state = WANTED
         if self.token:
             self.state = HELD
 
     def on_message(self, src: int, msg: Message) -> None:  # rule 3
         if type(msg) is Token:
+            self.rule(3)
             self.token = True
             if self.state is WANTED:
                 self.state = HELD
@@ -83,6 +97,7 @@ class TokenRing(Mutex):
                 self._pass()
 
     def on_exit(self) -> None:  # rule 5
+        self.rule(5)
         self.state = RELEASED
         self._pass()
 
