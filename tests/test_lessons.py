@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.core.commands import Crash, Elect, SetTimeout
+from playground.core.commands import ChangeTimeout, Crash, Elect, SetTimeout
 from playground.core.config import InputError
 from playground.core.events import AgreementEvent, ElectionStartEvent, SendEvent, StateEvent, ViolationEvent
 from playground.core.rounds import Round, Rounds
@@ -153,3 +153,137 @@ def read_lesson_text(text: str):
 
     with tempfile.TemporaryDirectory() as folder:
         return read_lesson(write(Path(folder), text))
+
+
+# --- the glossary, the whole lesson, the command ----------------------------------------------
+
+
+def test_the_glossary_is_one_file_that_the_docs_include_and_each_name_is_one_terms():
+    from lessons import GLOSSARY
+    from playground.record.glossary import glossary, parse_glossary, term_named
+
+    docs = (Path(__file__).parent.parent / "docs" / "glossary.md").read_text()
+    assert '--8<-- "lessons/glossary.md"' in docs and "**SLE1**" not in docs  # (included, not copied)
+    entries = glossary()
+    names = [name for e in entries for name in e.slugs]
+    assert len(names) == len(set(names))
+    for name in ("sle1", "sle2", "c", "t", "t-prime", "p", "δ", "delta", "epoch", "incarnation", "split-brain",
+                 "critical-section", "client-delay", "synchronization-delay", "coordinator", "round"):
+        assert term_named(name) is not None, name
+    assert term_named("t-prime").term == "T′" and term_named("settle-time").term == "c"
+    with pytest.raises(InputError, match="g.md line 3: expected a term"):
+        parse_glossary("**A**\n: one\nloose words\n", "g.md")
+    assert str(GLOSSARY).endswith("lessons/glossary.md")
+
+
+def test_a_link_to_a_term_the_glossary_has_not_is_refused_with_its_line(tmp_path):
+    text = GOOD.replace("Who notices?", "Who [notices](glossary#noticing)?")
+    path = write(tmp_path, text)
+    with pytest.raises(InputError, match=rf"{path} line 22: the glossary has no term 'noticing'"):
+        read_lesson(path)
+    assert read_lesson(write(tmp_path, GOOD.replace("Who notices?", "Who [leads](glossary#leader)?")))
+
+
+def test_a_control_character_is_refused_with_its_line(tmp_path):
+    with pytest.raises(InputError, match=r"line 11: a control character \('\\x1b'\)"):
+        read_lesson(write(tmp_path, GOOD.replace("Every node starts", "\x1b[2JEvery node starts")))
+
+
+def test_what_ends_a_step_in_a_batch_leaves_the_rest_of_the_batch_to_the_next():
+    lesson = read_lesson_text("title: T\nabout: A\n# One\nuntil agreement\n# Two\nuntil election\n# Three\ncontinue\n")
+    play = LessonPlay(lesson, (1, 2, 3))
+    assert play.observe([AgreementEvent(0, 2.0, 3), ElectionStartEvent(1, 2.0, 1)])
+    assert play.move_on(2.5) == "next" and play.index == 1 and play.now.began == 2.0
+    assert play.over  # (the election after the agreement, in the same batch, was step two's)
+    assert play.move_on(2.5) == "next" and not play.over and play.pace() is None  # a read step holds the run
+    assert play.continue_asked() and play.move_on(3.0) == "end"
+
+
+def test_a_step_of_T_towards_the_bound_is_neither_done_nor_wrong_and_the_run_says_when_it_is_past():
+    lesson = read_lesson_text("title: T\nabout: A\n# S\nspeed 2\ntask timeout below 3\nhint Press -.\n")
+    play = LessonPlay(lesson, (1, 2, 3))
+    assert play.given(ChangeTimeout(-0.5), frozenset(), 4.0) is None and not play.now.task_done
+    assert play.given(ChangeTimeout(0.5), frozenset(), 3.5) == "Press -."
+    assert not play.timeout_is(3.0) and play.timeout_is(2.5) and play.pace() == 2
+
+
+def test_every_shipped_lesson_ends_headless_each_step_in_its_bound():
+    from playground.cli.lesson import session_of
+    from playground.record.lesson import shipped
+    from playground.run.lesson_headless import STEP_BOUND, play_headless
+
+    lessons = shipped()
+    assert "bully" in [lesson.name for lesson in lessons]
+    for lesson in lessons:
+        results = list(play_headless(lesson, lambda k, lesson=lesson: session_of(lesson, k)))
+        assert [r.index for r in results] == list(range(len(lesson.steps))), lesson.name
+        assert all(0 <= r.ended - r.began <= STEP_BOUND for r in results)
+        if any(step.task for step in lesson.steps):
+            assert sum(r.hint is not None for r in results) == 1, lesson.name  # (done wrong once, and told)
+
+
+def test_the_bully_lesson_shows_45_36_9_then_1_and_9_and_ends_on_the_students_split_brain():
+    from playground.cli.lesson import open_lesson, session_of
+    from playground.run.lesson_headless import play_headless
+
+    lesson = open_lesson("bully")
+    results = {r.title: r for r in play_headless(lesson, lambda k: session_of(lesson, k))}
+    assert dict(results["Counting the worst case"].quoted) == {"round": "45 Election, 36 Answer and 9 Coordinator messages"}
+    assert dict(results["Counting the best case"].quoted) == {"round": "1 Election and 9 Coordinator messages"}
+    assert results["Split brain"].ended_by == "task: start an election at node 4, until violation split-brain"
+    assert results["Crash the leader"].hint.startswith("Press **x**")
+
+
+def test_a_step_whose_event_never_comes_is_refused_naming_its_line(tmp_path):
+    from playground.cli.lesson import session_of
+    from playground.run.lesson_headless import play_headless
+
+    path = write(tmp_path, "title: T\nabout: A\n# S\nset nodes 3\nset probe-interval 0\nuntil state down of 1\n")
+    lesson = read_lesson(path)
+    with pytest.raises(InputError, match=f"{path} line 6: step 'S' did not end within 300 s of virtual time"):
+        list(play_headless(lesson, lambda k: session_of(lesson, k)))
+
+
+@pytest.mark.parametrize(("text", "line", "said"), [
+    ("# S\nset nodes 3\ntask crash 5\n", 5, "names node 5, but its run has 3 nodes"),
+    ("# S\nuntil message Elektion\n", 4, "never sends"),
+    ("# S\nuntil enter\n", 4, "no lock"),
+    ("# S\nset algorithm ring\ntask partition 1,3\n", 5, "no key or palette command"),
+    ("# S\nset nodes 3\nat 5 crash 4\ncontinue\n", 5, "4"),
+    ("# S\nset timeout -1\ncontinue\n", 4, "timeout must be"),
+])
+def test_check_refuses_a_step_that_could_never_end_with_one_line(tmp_path, capsys, text, line, said):
+    from playground.cli.entry import main
+
+    path = write(tmp_path, f"title: T\nabout: A\n{text}")
+    assert main(["lesson", "--check", path]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"bully-tui: error: {path} line {line}: ") and said in err and "\n" not in err
+
+
+def test_the_command_lists_checks_and_plays_headless(capsys):
+    from playground.cli.entry import main
+
+    assert main(["lesson"]) == 0
+    assert "bully  The Bully algorithm (12 steps): " in capsys.readouterr().out
+    assert main(["lesson", "--check"]) == 0
+    assert "bully.lesson: ok, 12 steps" in capsys.readouterr().out
+    assert main(["lesson", "bully", "--headless"]) == 0
+    out = capsys.readouterr().out
+    assert " 6/12 Counting the worst case: continue" in out and "{round} = 45 Election, 36 Answer" in out
+    assert main(["lesson", "no-such"]) == 2
+    assert "no lesson called 'no-such' (the lessons: bully" in capsys.readouterr().err
+
+
+def test_a_scenarios_claim_goes_with_its_run_into_the_transcript(tmp_path):
+    from playground.cli.plan import plan
+    from playground.record.reader import Reader
+    from playground.run.wiring import run_headless
+
+    scenario = Path(__file__).parent.parent / "scenarios" / "classic-best-case.scenario"
+    session = plan(["--headless", "--scenario", str(scenario), "--transcript", str(tmp_path / "t.jsonl")]).session
+    assert session.claim.scenario == "classic-best-case.scenario"
+    assert session.claim.text.startswith("Classic Bully, best case") and "#" not in session.claim.text
+    run_headless(session, 30)
+    with Reader.open(str(tmp_path / "t.jsonl")) as reader:
+        assert reader.header.claim == session.claim

@@ -139,7 +139,16 @@ def _problem(step: Step, session: Session, ranks: int) -> tuple[str, str] | None
         return "task", f"asks to {task.command}: {why}"
     if task is not None and task.command == "want" and (why := want_refused(algorithm)):
         return "task", f"asks to want the critical section: {why}"
+    if task is not None and len(task.group) > 1 and not _cut_by_a_key(task.group, session.nodes):
+        return "task", (f"asks to cut nodes {','.join(map(str, task.group))} off, which no key or palette command does "
+                        "(p cuts one node off; the palette splits the lowest ranks from the others)")
     return None
+
+
+def _cut_by_a_key(group: tuple[int, ...], nodes: int) -> bool:
+    """Whether the palette's split (ranks 1..k against the rest) makes this cut."""
+    ranks = set(group)
+    return ranks == set(range(1, len(ranks) + 1)) or ranks == set(range(nodes - len(ranks) + 1, nodes + 1))
 
 
 def play_headless(lesson: Lesson) -> int:
@@ -147,8 +156,9 @@ def play_headless(lesson: Lesson) -> int:
 
     total_virtual = total_wall = 0.0
     count = len(lesson.steps)
+    results = list(play(lesson, lambda k: session_of(lesson, k)))  # (all, or one line saying which step did not end)
     emit(f"{lesson.title} ({lesson.path}): {count} steps, played by a scripted student\n")
-    for r in play(lesson, lambda k: session_of(lesson, k)):
+    for r in results:
         took = r.ended - r.began
         total_virtual, total_wall = total_virtual + took, total_wall + r.wall
         emit(f"{r.index + 1:>2}/{count} {r.title}: {r.ended_by}; t {r.began:.2f} -> {r.ended:.2f} s "

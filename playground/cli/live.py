@@ -13,7 +13,10 @@ from ..record.files import check_new, open_to_write
 from .output import finished, need_a_terminal, say, served, warn
 
 
-def run_live(session, speed: float) -> int:
+def run_live(session, speed: float, lesson=None, session_of=None) -> int:
+    """The live app, again after the palette switched the algorithm; `lesson` (a
+    run.lesson.LessonAt) played beside it, `session_of(k)` the run of its step k, which
+    the next app runs when a step has a run of its own."""
     if session.transcript is not None:
         check_new(session.transcript, "transcript", session.overwrite)  # fail now, not inside the app
     need_a_terminal("the live app draws on the terminal", "for a run without a screen, use --headless")
@@ -26,7 +29,7 @@ def run_live(session, speed: float) -> int:
         session = replace(session, overwrite=True)
     restart = None
     while True:
-        app = BullyApp(session, speed=speed, again=restart)
+        app = BullyApp(session, speed=speed, again=restart, lesson=lesson)
         if served() and restart is None:
             warn(session.config, app)
         app.run()
@@ -37,10 +40,14 @@ def run_live(session, speed: float) -> int:
         restart, speed = app.restart_with, app.speed
         app = None
         release()
+        lesson = restart.lesson
+        if lesson is not None:  # a lesson's step with a run of its own (the palette's switch leaves the lesson)
+            session = session_of(lesson.step)
+            continue
         transcript = session.transcript and free_path(session.transcript, restart.algorithm)
         workload = (session.workload or Workload()) if machine(restart.algorithm).mutex else None  # (a mutex's, kept)
         session = replace(session, algorithm=restart.algorithm, config=restart.config, transcript=transcript,
-                          workload=workload)
+                          workload=workload, claim=None)  # (a scenario's claim was of its algorithm)
 
 
 def run_real_live(session) -> int:

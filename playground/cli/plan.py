@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from protocol import ALGORITHMS, MUTEXES, machine
@@ -27,6 +28,7 @@ from ..core.config import (
 )
 from ..core.ids import ID_KINDS, node_ids, ring_order
 from ..record.scenario import Scenario, read_scenario
+from ..record.transcript import Claim
 from ..run.session import Session
 from .parser import (
     EVERY_MUTEX,
@@ -173,8 +175,9 @@ def plan(argv: list[str], scenario: Scenario | None = None) -> RunPlan:
     _check_commands(commands, algorithm)
     if args.real:
         config = _check_real(args, commands, config, nodes, id_kind)
+    claim = Claim(Path(scenario.path).name, scenario.claim) if scenario is not None and scenario.claim else None
     session = Session(algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, id_kind,
-                      workload=workload)
+                      workload=workload, claim=claim)
     return RunPlan(session, live=not args.headless, real=args.real, speed=speed or 1.0, until=until, compare=compare)
 
 

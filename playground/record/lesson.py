@@ -40,6 +40,7 @@ their `order`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from lessons import FOLDER
@@ -50,6 +51,7 @@ from .glossary import LINK, term_named
 from .scenario import SETTINGS, Scenario
 
 LESSON_LIMIT = 1_000_000  # bytes: a lesson is pages of text
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # (a tab is text; the terminal would take the rest as commands)
 HEADER_KEYS = ("title", "about", "order")
 ROLES = ("electing", "waiting", "normal", "down")
 PROPERTIES = ("sle1", "split-brain", "sle2", "mutual-exclusion", "cs-liveness")
@@ -178,6 +180,9 @@ def shipped_path(name: str) -> str | None:
 def read_lesson(path: str) -> Lesson:
     text = read_text(path, "lesson", LESSON_LIMIT)
     lines = text.splitlines()
+    for n, line in enumerate(lines, 1):
+        if bad := CONTROL.search(line):
+            raise InputError(f"{path} line {n}: a control character ({bad.group()!r}): a lesson is text")
     header: dict[str, str] = {}
     n = 0
     while n < len(lines) and not lines[n].startswith("# "):

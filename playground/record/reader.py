@@ -22,8 +22,9 @@ from ..core.config import MAX_NODES, MAX_SEED, ClusterConfig, InputError, Worklo
 from ..core.events import Event, SendEvent
 from .codec import EventDecoder
 from .files import open_to_read
-from .transcript import FORMAT, INDEX_BLOCK, LINE_LIMIT, READABLE_VERSIONS, Header, Parent, Transcript, wide
-from .upgrade import UPGRADED, Upgrade
+from .transcript import FORMAT, INDEX_BLOCK, LINE_LIMIT, READABLE_VERSIONS, VERSION, Header, Parent, Transcript, wide
+from .transcript import Claim
+from .upgrade import Upgrade
 
 
 def load(path: str) -> Transcript:
@@ -61,8 +62,8 @@ class Reader:
         if not wide(self.header.nodes):
             self._loads = orjson.loads
         self._nodes = set(self.header.nodes)  # and each node that joins, from its join on
-        self._decode = EventDecoder(self.header.algorithm, self._nodes, max(self.version, 3))  # (v1, v2: upgraded to 3)
-        self._upgrade = Upgrade(machine(self.header.algorithm)) if self.version in UPGRADED else None
+        self._decode = EventDecoder(self.header.algorithm, self._nodes)
+        self._upgrade = Upgrade(machine(self.header.algorithm)) if self.version < VERSION else None
 
     @classmethod
     def open(cls, path: str) -> Reader:
@@ -211,7 +212,7 @@ def _not_a_number(name: str) -> Any:
 
 
 HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "ring", "parent", "workload", "by_hand",
-                 "real")
+                 "real", "scenario")
 OPTIONAL_SETTINGS = ("coordinator_timeout", "settle")  # config fields that may be null
 MAX_ID = 2**128  # ids are 1..N or 128-bit UUIDs
 
@@ -261,7 +262,16 @@ def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tup
         if type(value) is not bool:
             raise fail(f"field '{name}': expected true or false, got {shown_json(value)}")
     return Header(algorithm, nodes, seed, config, _parent(raw.get("parent"), fail), workload=workload,
-                  **flags), version
+                  claim=_claim(raw.get("scenario"), fail), **flags), version
+
+
+def _claim(value: object, fail: Callable[[str], InputError]) -> Claim | None:
+    """The scenario a run was made from: {"file": NAME, "claim": TEXT}, or none."""
+    if value is None:
+        return None
+    if type(value) is not dict or set(value) != {"file", "claim"} or any(type(v) is not str for v in value.values()):
+        raise fail(f'field \'scenario\': expected {{"file": NAME, "claim": TEXT}}, got {shown_json(value)}')
+    return Claim(value["file"], value["claim"])
 
 
 def _workload(value: object, fail: Callable[[str], InputError]) -> Workload:

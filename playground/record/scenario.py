@@ -2,7 +2,8 @@
 `set NAME VALUE` lines, settings named as the command line's options (`set algorithm
 ring`, `set nodes 8`, `set delay 1`, `set until 200`). The settings are defaults: an
 option given on the command line wins. Read here, checked against a cluster by the
-command line (cli/plan.py); a failure names the file and the line."""
+command line (cli/plan.py); a failure names the file and the line. The comment lines
+that open the file are its claim, which the app shows beside the run."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class Scenario:
     path: str
     settings: dict[str, tuple[str, str]]
     lines: tuple[tuple[str, str], ...]
+    claim: str = ""  # the comment lines that open the file, without their '#'
 
     def lines_to_run(self) -> list[Line]:
         return [Line(text, "scenario", where) for where, text in self.lines]
@@ -51,6 +53,16 @@ def read_scenario(path: str) -> Scenario:
             settings[name] = (words[2], where)
         else:
             lines.append((where, line))
-    return Scenario(path, settings, tuple(lines))
+    return Scenario(path, settings, tuple(lines), _claim(text))
+
+
+def _claim(text: str) -> str:
+    """The comment lines at the top of a scenario's text (blank lines before them aside)."""
+    said = []
+    for line in text.lstrip().splitlines():
+        if not line.lstrip().startswith("#"):
+            break
+        said.append(line.lstrip()[1:].strip())
+    return "\n".join(said).strip()
 
 

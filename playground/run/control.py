@@ -20,8 +20,9 @@ and asks it for:
 
 This module is also a front end's door to the runtime: beside the surface it names
 what a front end opens and handles (the sessions that offer it, the state's types, the
-errors the surface raises, quitting on a signal, a run's failure in words), so that the
-UI reads the runtime through a handful of modules (tests/test_layers.py counts them).
+errors the surface raises, quitting on a signal, a run's failure in words, a lesson
+played beside a run and the glossary it links into), so that the UI reads the runtime
+through a handful of modules (tests/test_layers.py counts them).
 """
 
 from __future__ import annotations
@@ -37,15 +38,18 @@ import outcome
 from ..core.commands import LiveCommand
 from ..core.config import ClusterConfig, InputError, WriteError
 from ..core.host import Internals
+from ..record.glossary import glossary, term_named
 from . import interrupt
 from .followed import FollowedRun
 from .history import Loading
+from .lesson import END, NEW_RUN, LessonAt, LessonPlay, describe_condition, describe_task, narration
 from .session import Session, exception_leaves
 from .state import ClusterState, NodeState
 from .timeline import Timeline
 
-__all__ = ["ClusterConfig", "ClusterState", "Control", "FollowedRun", "InputError", "Internals", "Loading",
-           "NodeState", "QuitOnSignals", "Session", "Timeline", "WriteError", "failure"]
+__all__ = ["END", "NEW_RUN", "ClusterConfig", "ClusterState", "Control", "FollowedRun", "InputError", "Internals",
+           "LessonAt", "LessonPlay", "Loading", "NodeState", "QuitOnSignals", "Session", "Timeline", "WriteError",
+           "describe_condition", "describe_task", "failure", "glossary", "narration", "term_named"]
 
 
 @runtime_checkable

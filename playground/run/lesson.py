@@ -203,6 +203,15 @@ class LessonPlay:
             return None
         return self.step.hint or f"This step asks you to {describe_task(task)}."
 
+    def timeout_is(self, seconds: float) -> bool:
+        """The run's T is `seconds` now: a task to take T past a bound is done once it is
+        (several presses of a key may land together); whether the step is over."""
+        task = self.step.task
+        if task is not None and task.command == "timeout" and not self.now.task_done and (
+                seconds < task.below if task.below is not None else seconds > task.above):
+            self.now.task_done = True
+        return self.now.over
+
     def does(self, command: LiveCommand, leaders: frozenset[int], timeout: float | None = None) -> bool | None:
         """Whether `command` does this step's task; None: not yet, but it goes that way
         (T changed towards the bound, not past it)."""
@@ -220,9 +229,15 @@ class LessonPlay:
             return command.node in leaders
         if task.node is not None:
             return getattr(command, "node", None) == self._id(task.node)
-        if task.group:
-            return tuple(sorted(command.group)) == tuple(sorted(self._id(k) for k in task.group))
+        if task.group:  # (a cut is the same cut from either side)
+            group, asked = set(command.group), {self._id(k) for k in task.group}
+            return group == asked or group == set(self.ids) - asked
         return True
+
+    def skip(self) -> None:
+        """The student skips the step: it is over, whatever it waited for."""
+        self.now.task_done = self.now.met = self.now.continued = True
+        self._rest, self._ended_at = [], None
 
 
 # --- in words -------------------------------------------------------------------------------
@@ -297,4 +312,6 @@ def round_text(algorithm: str, last: Round | None) -> str:
     parts = [f"{count:,} {labels.get(kind, kind)}" for kind, count in last.messages.items() if kind in labels]
     if not parts:
         return "no messages"
-    return (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) + " messages"
+    total = sum(count for kind, count in last.messages.items() if kind in labels)
+    return (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) + \
+        (" message" if total == 1 else " messages")

@@ -83,8 +83,10 @@ class Student:
                 if play.over:
                     break
                 if not self._run_on(began + STEP_BOUND):
-                    raise InputError(f"{play.step.where}: step {shown(play.step.title)} did not end within "
-                                     f"{STEP_BOUND:g} s of virtual time ({_waiting(play)})")
+                    step = play.step
+                    where = step.places.get("task" if step.task and not play.now.task_done else "until", step.where)
+                    raise InputError(f"{where}: step {shown(step.title)} did not end within {STEP_BOUND:g} s of "
+                                     f"virtual time ({_waiting(play)})")
             quoted = quotes(play.step, self.algorithm, self.state.rounds, self.clock)
             yield StepResult(play.index, play.step.title, _ended_by(play), began, self.clock,
                              time.perf_counter() - wall, hint, tuple(quoted.items()))
@@ -149,6 +151,7 @@ class Student:
         events = list(self.batch)
         self.state.apply(events)
         self.play_at.observe(events)
+        self.play_at.timeout_is(self.state.config.timeout)
         self.play_at.time_passed(self.clock)
         return events
 

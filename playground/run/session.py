@@ -14,7 +14,7 @@ from protocol import machine
 from ..core.commands import Scheduled
 from ..core.config import ClusterConfig, Workload
 from ..core.ids import node_ids
-from ..record.transcript import Header, Recipe
+from ..record.transcript import Claim, Header, Recipe
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Session:
     id_kind: str = "seq"
     given_ids: tuple[int, ...] = ()  # ids read from a transcript (replay), instead of made
     workload: Workload | None = None  # with a mutex ("classic+central"): who wants the CS when
+    claim: Claim | None = None  # made from a scenario file: what it claims (shown beside the run)
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -44,7 +45,7 @@ class Session:
 
     @property
     def header(self) -> Header:
-        return Header(self.algorithm, list(self.ids), self.seed, self.config, workload=self.workload)
+        return Header(self.algorithm, list(self.ids), self.seed, self.config, workload=self.workload, claim=self.claim)
 
     @property
     def recipe(self) -> Recipe:
@@ -54,7 +55,7 @@ class Session:
     def of(cls, header: Header, commands: tuple[Scheduled, ...], transcript: str) -> Session:
         """The session a transcript records: its settings and commands (the recipe)."""
         return cls(header.algorithm, len(header.nodes), header.seed, header.config, commands, transcript,
-                   given_ids=tuple(sorted(header.nodes)), workload=header.workload)
+                   given_ids=tuple(sorted(header.nodes)), workload=header.workload, claim=header.claim)
 
 
 @contextmanager

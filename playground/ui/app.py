@@ -29,17 +29,18 @@ from textual.message import Message
 from protocol import machine
 
 from ..core.commands import ChangeDelay, LiveCommand, delay_refused
-from ..run.control import ClusterConfig, Loading, Session, Timeline, failure
+from ..run.control import ClusterConfig, LessonAt, Loading, Session, Timeline, failure
 from . import branching, diagram_export, gc_policy
 from .cluster_app import ClusterApp, command_bindings, status_of
 from .cluster_screen import HELP_BINDING
+from .lesson_guide import LessonGuide
 from .message_log import MessageLog
 from .model import LOG_CAP
+from .narrated_screen import NarratedScreen
 from .palette import SimulationCommands
 from .replay_reading import ReplayReading
 from .status_bar import StatusBar
 from .timeline_row import TimelineRow
-from .timeline_screen import TimelineScreen
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 DELAY_STEP = 0.25
@@ -59,10 +60,11 @@ class Restart:
     selected: int
     paused: bool = False
     diagram: bool = False  # the log drawn as a space-time diagram
+    lesson: LessonAt | None = None  # a lesson's step with a run of its own: the next app plays it, in that run
 
 
 class BullyApp(ClusterApp):
-    SCREEN = TimelineScreen
+    SCREEN = NarratedScreen
     COMMANDS = {SimulationCommands}  # (Textual's own commands among them)
     PALETTE_NOTE = ("ctrl+p opens the command palette: crash, recover or elect any node, join and leave, hold links "
                     "and partitions, switch the algorithm, filter the log, change theme.")
@@ -89,13 +91,15 @@ class BullyApp(ClusterApp):
     ]
 
     def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = ".",
-                 loading: Loading | None = None, again: Restart | None = None, open_at: float | str | None = None):
+                 loading: Loading | None = None, again: Restart | None = None, open_at: float | str | None = None,
+                 lesson: LessonAt | None = None):
         """A live session; or, given the `loading` of its transcript (its first block read,
         the rest read in the background), a replay of it, shown at its latest instant, or
         once read at `open_at`: a time (the instant at or before it) or "violation" (the
         first one: a hunt's finding). `again`: the app before this one switched the
         algorithm; this one starts as it was (the node selected, paused or not, the log's
-        diagram)."""
+        diagram). `lesson`: played beside the run (the session is its step's run); a
+        scenario's claim, which the session keeps, shows until dismissed."""
         self.timeline_row = TimelineRow(machine(session.algorithm).title)
         self.status_bar = StatusBar()
         super().__init__(session, save_dir, rows=(self.timeline_row, self.status_bar))
@@ -116,6 +120,7 @@ class BullyApp(ClusterApp):
         # Set when the user picks another algorithm: the app exits, and cli/live.run_live
         # starts a new one with it, since every widget is built for one cluster.
         self.restart_with: Restart | None = None
+        self.guide = LessonGuide(self, lesson, session.claim)
 
     @property
     def live(self):
@@ -142,6 +147,7 @@ class BullyApp(ClusterApp):
         self.redraws.tick(paused=paused or self.live is None)
         self.redraw()
         gc_policy.collect_while_quiet(self, lambda: self.live is None or self.live.paused)
+        self.guide.start()
 
     def _run_done(self, result) -> None:
         """trio finished: normally because we cancelled it; else the app ends saying why."""
@@ -153,6 +159,7 @@ class BullyApp(ClusterApp):
         if not events:
             return  # looking at the past: the history has them, and the present will show them
         self.model.add(events)
+        self.guide.observe(events)
         # Someone is watching for what a command of theirs does (the card, the panel): show
         # it now, not at the next tick, and so what follows from it at its instant too
         # (the node's work comes in the batch after the command's).
@@ -191,6 +198,7 @@ class BullyApp(ClusterApp):
     def request(self, command: LiveCommand, text: str) -> None:
         """At the present of a live run, the command runs; from the past (or a replay), it
         branches the session there, after asking (branching.py)."""
+        self.guide.given(command)  # (a lesson's task, done or not)
         timeline = self.timeline
         if timeline is None or (timeline.at_present and self.live is not None):
             super().request(command, text)

@@ -61,11 +61,20 @@ class ClusterScreen(Screen[None]):
         with Horizontal(id="middle"):
             yield self.log_view
             yield self.panel
+            yield from self.beside()
         yield from self.rows
         yield Footer(compact=True)
 
+    def beside(self) -> tuple[Widget, ...]:
+        """What a screen shows beside the log and the panel (none here)."""
+        return ()
+
     def on_resize(self, event: Resize) -> None:
-        self.panel.display = event.size.width >= PANEL_NEEDS  # a narrow screen keeps the log readable
+        self.fit(event.size.width)
+
+    def fit(self, width: int) -> None:
+        """The widgets' room for the screen's width."""
+        self.panel.display = width >= PANEL_NEEDS  # a narrow screen keeps the log readable
 
     # --- the selection --------------------------------------------------------------------
 
@@ -117,11 +126,12 @@ class ClusterScreen(Screen[None]):
         app.theme = names[(names.index(app.theme) + 1) % len(names)] if app.theme in names else names[0]
         self.notify(f"Theme: {app.theme}")
 
-    def action_help(self) -> None:
-        """Every key: the app's, then this screen's (its own class's first)."""
+    def action_help(self, term: str | None = None) -> None:
+        """Every key: the app's, then this screen's (its own class's first); `term`: open
+        at that term of the glossary instead."""
         mine = [b for cls in type(self).__mro__ if issubclass(cls, ClusterScreen)
                 for b in cls.__dict__.get("BINDINGS", ())]
-        self.app.push_screen(HelpScreen([*self.app.BINDINGS, *mine], self.app.PALETTE_NOTE))
+        self.app.push_screen(HelpScreen([*self.app.BINDINGS, *mine], self.app.PALETTE_NOTE, term))
 
 
 def _scroll_page(view: Widget, pages: int) -> None:

@@ -1,8 +1,9 @@
-"""The help screen, generated from the bindings it is given (the app's and its screen's)
-so it cannot drift from them: a column of keys and a column of what they do, whose
-lines wrap under themselves at any width. The keys' column is at most KEYS_WIDTH wide,
-so that the descriptions keep their room: a longer list of keys wraps within it, and a
-run of digits reads "1–9"."""
+"""The help screen, two tabs. Keys: generated from the bindings it is given (the app's
+and its screen's) so it cannot drift from them: a column of keys and a column of what
+they do, whose lines wrap under themselves at any width. The keys' column is at most
+KEYS_WIDTH wide, so that the descriptions keep their room: a longer list of keys wraps
+within it, and a run of digits reads "1–9". Glossary: every term the screen uses
+(glossary_view.py), opened at one when a lesson's link names it (`k` and `g` switch)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,38 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Static, TabbedContent, TabPane
+
+from .glossary_view import GlossaryView
 
 KEYS_WIDTH = 12  # cells of keys at most, before they wrap
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close")]
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close"), Binding("k", "tab('keys')", "keys"),
+                Binding("g", "tab('glossary')", "glossary")]
 
-    def __init__(self, bindings: list[Binding], note: str):
-        """`note`: the last line (what the command palette offers)."""
+    def __init__(self, bindings: list[Binding], note: str, term: str | None = None):
+        """`note`: the last line (what the command palette offers); `term`: open the
+        glossary at it (a lesson's link)."""
         super().__init__()
-        self.bindings, self.note = bindings, note
+        self.bindings, self.note, self.term = bindings, note, term
 
     def compose(self) -> ComposeResult:
+        with TabbedContent(initial="glossary" if self.term else "keys"):
+            with TabPane("Keys", id="keys"):
+                yield from self._keys()
+            with TabPane("Glossary", id="glossary"):
+                yield GlossaryView()
+
+    def on_mount(self) -> None:
+        if self.term:
+            self.call_after_refresh(self.query_one(GlossaryView).go_to, self.term)
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+
+    def _keys(self) -> ComposeResult:
         keys_by_purpose: dict[str, list[str]] = {}  # bindings that share a tooltip share a row
         for binding in self.bindings:
             if isinstance(binding, Binding) and binding.tooltip:
@@ -34,7 +53,8 @@ class HelpScreen(ModalScreen[None]):
         width = min(KEYS_WIDTH, max(len(" ".join(keys)) for keys in keys_by_purpose.values()))
         with VerticalScroll():
             yield Static(Content.from_markup(
-                "[b $primary]bully-tui keys[/]  [$text-muted]? or escape closes this; the keys work again then[/]\n"))
+                "[b $primary]bully-tui keys[/]  [$text-muted]? or escape closes this; the keys work again then; "
+                "g: the glossary[/]\n"))
             for purpose, keys in keys_by_purpose.items():  # assembled, not markup: "[" is a key here
                 with Horizontal(classes="row"):
                     key_column = Static(Content.styled(" ".join(keys), "b $secondary"), classes="keys")

@@ -32,7 +32,13 @@ from pools with one `random.Random(seed)`, so a seed gives the same list every t
     properties), each of its options set to hostile values, options that do not go
     together, outputs that exist, cannot be written or would be hidden (`-o .jsonl`),
     and signals during a search and while a finding's files are written (at seeded
-    moments after the first file of the case appears).
+    moments after the first file of the case appears);
+  - lesson files (`bully-tui lesson`): a generated valid lesson checked, played headless
+    and opened live, then with one line spoiled (named as "FILE line N": a directive,
+    condition or task it cannot read, a setup the scenario parser refuses, a step that
+    cannot end, a link to no glossary term), a step whose event never comes, whole-file
+    problems (binary junk, empty, a directory, a FIFO, missing) and the subcommand's
+    own arguments.
 
 How a case runs. A real subprocess, `[sys.executable, "-m", "playground", *argv]` as the
 `bully-tui` command runs (`-m playground.cli` for a checkout that has no entry module),
