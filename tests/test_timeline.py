@@ -15,6 +15,7 @@ from playground.core.commands import Crash, Elect, Join, Leave, Recover, WantCs
 from playground.core.config import ClusterConfig, InputError, to_seconds
 from playground.record.reader import Reader
 from playground.record.transcript import INDEX_BLOCK
+from playground.record.verify import verify
 from playground.run.history import Loading
 from playground.run.session import Session
 from playground.run.state import ClusterState
@@ -196,10 +197,11 @@ async def test_a_temporary_session_and_its_branch_go_and_save_keeps_both(tmp_pat
 def test_an_older_transcript_replays_but_says_why_it_cannot_branch(tmp_path):
     path = recorded(tmp_path)
     lines = path.read_text().splitlines()
-    old = tmp_path / "old.jsonl"  # the same run, as version 2 wrote it: a normal flag, no roles
+    old = tmp_path / "old.jsonl"  # the same run, as version 2 wrote it: a normal flag, no roles, no rules
     converted = [json.dumps({**json.loads(lines[0]), "version": 2})]
     for line in lines[1:]:
         event = json.loads(line)
+        event.pop("rule", None)
         if event["kind"] == "state":
             event["normal"] = event.pop("role") == "normal"
         if event["kind"] not in ("agreement", "violation"):
@@ -208,6 +210,42 @@ def test_an_older_transcript_replays_but_says_why_it_cannot_branch(tmp_path):
     timeline = replay(old)
     assert timeline.state.leaders() == [5]
     assert "older version" in timeline.branch_refusal()
+
+
+@on_asyncio
+async def test_a_version_3_transcript_replays_and_branches_as_version_3_which_verifies_and_saves(tmp_path):
+    """Version 4 only added the rule: a version 3 run is re-created, so it branches; the
+    branch goes on in version 3 (its parent's lines, copied, carry no rule), and so does
+    a save of it and of its parent."""
+    lines = recorded(tmp_path).read_text().splitlines()
+    old = tmp_path / "v3.jsonl"
+    events = [json.loads(line) for line in lines[1:]]
+    assert any(e.get("rule") for e in events)
+    as_written = functools.partial(json.dumps, separators=(",", ":"))  # (as the program writes them: verify compares text)
+    old.write_text("\n".join([as_written({**json.loads(lines[0]), "version": 3}),
+                              *(as_written({k: v for k, v in e.items() if k != "rule"}) for e in events)]) + "\n")
+    assert verify(str(old)) == len(events)
+    timeline = replay(old)
+    assert timeline.state.leaders() == [5]
+    for _ in timeline.re_run(slice_seconds=0):
+        pass
+    timeline.seek(max(i for i in range(timeline.history.instants) if timeline.history.times[i] == 20))
+    assert timeline.branch_refusal() is None
+    await branch_of(timeline, Recover(5), timeline.branch_path())
+    try:
+        await settle(timeline, 15)
+        assert timeline.state.leaders() == [5]
+        (tmp_path / "saved").mkdir()
+        saved, parents = timeline.save(tmp_path / "saved")
+    finally:
+        await timeline.close()
+    branch = tmp_path / "v3.branch-1.jsonl"
+    head, *rest = branch.read_text().splitlines()
+    assert json.loads(head)["version"] == 3 and len(rest) > len(events) // 2
+    assert not any('"rule"' in line for line in rest)
+    assert verify(str(branch)) == len(rest)
+    assert parents == 1 and verify(str(saved)) == len(rest)
+    assert [json.loads(p.read_text().splitlines()[0])["version"] for p in saved.parent.iterdir()] == [3, 3]
 
 
 def test_what_cannot_mean_anything_at_the_moment_shown_is_refused(tmp_path):

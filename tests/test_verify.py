@@ -1,6 +1,7 @@
 """`bully-tui verify FILE`: a transcript's header and commands re-create every event."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -65,6 +66,23 @@ def test_malformed_or_old_or_missing_exits_2_with_one_line(tmp_path, capsys):
     header = json.loads(open(path).readline())
     old.write_text(json.dumps({**header, "version": 2}) + "\n")
     code, _, err = verify(capsys, str(old))
-    assert code == 2 and "is a version 2 transcript: verify re-creates runs of this program (version 3)" in err
+    assert code == 2 and "is a version 2 transcript: verify re-creates runs of this program (versions 3 and 4)" in err
     assert verify(capsys, str(tmp_path / "none.jsonl"))[0] == 2
     assert main(["verify"]) == 2 and "usage: bully-tui verify FILE" in capsys.readouterr().err
+
+
+V3_TRANSCRIPT = Path(__file__).parent / "transcripts" / "v3-classic-central.jsonl"  # recorded by 40fff26
+
+
+def test_a_v3_transcript_is_re_created_without_the_rule_and_a_change_to_it_is_found(tmp_path, capsys):
+    """Version 4 only added each line's rule: a run recorded as version 3 is re-created by
+    this program, and compared with its lines as version 3 wrote them."""
+    code, out, _ = verify(capsys, str(V3_TRANSCRIPT))
+    assert code == 0 and "identical, 364 events" in out
+    changed = tmp_path / "v3.jsonl"
+    lines = V3_TRANSCRIPT.read_text().splitlines(keepends=True)
+    n = next(k for k, line in enumerate(lines) if '"kind":"send"' in line and '"arrives"' in line)
+    lines[n] = lines[n].replace('"arrives":', '"arrives":1', 1)
+    changed.write_text("".join(lines))
+    code, _, err = verify(capsys, str(changed))
+    assert code == 1 and f"line {n + 1}: field 'arrives'" in err

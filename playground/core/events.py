@@ -4,6 +4,11 @@ The recorder writes them as transcript lines, the summary counts them, the UI dr
 them. Each carries `seq` (its place in the stream, from 0) and `t` (virtual seconds);
 `kind` is the tag a transcript line carries. Node fields hold ids, never ranks.
 
+A node's send, timer set or cancelled, election begun, and change of state (or of its
+place with respect to the critical section) carries `rule`: the key of its algorithm's
+rule that made it ("1", "probing 2", "central 3": protocol/interface.py, "Rules, as
+data"), or None where the runtime made it (a crash's "down", the workload's timers).
+
 Observers share the same objects, so they treat them as read-only. (They are not frozen
 because the cluster stamps `seq`, and a send's `id` and `arrives`, when it merges the
 nodes' records; frozen dataclasses cost three times as much to build, and a big run
@@ -35,6 +40,7 @@ class SendEvent(Event):
     id: int
     msg: Message
     arrives: float  # when the link will hand it over (an extension: lets a UI draw it in flight)
+    rule: str | None = None  # the rule that sent it
 
 
 @dataclass(slots=True)
@@ -77,6 +83,7 @@ class StateEvent(Event):
     leader: int | None
     role: StatusRole
     epoch: int = 0  # the node's cluster epoch at this change
+    rule: str | None = None  # the rule that made the change (None: the runtime's, a crash)
 
     @property
     def normal(self) -> bool:
@@ -92,6 +99,7 @@ class CsEvent(Event):
     node: int
     state: CsState
     stamp: int | None = None  # its request's timestamp, where requests are ordered by (timestamp, id)
+    rule: str | None = None  # the mutex's rule that made the change
 
 
 @dataclass(slots=True)
@@ -145,6 +153,7 @@ class TimerSetEvent(Event):
     node: int
     name: str
     fires: float
+    rule: str | None = None  # the rule that set it (None: the workload's)
 
 
 @dataclass(slots=True)
@@ -152,6 +161,7 @@ class TimerCancelEvent(Event):
     kind: ClassVar[str] = "timer_cancel"
     node: int
     name: str
+    rule: str | None = None
 
 
 @dataclass(slots=True)
@@ -160,6 +170,7 @@ class ElectionStartEvent(Event):
 
     kind: ClassVar[str] = "election_start"
     node: int
+    rule: str | None = None
 
 
 @dataclass(slots=True)

@@ -18,6 +18,9 @@ The node's rules (host.py lists them with the links' and the engine's):
   - After each input: the node's status and leader, if they changed, as a state event
     (with the epoch; a change of epoch alone only where `epoch_reported`: a real node's
     trace says it); with a mutex, its place with respect to the critical section.
+    What the machine made (a send, a timer set or cancelled, an election begun, a change
+    of state) carries the key of the machine's rule that made it (`rule`); what the
+    runner makes itself (a crash's "down", the workload's timers) carries None.
   - The workload's timers (cs_think, cs_hold): a think after a start, a recovery or
     leaving the critical section, a hold once inside, drawn from `draws.workload`.
   - A timer set with a range (Raft's) fires after a delay drawn from `draws.timers`.
@@ -219,10 +222,13 @@ class NodeRunner:
             elif status is not HostStatus.DOWN:
                 self._report(_DOWN)
         else:
-            if m.status is not status or m.leader != leader or (self.epoch_reported and self.storage.epoch != self._epoch):
+            if m.status is not status or m.leader != leader:
+                self._report((m.status, m.leader), m.state_rule)
+            elif self.epoch_reported and self.storage.epoch != self._epoch:
                 # A change of epoch alone is reported only where asked: nodes adopt epochs
                 # from nearly every message of an election, and a state event for each
-                # would add half again to the simulation's trace.
+                # would add half again to the simulation's trace. (No rule made it: a
+                # message's epoch did.)
                 self._report((m.status, m.leader))
             if self.mutex and m.cs.state is not self.cs:
                 self._cs_changed(m.cs.state)
@@ -298,29 +304,31 @@ class NodeRunner:
             if kind is Send:
                 if out.dst not in self.roster.every or out.dst == self.id:
                     raise ValueError(f"{self.algorithm.name} node {self.id} sent to unknown node {out.dst}")
-                record(SendEvent(UNSET, self._t, self.id, out.dst, UNSET, out.msg, UNSET))
+                record(SendEvent(UNSET, self._t, self.id, out.dst, UNSET, out.msg, UNSET, out.rule))
             elif kind is SetTimer:
                 delay = out.delay if out.longest is None else self.draws.timers.uniform(out.delay, out.longest)
-                self._set_timer(out.name, delay)
+                self._set_timer(out.name, delay, out.rule)
             elif kind is CancelTimer:
                 if self.timers.pop(out.name, None) is not None:
-                    record(TimerCancelEvent(UNSET, self._t, self.id, out.name))
+                    record(TimerCancelEvent(UNSET, self._t, self.id, out.name, out.rule))
             elif kind is ElectionStarted:
-                record(ElectionStartEvent(UNSET, self._t, self.id))
+                record(ElectionStartEvent(UNSET, self._t, self.id, out.rule))
             else:
                 raise TypeError(f"{self.algorithm.name} node {self.id} returned {out!r}")
 
     # --- what it reports, and its timers ----------------------------------------------------
 
-    def _report(self, state: tuple[Status, int | None]) -> None:
+    def _report(self, state: tuple[Status, int | None], rule: str | None = None) -> None:
+        """`rule`: the machine's rule that made the change (None: the runtime's)."""
         self.state = state
         self._epoch = self.storage.epoch
         status, leader = state
-        self.records.append(StateEvent(UNSET, self._t, self.id, status, leader, status.role, self._epoch))
+        self.records.append(StateEvent(UNSET, self._t, self.id, status, leader, status.role, self._epoch, rule))
 
     def _cs_changed(self, state: CsState) -> None:
         self.cs = state
-        self.records.append(CsEvent(UNSET, self._t, self.id, state, self.machine.cs.stamp()))
+        cs = self.machine.cs
+        self.records.append(CsEvent(UNSET, self._t, self.id, state, cs.stamp(), cs.state_rule))
         if state in WORKLOAD_AFTER:
             self._workload_timer(WORKLOAD_AFTER[state])
 
@@ -330,9 +338,10 @@ class NodeRunner:
         if span is not None:
             self._set_timer(name, self.draws.workload.uniform(*span))
 
-    def _set_timer(self, name: str, delay: float) -> None:
+    def _set_timer(self, name: str, delay: float, rule: str | None = None) -> None:
+        """`rule`: the machine's rule that set it (None: the workload's timers)."""
         self._generation += 1
         self.timers[name] = (None, self._generation)
-        event = TimerSetEvent(UNSET, self._t, self.id, name, UNSET)
+        event = TimerSetEvent(UNSET, self._t, self.id, name, UNSET, rule)
         self.records.append(event)
         self.requests.append(TimerRequest(name, delay, self._generation, event))

@@ -286,28 +286,28 @@ class _Play:
             number = self.numbers[r.message] = self.count
             self.count += 1
             sent = self.sends[r.message] = SendEvent(UNSET, t, e.src, e.dst, number, e.msg,
-                                                     self.at(arrived.get(r.message, r.t)))
+                                                     self.at(arrived.get(r.message, r.t)), e.rule)
             self._emit(sent)
         elif kind == "deliver" and r.message in self.numbers:
             self._emit(DeliverEvent(UNSET, t, self.numbers[r.message], e.src, e.dst))
         elif kind == "drop" and r.message in self.numbers:
             self._emit(DropEvent(UNSET, t, self.numbers[r.message], e.src, e.dst, e.reason))
         elif kind == "timer_set":
-            self._emit(TimerSetEvent(UNSET, t, node, e.name, max(t, self.at(e.fires))))
+            self._emit(TimerSetEvent(UNSET, t, node, e.name, max(t, self.at(e.fires)), e.rule))
         elif kind == "leave":
             self._emit(LeaveEvent(UNSET, t, node))
             self.down.add(node)  # (its state, left, is its next line)
         elif kind == "state":
             self.epochs[node] = e.epoch
-            self._emit(StateEvent(UNSET, t, node, e.status, e.leader, e.role, e.epoch))
+            self._emit(StateEvent(UNSET, t, node, e.status, e.leader, e.role, e.epoch, e.rule))
         elif kind == "cs":
-            self._emit(CsEvent(UNSET, t, node, e.state, e.stamp))
+            self._emit(CsEvent(UNSET, t, node, e.state, e.stamp, e.rule))
         elif kind == "timer":
             self._emit(TimerEvent(UNSET, t, node, e.name))
         elif kind == "timer_cancel":
-            self._emit(TimerCancelEvent(UNSET, t, node, e.name))
+            self._emit(TimerCancelEvent(UNSET, t, node, e.name, e.rule))
         elif kind == "election_start":
-            self._emit(ElectionStartEvent(UNSET, t, node))
+            self._emit(ElectionStartEvent(UNSET, t, node, e.rule))
 
 
 def _causal_times(per_node: dict[int, list[Line]], settled_sends: dict[tuple[int, int], float],

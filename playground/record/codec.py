@@ -5,6 +5,11 @@ after "seq", "t" and "kind". `LineEncoder` and `EventDecoder` each generate, onc
 kind, one straight-line function from those fields (a replay reads a million lines, a
 big run writes millions), so the format is written in one place and the two cannot
 drift apart. Messages go through cattrs (`converter`), once per distinct message.
+
+A field added by a later version of the format (FIELDS_SINCE: "rule", version 4) is left
+out of the lines of an older one, both ways: verify compares a version 3 transcript with
+its re-run's lines written as version 3 wrote them, and a version 3 line has no rule.
+A rule, where there is one, must be one its algorithm declares (its rule table).
 """
 
 from __future__ import annotations
@@ -38,6 +43,13 @@ ROLES = {role.value: role for role in StatusRole}
 DROP_REASONS = (DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT)
 PHASES = ("begin", "end")
 SOURCE = re.compile(r"[a-z]{1,20}")  # where a command came from: scenario, at, user
+FIELDS_SINCE = {"rule": 4}  # fields the format gained after version 3, with the version that added each
+
+
+def _older(version: int | None) -> int | None:
+    """`version` if its lines lack a field the newest has, else None (the newest: one
+    compiled encoder and decoder per kind, whichever way the newest is named)."""
+    return version if version is not None and any(since > version for since in FIELDS_SINCE.values()) else None
 
 
 # --- messages ------------------------------------------------------------------------
@@ -107,7 +119,8 @@ class LineEncoder:
     kept. Numbers are written by orjson, or by the json module for 128-bit ids, which
     orjson cannot write (README, "Dependencies"): the same text either way."""
 
-    def __init__(self, algorithm: str, wide_ids: bool = False):
+    def __init__(self, algorithm: str, wide_ids: bool = False, version: int | None = None):
+        """`version`: the format's lines as that version wrote them (None: the newest)."""
         self._unstructure_message = converter(algorithm).get_unstructure_hook(Message)
         self._dumps: Callable[[object], str] = (
             (lambda v: json.dumps(v, separators=(",", ":"))) if wide_ids else (lambda v: orjson.dumps(v).decode()))
@@ -115,7 +128,7 @@ class LineEncoder:
         self._msg_text = ""
         self._numbers: dict[object, str] = {}
         self.by_kind: dict[type, Callable[[Any], str]] = {  # the line for each kind
-            cls: _generate_encoder(cls, self._n, self._message, self._dumps) for cls in EVENT_TYPES}
+            cls: _generate_encoder(cls, self._n, self._message, self._dumps, _older(version)) for cls in EVENT_TYPES}
 
     def __call__(self, e: Event) -> str:
         return self.by_kind[type(e)](e)
@@ -136,19 +149,25 @@ class LineEncoder:
         return self._msg_text
 
 
-def _generate_encoder(cls: type, n: Callable, message: Callable, dumps: Callable) -> Callable[[Event], str]:
+def _generate_encoder(cls: type, n: Callable, message: Callable, dumps: Callable,
+                      version: int | None) -> Callable[[Event], str]:
     scope = {"n": n, "message": message, "dumps": dumps}
-    exec(_encoder_code(cls), scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
+    exec(_encoder_code(cls, version), scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
     return scope["encode"]
 
 
+def _fields(cls: type, version: int | None) -> list:
+    """`cls`'s fields as `version` of the format has them (None: the newest)."""
+    return [f for f in fields(cls) if version is None or FIELDS_SINCE.get(f.name, 0) <= version]
+
+
 @cache
-def _encoder_code(cls: type) -> CodeType:
+def _encoder_code(cls: type, version: int | None = None) -> CodeType:
     """One f-string for a `cls`'s line, generated from the class's fields: "seq", "t",
     then "kind", then the rest in their order; each written as its type is. (Compiled
     once per class: a run's encoder is made in microseconds, not the 10 ms this takes.)"""
     parts = []
-    for f in fields(cls):
+    for f in _fields(cls, version):
         value, (optional, base) = f"e.{f.name}", _unwrap(get_type_hints(cls)[f.name])
         if base is Message:
             text = f"{{message({value})}}"
@@ -195,14 +214,17 @@ class EventDecoder:
     command line could have given (commands.check_words), a violation one the monitor
     could have reported. A problem raises ValueError("field 'x': ...")."""
 
-    def __init__(self, algorithm: str, nodes: set[int]):
+    def __init__(self, algorithm: str, nodes: set[int], version: int | None = None):
+        """`version`: the format's, whose lines have only the fields it had (None: the newest)."""
         self._converter = converter(algorithm)
         self._messages: dict[tuple, Message] = {}
         self._nodes = nodes  # the header's, and each node that joins, from its join on
         statuses = (*HostStatus, *machine(algorithm).statuses)
         self._names = {s.value: s for s in statuses}
         self._statuses = {(s.value, s.role): s for s in statuses}  # (a name may be both: Garcia-Molina's "down")
-        self.by_kind = {cls.kind: _generate_decoder(cls, self._message, nodes) for cls in EVENT_TYPES}  # kind -> decoder
+        rules = frozenset(machine(algorithm).rule_table())
+        self.by_kind = {cls.kind: _generate_decoder(cls, self._message, nodes, rules, _older(version))  # kind -> decoder
+                        for cls in EVENT_TYPES}
         self.checks: dict[type, Callable[[Any], None]] = {
             StateEvent: self._state, DropEvent: self._drop, CommandEvent: self._command, ViolationEvent: self._violation,
             CsEvent: self._cs}
@@ -285,15 +307,17 @@ class EventDecoder:
 _JSON_TYPES = {int: ("int", "int"), float: ("number", "int, float"), str: ("string", "str"), bool: ("true or false", "bool")}
 
 
-def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[int]) -> Callable[[dict[str, Any]], Event]:
-    scope = {"cls": cls, "message": message, "nodes": nodes, "fail": _field_problem, "missing": _MISSING,
-             "wrong": _wrong_type, "bad_time": _bad_time, "stranger": _not_a_node, "unknown": _unknown_field}
-    exec(_decoder_code(cls), scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
+def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[int], rules: frozenset[str],
+                      version: int | None) -> Callable[[dict[str, Any]], Event]:
+    scope = {"cls": cls, "message": message, "nodes": nodes, "rules": rules, "fail": _field_problem,
+             "missing": _MISSING, "wrong": _wrong_type, "bad_time": _bad_time, "stranger": _not_a_node,
+             "unknown": _unknown_field, "no_rule": _not_a_rule}
+    exec(_decoder_code(cls, version), scope)  # noqa: S102 - generated from our own dataclasses' fields, nothing read
     return scope["decode"]
 
 
 @cache
-def _decoder_code(cls: type) -> CodeType:
+def _decoder_code(cls: type, version: int | None = None) -> CodeType:
     """One straight-line function that checks and builds a `cls` from its JSON object,
     generated from the class's fields: per field, its JSON type, and if it holds a time
     or nodes, that the time is in range and the nodes are `nodes`; then that the object
@@ -301,7 +325,7 @@ def _decoder_code(cls: type) -> CodeType:
     hints = get_type_hints(cls)
     names, lines = [], []
     count = "1"  # `kind`
-    for f in fields(cls):
+    for f in _fields(cls, version):
         var, hint = f"v_{f.name}", hints[f.name]
         names.append(var)
         if f.default is MISSING:  # a missing field fails its type check, which says it is missing
@@ -324,6 +348,8 @@ def _decoder_code(cls: type) -> CodeType:
                 lines.append(f"    if {none_ok}not 0 <= {var} <= {limit!r}: bad_time({f.name!r}, {var}, {limit!r})")
             if f.name in NODE_FIELDS:
                 lines.append(f"    if {none_ok}{var} not in nodes: stranger({f.name!r}, {var})")
+            if f.name == "rule":
+                lines.append(f"    if {none_ok}{var} not in rules: no_rule({var})")
         elif get_origin(base) is tuple:  # tuple[X, ...], written as a JSON list
             item = get_args(base)[0]
             item_optional = get_origin(item) in (Union, UnionType) and type(None) in get_args(item)
@@ -338,7 +364,7 @@ def _decoder_code(cls: type) -> CodeType:
             lines.append(f"    {var} = tuple({var})")
         else:  # a field type this decoder does not know: say so when the class is new, not later
             raise TypeError(f"no decoder for field {f.name!r} of {cls.__name__}: {hint!r}")
-    lines.append(f"    if len(raw) != {count}: unknown(raw, {cls.kind!r})")
+    lines.append(f"    if len(raw) != {count}: unknown(raw, {cls.kind!r}, {version!r})")
     source = "def decode(raw):\n" + "\n".join(lines) + f"\n    return cls({', '.join(names)})\n"
     return compile(source, f"<decoder of {cls.__name__}>", "exec")
 
@@ -362,10 +388,17 @@ def _bad_time(name: str, value: float, limit: float) -> None:
     raise ValueError(f"field '{name}': {value:g} s is out of range (0 to {limit:,.0f} s)")
 
 
-def _unknown_field(raw: dict[str, Any], kind: str) -> None:
-    fields_of = {f.name for f in fields(EVENT_KINDS[kind])} | {"kind"}
+def _unknown_field(raw: dict[str, Any], kind: str, version: int | None) -> None:
+    fields_of = {f.name for f in _fields(EVENT_KINDS[kind], version)} | {"kind"}
     extra = next(k for k in raw if k not in fields_of)
+    if extra in FIELDS_SINCE:
+        raise ValueError(f"field {shown_json(extra)}: not a field of a {kind} event in a version {version} transcript "
+                         f"(version {FIELDS_SINCE[extra]} added it)")
     raise ValueError(f"field {shown_json(extra)}: not a field of a {kind} event")
+
+
+def _not_a_rule(value: str) -> None:
+    raise ValueError(f"field 'rule': not a rule of this algorithm: {shown_json(value)}")
 
 
 def _not_a_node(name: str, value: int) -> None:

@@ -22,9 +22,9 @@ from ..core.config import MAX_NODES, MAX_SEED, ClusterConfig, InputError, Worklo
 from ..core.events import Event, SendEvent
 from .codec import EventDecoder
 from .files import open_to_read
-from .transcript import FORMAT, INDEX_BLOCK, LINE_LIMIT, READABLE_VERSIONS, VERSION, Header, Parent, Transcript, wide
+from .transcript import FORMAT, INDEX_BLOCK, LINE_LIMIT, READABLE_VERSIONS, Header, Parent, Transcript, wide
 from .transcript import Claim
-from .upgrade import Upgrade
+from .upgrade import UPGRADED, Upgrade
 
 
 def load(path: str) -> Transcript:
@@ -62,8 +62,8 @@ class Reader:
         if not wide(self.header.nodes):
             self._loads = orjson.loads
         self._nodes = set(self.header.nodes)  # and each node that joins, from its join on
-        self._decode = EventDecoder(self.header.algorithm, self._nodes)
-        self._upgrade = Upgrade(machine(self.header.algorithm)) if self.version < VERSION else None
+        self._decode = EventDecoder(self.header.algorithm, self._nodes, max(self.version, 3))  # (v1, v2: upgraded to 3)
+        self._upgrade = Upgrade(machine(self.header.algorithm)) if self.version in UPGRADED else None
 
     @classmethod
     def open(cls, path: str) -> Reader:

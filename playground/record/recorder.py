@@ -31,7 +31,7 @@ class Recorder:
         self._out = out
         self._name = name
         self._guarded = False  # the guardian keeps the file whole if we are killed
-        self._line = LineEncoder(header.algorithm, wide(header.nodes))
+        self._line = LineEncoder(header.algorithm, wide(header.nodes), header.version)  # (a branch: its parent's)
         self.index: array | None = None  # where every INDEX_BLOCKth event's line starts, if wanted
         if resume:
             self._whole = out.seek(0, io.SEEK_END)  # bytes of whole lines on disk

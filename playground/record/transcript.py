@@ -1,6 +1,6 @@
-"""Transcripts, format v3: JSON Lines, a header then one trace event per line.
+"""Transcripts, format v4: JSON Lines, a header then one trace event per line.
 
-Line 1: {"format": "bully-transcript", "version": 3, "algorithm", "nodes", "seed", "config"}
+Line 1: {"format": "bully-transcript", "version": 4, "algorithm", "nodes", "seed", "config"}
 (and "ring": the ids in their order round the ring, for a ring algorithm on a ring not in
 ascending order (config.ring); and a branch's "parent"; "real": true for a run of real node processes; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
 the "workload": {"think": [A, B] or null, "hold": [A, B]}; and "by_hand": true for a run
@@ -14,8 +14,13 @@ once: codec.py generates both its line and the check that reads it back from the
 Versions: v2 added the cluster epoch (on messages and state events) and `violation`
 events; v3 gives each state its role (instead of a `normal` flag), gives violations
 their structure (nodes and whom each followed; the text is made from it) and adds the
-monitor's `agreement` events. Older transcripts still load: their lines are upgraded as
-they are read (upgrade.py).
+monitor's `agreement` events; v4 gives a node's send, timer set and cancel, election
+start, state and cs events the key of its algorithm's rule that made them ("rule": "1",
+"probing 2", "central 3"; null where the runtime made it: protocol/interface.py, "Rules,
+as data"). Older transcripts still load: their lines are upgraded as they are read
+(upgrade.py; a v3 line reads as a v4 line whose rule is not known). A v3 run is re-created
+by this program as it was (v4 only added the rule): verify compares it without the rule,
+and a branch of it goes on as v3.
 
 The jobs, one a module: codec.py (an event to a line and back), recorder.py (writing a
 run as it goes, whole lines only), reader.py (reading and checking, a block at a time),
@@ -35,8 +40,9 @@ from ..core.engine import Engine
 from ..core.events import Event
 
 FORMAT = "bully-transcript"
-VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
+RE_CREATED_VERSIONS = (3, 4)  # whose runs this program re-creates, event for event (v4 only added the rule)
 LINE_LIMIT = 1_000_000  # bytes in one line: a thousand times any event's
 INDEX_BLOCK = 512  # a recorder with an index notes where every 512th event's line starts
 

@@ -1,10 +1,15 @@
-"""Older transcripts, read as version 3: each line upgraded in place as it is read."""
+"""Older transcripts, read as the current version: each line upgraded in place as it is
+read. A version 1 or 2 line is made a version 3 line here; a version 3 line needs nothing
+(version 4 only added each line's rule, which reads as not known, None, where a line has
+none), so the reader upgrades versions 1 and 2 only (UPGRADED)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from protocol import Node, StatusRole
+
+UPGRADED = (1, 2)  # the versions whose lines need upgrading
 
 
 class Upgrade:

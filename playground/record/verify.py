@@ -3,7 +3,8 @@
 A run is deterministic, so a transcript's header (algorithm, nodes, seed, settings) and
 its command events (each at its time, in its order) re-create every event it holds. This
 re-runs them (the engine, driven without trio) and compares line by line, byte for byte:
-the text is the same encoder's. The transcript may stop anywhere (a live session ends
+the text is the same encoder's. A version 3 transcript is compared with its re-run's
+lines as version 3 wrote them (without the rule each line carries since version 4). The transcript may stop anywhere (a live session ends
 when its user quits): it must be the re-run's beginning.
 
   identical                 exit 0, "FILE: identical, N events"
@@ -22,7 +23,7 @@ from ..core.engine import run_sync
 from ..core.events import CommandEvent, Event
 from .codec import LineEncoder
 from .reader import Reader
-from .transcript import VERSION, Recipe, wide
+from .transcript import RE_CREATED_VERSIONS, VERSION, Recipe, wide
 
 
 class Different(Exception):
@@ -43,11 +44,12 @@ def verify(path: str) -> int:
         if reader.header.real:
             raise InputError(f"{path} is a run of real node processes: the operating system's scheduling and "
                              "network made it, and nothing re-creates them, so there is nothing to verify")
-        if reader.version != VERSION:
+        if reader.version not in RE_CREATED_VERSIONS:
             raise InputError(f"{path} is a version {reader.version} transcript: verify re-creates runs of this program "
-                             f"(version {VERSION}); older ones were made by other rules")
+                             f"(versions {' and '.join(map(str, RE_CREATED_VERSIONS))}); older ones were made by other "
+                             "rules")
     engine = Recipe(reader.header, tuple(commands)).engine()
-    compare = _Comparer(path, reader.header.algorithm, wide(reader.header.nodes))
+    compare = _Comparer(path, reader.header.algorithm, wide(reader.header.nodes), reader.version)
     engine.subscribe(compare)
     try:
         run_sync(engine, last_t)
@@ -73,9 +75,9 @@ def _recipe(reader: Reader) -> tuple[list[Scheduled], float]:
 class _Comparer:
     """A trace observer: each re-run event against the transcript's next line."""
 
-    def __init__(self, path: str, algorithm: str, wide_ids: bool):
+    def __init__(self, path: str, algorithm: str, wide_ids: bool, version: int = VERSION):
         self._path = path
-        self._encode = LineEncoder(algorithm, wide_ids)
+        self._encode = LineEncoder(algorithm, wide_ids, version)
         self._lines = _event_lines(path)
         self.count = 0
 

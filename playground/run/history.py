@@ -42,7 +42,7 @@ from ..core.rounds import Rounds
 from ..record.files import write_whole
 from ..record.reader import Reader
 from ..record.transcript import INDEX_BLOCK as BLOCK
-from ..record.transcript import VERSION, Header, Parent, Recipe, header_line
+from ..record.transcript import RE_CREATED_VERSIONS, VERSION, Header, Parent, Recipe, header_line
 from .state import ClusterState, Snapshot
 
 CHECKPOINT = 8192  # events between two checkpoints of the model
@@ -210,7 +210,7 @@ class History:
             return "this run was stepped by hand (an exhaustive hunt's steps), so no settings and commands re-create it"
         if self.header.real:
             return "this was a run of real node processes, which nothing re-creates (it is not deterministic)"
-        if self.version != VERSION:
+        if self.version not in RE_CREATED_VERSIONS:
             return "this transcript was written by an older version of bully-tui, so its run cannot be re-created here"
         return None
 
@@ -246,15 +246,16 @@ class History:
     def branch(self, instant: int, path: str) -> tuple[History, Header]:
         """A new transcript at `path` that begins as this one does, to the end of
         `instant` (its lines copied in, under a header naming this one as its parent),
-        and its history so far. The caller goes on writing it."""
+        and its history so far. The caller goes on writing it, in this one's version of
+        the format (a version 3 run's branch is one too: its lines carry no rule)."""
         end = self.end_of(instant)
-        header = replace(self.header, parent=Parent(self.path.rsplit("/", 1)[-1], end), version=VERSION)
+        header = replace(self.header, parent=Parent(self.path.rsplit("/", 1)[-1], end), version=self.version)
         first = header_line(header)
         with open(self.path, "rb") as old, open(path, "xb") as new:
             own_first = len(old.readline())
             new.write(first)
             new.write(old.read(self._offset_of(end + 1) - own_first))
-        twin = History(path, header)
+        twin = History(path, header, self.version)
         shift = len(first) - own_first
         twin.offsets = array("q", (o + shift for o in self.offsets[:end // BLOCK + 1]))
         twin.starts, twin.times = self.starts[:instant + 1], self.times[:instant + 1]
@@ -285,11 +286,11 @@ def save_with_parents(path: str, target: Path) -> list[Path]:
     copy's header naming the copy of its parent: what is saved verifies, replays and
     tells its story without the session's own files (which may be temporary). Each
     file is written whole, never over an existing one; returns the files written."""
-    chain: list[tuple[str, Header]] = []
+    chain: list[tuple[str, Header, int]] = []
     folder = Path(path).parent
     while path is not None and len(chain) < 100:
         with Reader.open(path) as reader:
-            chain.append((path, reader.header))
+            chain.append((path, reader.header, reader.version))
         parent = reader.header.parent
         path = None if parent is None else str(folder / parent.file)
         if path is not None and not Path(path).exists():
@@ -297,9 +298,9 @@ def save_with_parents(path: str, target: Path) -> list[Path]:
     names = [target] + [target.with_name(f"{target.stem}.parent-{k}{target.suffix}") for k in range(1, len(chain))]
     written = []
     try:
-        for k, (source, header) in enumerate(chain):
+        for k, (source, header, version) in enumerate(chain):
             parent = None if k + 1 == len(chain) else Parent(names[k + 1].name, header.parent.seq)
-            own = replace(header, parent=parent, version=VERSION)
+            own = replace(header, parent=parent, version=version)  # (its lines are copied as they are)
             write_whole(str(names[k]), "transcript", _copy_after_header(source, header_line(own)), overwrite=False)
             written.append(names[k])
     except BaseException:
