@@ -57,7 +57,7 @@ class LessonGuide:
         if self.at is not None:
             self.play = LessonPlay(self.at.lesson, self.app.session.ids, at=self.at.step)
             self._began()
-        self.app.set_interval(TICK, self.tick)
+            self.app.set_interval(TICK, self.tick)  # (none without a lesson: a paused app does nothing)
         self.draw()
 
     # --- what happens ------------------------------------------------------------------------
