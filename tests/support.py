@@ -61,9 +61,15 @@ def sent(outputs, msg_type=None) -> list[tuple[int, type]]:
     return [(o.dst, type(o.msg)) for o in outputs if isinstance(o, Send) and (msg_type is None or type(o.msg) is msg_type)]
 
 
+def rules_of(outputs, msg_type=None) -> set[str | None]:
+    """The rules a step's outputs carry (protocol/interface.py, "Rules, as data"): all of
+    them, or only those of its Sends of one message class."""
+    return {o.rule for o in outputs if msg_type is None or (isinstance(o, Send) and type(o.msg) is msg_type)}
+
+
 def final_states(engine: Engine) -> dict[int, tuple[str, int | None, bool]]:
     """Each node's (status, leader, normal), as last reported."""
     return {i: (h.state[0], h.state[1], h.state[0].role is StatusRole.NORMAL) for i, h in engine.hosts.items()}
 
 
-__all__ = ["WORST_CASE", "at", "final_states", "make_engine", "run", "sends", "sent"]
+__all__ = ["WORST_CASE", "at", "final_states", "make_engine", "rules_of", "run", "sends", "sent"]

@@ -10,6 +10,10 @@ from protocol import (
     ClassicBully,
     Config,
     ElectionStarted,
+    Join,
+    Joining,
+    Leave,
+    Leaving,
     MessageRole,
     Receive,
     SafeStorage,
@@ -21,7 +25,7 @@ from protocol import (
 )
 from protocol.classic import Answer, Coordinator, Election, Probe, ProbeReply
 
-from .support import sent
+from .support import rules_of, sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -53,6 +57,7 @@ def test_rule1_highest_node_announces_itself_to_all_others_at_once():
     assert sent(out) == [(1, Coordinator), (2, Coordinator), (3, Coordinator), (4, Coordinator)]
     assert (n.status, n.leader, n.normal) == ("normal", 5, True)
     assert not any(isinstance(o, SetTimer) for o in out)
+    assert rules_of(out) == {"1"} and n.state_rule == "1"
 
 
 def test_rule1_other_nodes_send_election_to_every_higher_node_and_wait_T():
@@ -62,6 +67,7 @@ def test_rule1_other_nodes_send_election_to_every_higher_node_and_wait_T():
     assert sent(out) == [(3, Election), (4, Election), (5, Election)]
     assert SetTimer("answer_wait", 4) in out
     assert (n.status, n.leader, n.normal) == ("election", None, False)
+    assert rules_of(out) == {"1"}
 
 
 def test_rule1_failure_detector_starts_an_election_and_forgets_the_leader():
@@ -70,6 +76,7 @@ def test_rule1_failure_detector_starts_an_election_and_forgets_the_leader():
     assert sent(out) == [(3, Election), (4, Election), (5, Election)]
     assert (n.status, n.leader) == ("election", None)
     assert CancelTimer("probe") in out
+    assert rules_of(out) == {"1"} and n.state_rule == "1"
 
 
 def test_rule1_failure_detector_is_ignored_during_an_election():
@@ -86,6 +93,7 @@ def test_rule2_no_answer_within_T_makes_the_node_coordinator():
     out = n.step(TimerFired("answer_wait"))
     assert sent(out) == [(1, Coordinator), (2, Coordinator), (4, Coordinator), (5, Coordinator)]
     assert (n.status, n.leader, n.normal) == ("normal", 3, True)
+    assert rules_of(out) == {"2"} and n.state_rule == "2"
 
 
 # --- rule 3: an Answer, then waiting for the Coordinator ---------------------------------
@@ -98,6 +106,7 @@ def test_rule3_answer_stops_the_election_and_waits_two_T_for_the_coordinator():
     assert CancelTimer("answer_wait") in out
     assert SetTimer("coordinator_wait", 8) in out  # T' = 2T by default
     assert n.status == "waiting"
+    assert rules_of(out) == {"3"} and n.state_rule == "3"
 
 
 def test_rule3_coordinator_wait_is_configurable():
@@ -118,6 +127,7 @@ def test_rule3_no_coordinator_within_T_prime_starts_over():
     assert sent(out) == [(3, Election), (4, Election), (5, Election)]
     assert ElectionStarted() in out
     assert n.status == "election"
+    assert rules_of(out) == {"3"} and n.state_rule == "3"
 
 
 # --- rule 4: Election from a lower node --------------------------------------------------
@@ -128,6 +138,7 @@ def test_rule4_normal_node_answers_and_starts_its_own_election():
     out = n.step(Receive(1, Election()))
     assert sent(out) == [(1, Answer), (4, Election), (5, Election)]
     assert n.status == "election"
+    assert rules_of(out) == {"4"} and n.state_rule == "4"  # (its own election too: rule 4 says so)
 
 
 def test_rule4_node_already_electing_only_answers():
@@ -164,6 +175,7 @@ def test_rule5_coordinator_makes_the_sender_leader_from_any_status(status_setup)
     assert (n.status, n.leader, n.normal) == ("normal", 5, True)
     assert not n.timers - {"probe"}
     assert SetTimer("probe", 5) in out
+    assert rules_of(out) == {"5"} and n.state_rule == "5"  # (the first probe is set by the rule that made it follow)
 
 
 def test_rule5_textbook_accepts_a_coordinator_from_a_lower_node():
@@ -181,6 +193,7 @@ def test_probe_fires_sends_probe_and_waits_T():
     out = n.step(TimerFired("probe"))
     assert sent(out) == [(5, Probe)]
     assert SetTimer("probe_wait", 4) in out
+    assert rules_of(out) == {"probing 1"}
 
 
 def test_probe_reply_in_time_schedules_the_next_probe():
@@ -188,6 +201,7 @@ def test_probe_reply_in_time_schedules_the_next_probe():
     n.step(TimerFired("probe"))
     out = n.step(Receive(5, ProbeReply(True)))
     assert out == [CancelTimer("probe_wait"), SetTimer("probe", 5)]
+    assert rules_of(out) == {"probing 3"}
 
 
 def test_the_textbook_detector_asks_only_whether_the_leader_is_alive():
@@ -200,6 +214,7 @@ def test_the_textbook_detector_asks_only_whether_the_leader_is_alive():
 
 def test_every_probe_reply_says_whether_the_sender_leads():
     assert sent(started(5).step(Receive(2, Probe()))) == [(2, ProbeReply)]
+    assert rules_of(started(5).step(Receive(2, Probe()))) == {"probing 2"}
     assert started(5).step(Receive(2, Probe()))[0].msg.leads
     assert not following(3, leader=5).step(Receive(2, Probe()))[0].msg.leads
 
@@ -210,6 +225,7 @@ def test_probe_unanswered_within_T_starts_an_election():
     out = n.step(TimerFired("probe_wait"))
     assert sent(out) == [(3, Election), (4, Election), (5, Election)]
     assert (n.status, n.leader) == ("election", None)
+    assert rules_of(out) == {"probing 4"} and n.state_rule == "probing 4"  # (the Elections under the rule that found it gone)
 
 
 def test_probing_is_off_when_P_is_zero():
@@ -224,6 +240,21 @@ def test_every_up_node_answers_a_probe_whatever_its_status():
 
 def test_the_leader_does_not_probe_itself():
     assert started(5).timers == set()
+
+
+# --- the members rules every algorithm that takes joins and leaves inherits (interface.py) -----
+
+
+def test_members_rule1_to_4_join_and_leave_name_their_rules():
+    newcomer = ClassicBully(6, (*IDS, 6), CONFIG, ClassicBully.storage_class())
+    out = newcomer.step(Joining())
+    assert rules_of(out, Join) == {"members 1"} and rules_of(out, Coordinator) == {"1"}  # then it starts, by rule 1
+    assert rules_of(following(2, leader=5).step(Leaving())) == {"members 2"}
+    n = following(2, leader=5)
+    assert n.step(Receive(6, Join())) == [] and n.applying == "members 3" and 6 in n.ids
+    assert n.step(Receive(3, Leave())) == [] and n.applying == "members 4" and 3 not in n.ids
+    out = n.step(Receive(5, Leave()))  # its leader left: gone, as if the detector had fired (rule 1)
+    assert sent(out) == [(4, Election), (6, Election)] and rules_of(out) == {"1"}
 
 
 # --- plumbing every algorithm inherits --------------------------------------------------

@@ -32,7 +32,7 @@ from protocol.epoch_bully import EpochStorage, Heartbeat
 from tests.test_interactions import play
 from tests.test_random_schedules import agreed_on_the_highest, cases, violations
 
-from .support import at, final_states, run, sent
+from .support import at, final_states, rules_of, run, sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -72,6 +72,7 @@ def test_rule1_highest_member_leads_at_once_with_a_bumped_epoch():
     assert sent(out) == OTHERS_OF_5
     assert epochs(out) == {7}
     assert (n.status, n.leader, n.storage.leader, n.storage.reign) == ("normal", 5, 5, 7)
+    assert rules_of(out) == {"1"} and n.state_rule == "1"
 
 
 def test_rule1_others_send_election_with_the_bumped_epoch_to_every_higher_member_and_wait_T():
@@ -82,6 +83,7 @@ def test_rule1_others_send_election_with_the_bumped_epoch_to_every_higher_member
     assert epochs(out) == {7}
     assert SetTimer("answer_wait", 4) in out
     assert (n.status, n.leader, n.round) == ("election", None, 7)
+    assert rules_of(out) == {"1"}
 
 
 def test_rule1_suspect_in_normal_starts_a_round_and_forgets_the_leader():
@@ -91,6 +93,7 @@ def test_rule1_suspect_in_normal_starts_a_round_and_forgets_the_leader():
     assert epochs(out) == {2}
     assert CancelTimer("heartbeat_wait") in out
     assert (n.status, n.leader, n.round) == ("election", None, 2)
+    assert rules_of(out) == {"1"} and n.state_rule == "1"
 
 
 def test_rule1_suspect_during_a_round_is_ignored():
@@ -105,6 +108,7 @@ def test_rule1_the_leader_leaving_starts_a_round_among_the_members_left():
     assert n.ids == (1, 2, 3, 4)
     assert sent(out) == [(3, Election), (4, Election)]
     assert (n.status, n.leader) == ("election", None)
+    assert rules_of(out) == {"1"}  # (after the members rule 4 that took 5 out)
 
 
 def test_rule1_a_follower_leaving_starts_nothing():
@@ -122,6 +126,7 @@ def test_rule2_no_answer_within_T_sends_coordinator_to_every_other_member_and_st
     assert sent(out) == [(1, Coordinator), (2, Coordinator), (4, Coordinator), (5, Coordinator)]
     assert epochs(out) == {1}
     assert (n.status, n.leader) == ("normal", 3)
+    assert rules_of(out) == {"2"} and n.state_rule == "2"
     assert (n.storage.leader, n.storage.reign) == (3, 1)
 
 
@@ -135,6 +140,7 @@ def test_rule3_answer_of_this_round_waits_T_prime_for_the_coordinator():
     assert CancelTimer("answer_wait") in out
     assert SetTimer("coordinator_wait", 8) in out  # T' = 2T by default
     assert n.status == "waiting"
+    assert rules_of(out) == {"3"} and n.state_rule == "3"
 
 
 def test_rule3_answer_with_an_epoch_below_the_round_is_ignored():
@@ -157,6 +163,7 @@ def test_rule3_no_coordinator_within_T_prime_starts_over_in_a_new_epoch():
     assert sent(out) == [(3, Election), (4, Election), (5, Election)]
     assert epochs(out) == {2}
     assert (n.status, n.round) == ("election", 2)
+    assert rules_of(out) == {"3"}
 
 
 # --- rule 4: Election from a lower node ----------------------------------------------------
@@ -175,6 +182,7 @@ def test_rule4_stale_election_to_the_leader_gets_an_answer_and_its_coordinator_a
     out = n.step(Receive(2, Election(epoch=1)))
     assert sent(out) == [(2, Answer), (2, Coordinator)]
     assert epochs(out) == {1}
+    assert rules_of(out) == {"4"}
     assert ElectionStarted() not in out
 
 
@@ -184,6 +192,7 @@ def test_rule4_election_above_the_reign_to_a_normal_node_gets_an_answer_and_a_ne
     assert sent(out) == [(1, Answer), (4, Election), (5, Election)]
     assert ElectionStarted() in out
     assert (n.status, n.round) == ("election", 3)  # the Election's epoch, bumped
+    assert rules_of(out) == {"4"} and n.state_rule == "4"
 
 
 def test_rule4_a_node_in_a_round_only_answers():
@@ -228,6 +237,7 @@ def test_rule5_coordinator_from_a_higher_node_with_an_old_epoch_is_followed_and_
     assert sent(out) == [(5, Answer)]
     assert epochs(out) == {3}
     assert (n.status, n.leader, n.storage.leader, n.storage.reign) == ("normal", 5, 5, 1)
+    assert rules_of(out) == {"5"}
 
 
 def test_rule5_coordinator_ends_a_round_and_watches_the_new_leader():
@@ -237,6 +247,7 @@ def test_rule5_coordinator_ends_a_round_and_watches_the_new_leader():
     assert CancelTimer("coordinator_wait") in out
     assert SetTimer("heartbeat_wait", 4) in out
     assert (n.status, n.leader, n.timers) == ("normal", 5, {"heartbeat_wait"})
+    assert rules_of(out) == {"5"} and n.state_rule == "5"
 
 
 # --- rule 6: heartbeats ----------------------------------------------------------------------
@@ -252,11 +263,13 @@ def test_rule6_the_leader_broadcasts_heartbeat_when_its_timer_fires_and_sets_it_
     out = n.step(TimerFired("heartbeat"))
     assert sent(out) == [(1, Heartbeat), (2, Heartbeat), (3, Heartbeat), (4, Heartbeat)]
     assert SetTimer("heartbeat", 2) in out
+    assert rules_of(out) == {"6"}
 
 
 def test_rule6_the_leaders_heartbeat_restarts_a_followers_wait_of_T():
     n = following(2, leader=5)
-    assert n.step(Receive(5, Heartbeat(epoch=1))) == [SetTimer("heartbeat_wait", 4)]
+    [restarted] = n.step(Receive(5, Heartbeat(epoch=1)))
+    assert restarted == SetTimer("heartbeat_wait", 4) and restarted.rule == "6"
 
 
 def test_rule6_no_heartbeat_within_T_starts_a_round():
@@ -265,6 +278,7 @@ def test_rule6_no_heartbeat_within_T_starts_a_round():
     assert ElectionStarted() in out
     assert sent(out) == [(3, Election), (4, Election), (5, Election)]
     assert (n.status, n.leader) == ("election", None)
+    assert rules_of(out) == {"6"} and n.state_rule == "6"
 
 
 def test_rule6_heartbeat_from_a_node_higher_than_the_leader_starts_a_round():
@@ -298,6 +312,7 @@ def test_rule7_leader_answered_with_an_epoch_above_its_reign_starts_a_new_reign(
     assert sent(out) == OTHERS_OF_5
     assert epochs(out) == {4}
     assert (n.leader, n.storage.leader, n.storage.reign) == (5, 5, 4)
+    assert rules_of(out) == {"7"}
 
 
 def test_rule7_leader_answered_within_its_reign_does_nothing():

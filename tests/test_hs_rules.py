@@ -1,5 +1,6 @@
-"""Hirschberg & Sinclair (protocol/hs.py), rule by rule, calling the pure state machine.
-Ids 1..5 on a ring in id order: 3's left neighbour is 2, its right 4; 5's right is 1."""
+"""Hirschberg & Sinclair (protocol/hs.py), rule by rule, calling the pure state machine;
+what each step outputs names the rule that made it. Ids 1..5 on a ring in id order: 3's
+left neighbour is 2, its right 4; 5's right is 1."""
 
 from protocol import (
     Config,
@@ -24,6 +25,8 @@ from protocol.hs import (
     HsReply,
 )
 from protocol.probing import Probe, ProbeReply
+
+from .support import rules_of
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -53,6 +56,16 @@ def sends(outputs) -> list[tuple[int, str, tuple]]:
     return out
 
 
+def ring_rules(outputs) -> set[str | None]:
+    """The rules HS's own messages (probes, replies, Elected) carry; acks are rule 9's."""
+    return {o.rule for o in outputs if isinstance(getattr(o, "msg", None), (HsProbe, HsReply, HsElected))}
+
+
+def started_by(outputs) -> list[str | None]:
+    """The rule of each election begun."""
+    return [o.rule for o in outputs if isinstance(o, ElectionStarted)]
+
+
 def probe(c, phase, hop, way, seq=1, epoch=1) -> HsProbe:
     return HsProbe(c, phase, hop, way, seq, epoch=epoch)
 
@@ -73,6 +86,7 @@ def test_rule1_a_first_start_initiates_probing_both_neighbours_in_phase_0():
     assert ElectionStarted() in out and n.epoch == n.round == 1
     assert sends(out) == [(2, "probe", (3, 0, 1, LEFT)), (4, "probe", (3, 0, 1, RIGHT))]
     assert n.status == "candidate"
+    assert rules_of(out) == {"1"} and n.state_rule == "1"
 
 
 def test_rule1_a_recovered_or_joining_node_says_it_is_back_then_initiates():
@@ -86,19 +100,20 @@ def test_rule1_a_recovered_or_joining_node_says_it_is_back_then_initiates():
     out = newcomer.step(Joining())
     assert [o.dst for o in out if isinstance(getattr(o, "msg", None), HsBack)] == [1, 2, 3, 4, 5]
     assert newcomer.status == "candidate"
+    assert rules_of(out, HsBack) == {"1"} and rules_of(out) == {"members 1", "1"}  # (its Joins: the members rule 1)
 
 
 def test_rule1_elect_and_a_silent_or_no_longer_leading_leader_start_a_new_round():
     n = following(3)
-    n.step(Suspect())
+    assert started_by(n.step(Suspect())) == ["1"]
     assert n.status == "candidate" and n.round == 2
     n = following(3)
     n.step(TimerFired("probe"))
-    n.step(TimerFired("probe_wait"))
+    assert started_by(n.step(TimerFired("probe_wait"))) == ["1"]  # (the detector's probing 4 found the leader gone)
     assert n.status == "candidate" and n.round == 2
     n = following(3)
     assert [(o.dst, type(o.msg)) for o in n.step(TimerFired("probe")) if hasattr(o, "msg")] == [(5, Probe)]
-    n.step(Receive(5, ProbeReply(False, epoch=1)))
+    assert started_by(n.step(Receive(5, ProbeReply(False, epoch=1)))) == ["1"]
     assert n.status == "candidate"
 
 
@@ -110,6 +125,7 @@ def test_rule2_a_message_of_a_later_round_makes_a_node_a_candidate_of_that_round
     out = n.step(Receive(2, probe(2, 0, 1, RIGHT, epoch=4)))
     assert n.round == 4 and n.status == "candidate"
     assert sends(out) == [(2, "probe", (3, 0, 1, LEFT)), (4, "probe", (3, 0, 1, RIGHT))]  # 2's probe swallowed (rule 4)
+    assert ring_rules(out) == {"2"} and rules_of(out, HsAck) == {"9"} and n.state_rule == "2"
 
 
 def test_rule2_a_message_of_an_earlier_round_is_acked_and_dropped():
@@ -124,6 +140,7 @@ def test_rule2_a_participant_acked_from_a_later_round_than_its_own_initiates():
     n = started(3)  # round 1, its probe to 4 awaits an ack
     out = n.step(Receive(4, HsAck(2, epoch=6)))
     assert n.round == 7 and ElectionStarted() in out
+    assert started_by(out) == ["2"] and ring_rules(out) == {"2"}
 
 
 # --- rules 3 to 6: probes and replies ------------------------------------------------------
@@ -133,17 +150,18 @@ def test_rule3_a_higher_probe_is_passed_on_the_same_way_until_its_2_to_the_k_hop
     n = started(3)
     out = n.step(Receive(4, probe(5, 2, 1, LEFT)))
     assert sends(out) == [(2, "probe", (5, 2, 2, LEFT))] and n.status == "relay"
+    assert ring_rules(out) == {"3"} and n.state_rule == "3"
 
 
 def test_rule3_a_probe_at_its_last_hop_turns_back_as_a_reply():
     n = started(3)
     out = n.step(Receive(4, probe(5, 1, 2, LEFT)))
-    assert sends(out) == [(4, "reply", (5, 1, RIGHT))]
+    assert sends(out) == [(4, "reply", (5, 1, RIGHT))] and ring_rules(out) == {"3"}
 
 
 def test_rule3_a_follower_seeing_another_higher_candidate_in_its_round_starts_a_new_one():
     n = following(3, leader=5)
-    n.step(Receive(2, probe(4, 0, 1, RIGHT)))  # 4 recovered with round 1 again
+    assert started_by(n.step(Receive(2, probe(4, 0, 1, RIGHT)))) == ["3"]  # 4 recovered with round 1 again
     assert n.status == "candidate" and n.round == 2
     n = following(3, leader=5)
     out = n.step(Receive(4, probe(5, 3, 1, LEFT)))  # its own leader's second probe: passed on
@@ -154,21 +172,25 @@ def test_rule4_a_lower_probe_is_swallowed():
     n = started(3)
     out = n.step(Receive(2, probe(2, 0, 1, RIGHT)))
     assert sends(out) == [] and n.status == "candidate"
+    assert rules_of(out) == {"9"} and n.applying == "4"  # (only its ack goes out: swallowing is silent)
 
 
 def test_rule5_my_own_probe_back_makes_me_leader_and_i_announce_it_to_the_right():
     n = started(5)
     out = n.step(Receive(4, probe(5, 3, 5, RIGHT)))
     assert (n.status, n.leader) == ("normal", 5) and sends(out) == [(1, "elected", (5,))]
+    assert ring_rules(out) == {"5"} and n.state_rule == "5"
     assert sends(n.step(Receive(1, probe(5, 3, 5, LEFT)))) == []  # the other way's: dropped
 
 
 def test_rule6_replies_go_on_towards_their_candidate_and_both_start_the_next_phase():
     n = started(3)
-    assert sends(n.step(Receive(2, HsReply(5, 1, RIGHT, 1, epoch=1)))) == [(4, "reply", (5, 1, RIGHT))]
+    out = n.step(Receive(2, HsReply(5, 1, RIGHT, 1, epoch=1)))
+    assert sends(out) == [(4, "reply", (5, 1, RIGHT))] and ring_rules(out) == {"6"}
     assert sends(n.step(Receive(4, HsReply(3, 0, LEFT, 1, epoch=1)))) == []
     out = n.step(Receive(2, HsReply(3, 0, RIGHT, 1, epoch=1)))
     assert sends(out) == [(2, "probe", (3, 1, 1, LEFT)), (4, "probe", (3, 1, 1, RIGHT))] and n.phase == 1
+    assert ring_rules(out) == {"6"}
 
 
 # --- rule 7: Elected -------------------------------------------------------------------------
@@ -178,6 +200,7 @@ def test_rule7_elected_is_followed_and_passed_on_but_not_back_to_the_leader():
     n = started(3)
     out = n.step(Receive(2, HsElected(5, RIGHT, 1, epoch=1)))
     assert (n.status, n.leader) == ("normal", 5) and sends(out) == [(4, "elected", (5,))]
+    assert ring_rules(out) == {"7"} and n.state_rule == "7"
     n = started(4)
     assert sends(n.step(Receive(3, HsElected(5, RIGHT, 1, epoch=1)))) == []  # next is 5 itself
 
@@ -186,6 +209,7 @@ def test_rule7_a_node_never_follows_a_lower_node_and_initiates_instead():
     n = started(4)
     out = n.step(Receive(3, HsElected(3, RIGHT, 1, epoch=1)))
     assert ElectionStarted() in out and n.status == "candidate" and n.round == 2
+    assert started_by(out) == ["7"]
 
 
 # --- rule 8: the wait for Elected ----------------------------------------------------------
@@ -197,6 +221,7 @@ def test_rule8_a_participant_with_no_elected_in_time_starts_again():
     assert SetTimer("elected_wait", ELECTED_WAIT_LAPS * len(IDS) * CONFIG.timeout) in out
     out = n.step(TimerFired("elected_wait"))
     assert ElectionStarted() in out and n.round == 2
+    assert rules_of(out) == {"8"}
 
 
 # --- rule 9: acks, skips, presumed down ----------------------------------------------------
@@ -205,7 +230,7 @@ def test_rule8_a_participant_with_no_elected_in_time_starts_again():
 def test_rule9_every_hs_message_is_acked_by_its_seq_and_the_ack_clears_its_timer():
     n = started(3)
     out = n.step(Receive(4, probe(5, 2, 1, LEFT, seq=11)))
-    assert HsAck(11, epoch=1) in [o.msg for o in out if hasattr(o, "msg")]
+    assert HsAck(11, epoch=1) in [o.msg for o in out if hasattr(o, "msg")] and rules_of(out, HsAck) == {"9"}
     seq = n.unacked[2].copy().popitem()[0]
     n.step(Receive(2, HsAck(seq, epoch=1)))
     assert seq not in n.unacked.get(2, {}) and f"hop_wait 2 {seq}" not in n.timers
@@ -215,6 +240,7 @@ def test_rule9_a_neighbour_silent_for_T_is_presumed_down_and_skipped_at_once():
     n = started(3)  # probes to 2 and 4 await acks
     out = n.step(TimerFired("hop_wait 4 2"))
     assert sends(out) == [(5, "probe", (3, 0, 1, RIGHT))] and n.presumed_down == {4}
+    assert rules_of(out) == {"9"}
     assert sends(n.step(Receive(2, probe(5, 2, 1, RIGHT)))) == [(5, "probe", (5, 2, 2, RIGHT))]
     n.step(Receive(4, HsBack(epoch=1)))  # heard from: tried again
     assert n.presumed_down == set()

@@ -20,7 +20,7 @@ from protocol.invitation import (
     Ready,
     ThereReply,
 )
-from tests.support import final_states, run
+from tests.support import final_states, rules_of, run
 from tests.test_random_schedules import configs
 
 IDS = (1, 2, 3, 4, 5)
@@ -59,6 +59,7 @@ def test_rule1_a_node_starts_as_the_coordinator_of_a_group_of_its_own_and_checks
     assert (n.status, n.leader, n.epoch) == ("normal", 3, 1 * G + 3) and ElectionStarted() in out
     assert [d for d, m in sends(out) if type(m) is AreYouCoordinator] == [1, 2, 4, 5]
     assert InvitationNode.epoch_text(n.epoch) == "g1.3"
+    assert rules_of(out) == {"1"} and n.state_rule == "1"
 
 
 def test_rule1_group_numbers_are_never_reused_by_a_node_that_recovers():
@@ -66,7 +67,7 @@ def test_rule1_group_numbers_are_never_reused_by_a_node_that_recovers():
     again = InvitationNode(3, IDS, CONFIG, n.storage)
     again.step(Start())
     assert again.epoch == 2 * G + 3
-    again.step(Suspect())  # `elect`: a group of its own again
+    assert rules_of(again.step(Suspect())) == {"1"}  # `elect`: a group of its own again
     assert again.epoch == 3 * G + 3
 
 
@@ -86,6 +87,7 @@ def test_rule2_a_normal_coordinator_passes_the_invitation_to_its_members_and_acc
     assert sends(out) == [(1, msg(Invitation, 5, 4 * G + 5, epoch=G + 3)), (2, msg(Invitation, 5, 4 * G + 5, epoch=G + 3)),
                           (5, msg(Accept, 4 * G + 5, epoch=4 * G + 5))]
     assert (n.status, n.leader, n.epoch, n.members) == ("invited", 5, 4 * G + 5, set())
+    assert rules_of(out) == {"2"} and n.state_rule == "2"
 
 
 def test_rule2_a_node_not_normal_ignores_an_invitation():
@@ -104,11 +106,13 @@ def test_rules3_and_4_a_merge_invites_the_coordinators_found_and_its_members_and
     out = n.step(TimerFired("merge_delay"))
     g = 2 * G + 5
     assert [d for d, m in sends(out) if m == msg(Invitation, 5, g, epoch=g)] == [2, 3, 4] and n.status == "merging"
-    n.step(Receive(2, msg(Accept, g)))
+    assert rules_of(out, Invitation) == {"4"} and n.state_rule == "4"
+    assert n.step(Receive(2, msg(Accept, g))) == [] and n.applying == "3"  # (a member now: nothing to send)
     n.step(Receive(4, msg(Accept, g)))
     n.step(Receive(1, msg(Accept, G + 1)))  # for another group: not a member
     out = n.step(TimerFired("accept_wait"))
     assert [d for d, m in sends(out) if type(m) is Ready] == [2, 4] and n.status == "normal" and n.members == {2, 4}
+    assert rules_of(out, Ready) == {"4"}
 
 
 def test_rule5_ready_from_the_inviter_makes_a_node_normal_and_none_in_3T_a_group_of_its_own():
@@ -118,8 +122,13 @@ def test_rule5_ready_from_the_inviter_makes_a_node_normal_and_none_in_3T_a_group
     n.step(Receive(5, msg(Invitation, 5, 2 * G + 5)))
     n.step(Receive(4, msg(Ready, 2 * G + 5)))  # not from the inviter
     assert n.status == "invited"
-    n.step(TimerFired("ready_wait"))
+    out = n.step(TimerFired("ready_wait"))
     assert (n.status, n.leader, n.epoch) == ("normal", 2, 2 * G + 2)
+    assert rules_of(out) == {"5"} and n.state_rule == "5"
+    n = node(2)
+    n.step(Receive(5, msg(Invitation, 5, 2 * G + 5)))
+    n.step(Receive(5, msg(Ready, 2 * G + 5)))
+    assert n.status == "normal" and n.state_rule == "5"
 
 
 # --- rules 6 and 7: checks and questions ------------------------------------------------------
@@ -127,6 +136,7 @@ def test_rule5_ready_from_the_inviter_makes_a_node_normal_and_none_in_3T_a_group
 
 def test_rule6_only_normal_coordinators_say_they_coordinate():
     assert sends(node(3).step(Receive(5, msg(AreYouCoordinator))))[0][1].coordinates is True
+    assert rules_of(node(3).step(Receive(5, msg(AreYouCoordinator)))) == {"6"}
     assert sends(member_of(3).step(Receive(4, msg(AreYouCoordinator))))[0][1].coordinates is False
 
 
@@ -136,6 +146,7 @@ def test_rule6_a_coordinator_that_found_higher_ones_waits_2T_for_each():
         n.step(Receive(peer, msg(CoordinatorReply, True)))
     out = n.step(TimerFired("check_wait"))
     assert [o.delay for o in out if getattr(o, "name", None) == "merge_delay"] == [2 * 4 * 2]
+    assert rules_of(out) == {"6"}
 
 
 def test_rule6_nobody_found_means_another_check_after_P():
@@ -146,9 +157,11 @@ def test_rule6_nobody_found_means_another_check_after_P():
 
 def test_rule7_a_member_asks_its_coordinator_and_forms_its_own_group_on_no_answer_or_a_no():
     n = member_of(2)
-    assert sends(n.step(TimerFired("ask_leader"))) == [(5, msg(AreYouThere, 2 * G + 5, epoch=2 * G + 5))]
-    n.step(TimerFired("ask_wait"))
+    out = n.step(TimerFired("ask_leader"))
+    assert sends(out) == [(5, msg(AreYouThere, 2 * G + 5, epoch=2 * G + 5))] and rules_of(out) == {"7"}
+    out = n.step(TimerFired("ask_wait"))
     assert (n.leader, n.epoch) == (2, 2 * G + 2)
+    assert rules_of(out) == {"7"} and n.state_rule == "7"
     n = member_of(2)
     n.step(TimerFired("ask_leader"))
     n.step(Receive(5, msg(ThereReply, 2 * G + 5, False)))
@@ -165,8 +178,9 @@ def test_rule7_the_coordinator_says_yes_only_for_its_group_and_its_members():
 
 def test_rule8_a_coordinator_that_leaves_is_gone_for_its_members():
     n = member_of(2)
-    n.step(Receive(5, msg(Leave)))
+    out = n.step(Receive(5, msg(Leave)))
     assert (n.leader, n.status) == (2, "normal")
+    assert rules_of(out) == {"8"} and n.state_rule == "8"
     coordinator = node(5)
     coordinator.members = {2, 3}
     coordinator.step(Receive(3, msg(Leave)))

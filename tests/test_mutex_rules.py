@@ -1,7 +1,7 @@
 """The mutual-exclusion machines (protocol/mutex.py and its four algorithms), pure: nodes
 wired in memory, the test choosing which link's head is delivered next (links are FIFO),
-no clock. Each rule of each module's header, the lecture's message counts, and safety
-under every delivery order tried."""
+no clock. Each rule of each module's header (and the rule each message and change of
+state names), the lecture's message counts, and safety under every delivery order tried."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from protocol import (
     machine,
 )
 from protocol.central import Grant, Release, Request
+from protocol.lamport import LamportRelease, LamportReply, LamportRequest
 from protocol.mutex import HELD, RELEASED, WANTED
 from protocol.ricart_agrawala import RaReply, RaRequest
 from protocol.token_ring import Token
@@ -44,6 +45,7 @@ class Wired:
         self.storage = {k: SafeStorage() for k in self.ids}
         self.links: dict[tuple[int, int], deque] = {}
         self.sent: list[tuple[int, int, object]] = []
+        self.why: dict[type, set[str | None]] = {}  # message class -> the rules its sends named
         self.nodes = {k: self.cls(k, self.ids, QUIET, self.storage[k]) for k in self.ids}
         for k in self.ids:
             self.step(k, Start())
@@ -63,6 +65,7 @@ class Wired:
             if type(out) is Send and out.dst in self.nodes:
                 self.links.setdefault((k, out.dst), deque()).append(out.msg)
                 self.sent.append((k, out.dst, out.msg))
+                self.why.setdefault(type(out.msg), set()).add(out.rule)
 
     def step(self, k: int, event: object) -> None:
         self.apply(k, self.nodes[k].step(event))
@@ -136,11 +139,13 @@ def test_central_rule1_2_3_a_client_asks_its_leader_enters_on_grant_and_releases
     c.sent.clear()
     c.step(2, Want())
     assert c.state(2) is WANTED and [(s, d, type(m)) for s, d, m in c.sent] == [(2, 5, Request)]
+    assert c.why[Request] == {"central 1"} and c.nodes[2].cs.state_rule == "central 1"
     c.settle()
-    assert c.state(2) is HELD
+    assert c.state(2) is HELD and c.nodes[2].cs.state_rule == "central 2" and c.why[Grant] == {"central 4"}
     c.step(2, Exit())
     c.settle()
     assert c.state(2) is RELEASED and [type(m) for _, _, m in c.sent] == [Request, Grant, Release]  # 3 per entry
+    assert c.why[Release] == {"central 3"} and c.nodes[2].cs.state_rule == "central 3"
 
 
 def test_central_rule4_5_the_server_queues_in_arrival_order_and_grants_on_release():
@@ -151,7 +156,7 @@ def test_central_rule4_5_the_server_queues_in_arrival_order_and_grants_on_releas
     assert c.holders() == [2] and c.nodes[5].cs.queue == [3, 1]
     c.step(2, Exit())
     c.settle()
-    assert c.holders() == [3]
+    assert c.holders() == [3] and c.why[Grant] == {"central 4", "central 5"}  # (2's at once, 3's on 2's release)
     c.step(3, Exit())
     c.settle()
     assert c.holders() == [1]
@@ -193,6 +198,7 @@ def test_token_ring_rule1_4_the_token_is_born_once_and_goes_round_in_id_order():
         hops.append(link)
         c.deliver(link)
     assert hops == [(1, 2), (2, 3), (3, 4), (4, 1)] * 2
+    assert c.why[Token] == {"token-ring 1", "token-ring 3"}  # born at 1, then passed on as it arrives
 
 
 def test_token_ring_rule1_a_recovering_lowest_node_makes_no_second_token():
@@ -207,11 +213,15 @@ def test_token_ring_rule1_a_recovering_lowest_node_makes_no_second_token():
 def test_token_ring_rule2_3_5_only_the_holder_of_the_token_enters_and_passes_it_on_exit():
     c = Wired(4, "token-ring")
     c.step(3, Want())
+    assert c.nodes[3].cs.state_rule == "token-ring 2"
     while c.state(3) is not HELD:
         c.deliver(next(iter(c.links)))
     assert not c.links and c.nodes[3].cs.token  # held: the token stays
+    assert c.nodes[3].cs.state_rule == "token-ring 3"
+    c.why.clear()
     c.step(3, Exit())
     assert list(c.links) == [(3, 4)] and [type(m) for m in c.links[(3, 4)]] == [Token]
+    assert c.why[Token] == {"token-ring 5"} and c.nodes[3].cs.state_rule == "token-ring 5"
 
 
 # --- Lamport (3-6) ------------------------------------------------------------------------
@@ -234,10 +244,11 @@ def test_lamport_rule5_the_older_request_enters_first_and_the_other_after_its_re
     c.step(2, Want())  # stamped (1, 2)
     c.step(3, Want())  # stamped (1, 3): the same clock, the higher id: after
     c.settle()
-    assert c.holders() == [2] and c.state(3) is WANTED
+    assert c.holders() == [2] and c.state(3) is WANTED and c.nodes[2].cs.state_rule == "lamport 5"
+    assert c.why[LamportRequest] == {"lamport 2"} and c.why[LamportReply] == {"lamport 3"}
     c.step(2, Exit())
     c.settle()
-    assert c.holders() == [3]
+    assert c.holders() == [3] and c.why[LamportRelease] == {"lamport 6"}
 
 
 # --- Ricart & Agrawala (3-7) ------------------------------------------------------------
@@ -264,9 +275,11 @@ def test_ricart_agrawala_rule3_defers_while_held_or_wanting_with_an_older_stamp(
     c.settle()
     assert c.nodes[1].cs.deferred == [2] and c.state(2) is WANTED  # 3 replied, 1 holds
     assert [(s, d) for s, d, m in c.sent if type(m) is RaReply] == [(3, 2)]
+    assert c.why[RaRequest] == {"ricart-agrawala 2"} and c.why[RaReply] == {"ricart-agrawala 3"}
     c.step(1, Exit())  # rule 5: the deferred reply is the release
     c.settle()
-    assert c.holders() == [2]
+    assert c.holders() == [2] and c.why[RaReply] == {"ricart-agrawala 3", "ricart-agrawala 5"}
+    assert c.nodes[2].cs.state_rule == "ricart-agrawala 4"  # (the last reply let it in)
 
 
 def test_ricart_agrawala_rule3_concurrent_requests_the_older_stamp_wins():
@@ -358,6 +371,7 @@ def test_central_rule6_a_new_leader_inside_the_cs_knows_it_holds_the_lock():
         c.step(k, Suspect())
     c.settle()
     c.step(4, TimerFired("answer_wait"))
+    assert c.nodes[4].applying == "central 6"  # (after the election's rule 2 made it lead)
     c.settle()
     assert c.nodes[4].leader == 4 and c.nodes[4].cs.holder == 4
     c.step(3, Want())
@@ -376,8 +390,10 @@ def test_token_ring_rule1_a_newcomer_with_the_lowest_id_makes_no_token_and_rule6
     c.step(2, Want())
     while c.state(2) is not HELD:
         c.deliver(next(iter(c.links)))
+    c.why.clear()
     c.apply(2, c.nodes[2].step(Leaving()))  # leaves with the token
     assert tokens() == 1 and Token in [type(m) for m in c.links[(2, 3)]]
+    assert c.why[Token] == {"token-ring 6"}
 
 
 def test_lamport_rule8_a_newcomer_gets_the_holders_request_and_waits_for_its_release():
@@ -390,6 +406,7 @@ def test_lamport_rule8_a_newcomer_gets_the_holders_request_and_waits_for_its_rel
     c.nodes[4] = c.cls(4, c.ids, QUIET, c.storage[4])
     c.step(4, Joining())
     c.settle()
+    assert "lamport 8" in c.why[LamportRequest]  # (1 sent the newcomer its request)
     c.step(4, Want())
     c.settle()
     assert c.holders() == [1] and c.state(4) is WANTED

@@ -15,7 +15,7 @@ from protocol.raft import Heartbeat, RequestVote, Vote
 from tests.support import at, final_states, run
 from tests.test_random_schedules import cases, violations
 
-from .support import sent
+from .support import rules_of, sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)  # T' = 2T = 8
@@ -38,6 +38,7 @@ def test_rule1_a_node_starts_as_a_follower_that_knows_no_leader_with_a_drawn_tim
     out = n.step(Start())
     assert (n.status, n.leader, n.storage.epoch) == ("waiting", None, 0)
     assert SetTimer("election_timeout", 4, 8) in out  # the runtime draws it from [T, T']
+    assert rules_of(out) == {"1"} and n.state_rule == "1"
 
 
 def test_rule2_the_timeout_makes_a_candidate_of_a_new_term_that_votes_for_itself_and_asks_all():
@@ -46,6 +47,7 @@ def test_rule2_the_timeout_makes_a_candidate_of_a_new_term_that_votes_for_itself
     assert ElectionStarted() in out and (n.status, n.storage.epoch, n.storage.voted_for) == ("candidate", 1, 3)
     assert sent(out) == [(1, RequestVote), (2, RequestVote), (4, RequestVote), (5, RequestVote)]
     assert SetTimer("election_timeout", 4, 8) in out  # a split vote ends in another election
+    assert rules_of(out) == {"2"} and n.state_rule == "2"
     assert ElectionStarted() in n.step(TimerFired("election_timeout")) and n.storage.epoch == 2
 
 
@@ -61,6 +63,7 @@ def test_rule3_one_vote_per_term_to_the_first_that_asks_and_kept_in_safe_storage
     out = n.step(Receive(4, RequestVote(epoch=1)))
     assert [(o.dst, o.msg) for o in out if hasattr(o, "msg")] == [(4, Vote(True, epoch=1))]
     assert SetTimer("election_timeout", 4, 8) in out and n.storage.voted_for == 4
+    assert rules_of(out) == {"3"}
     assert [o.msg for o in n.step(Receive(5, RequestVote(epoch=1))) if hasattr(o, "msg")] == [Vote(False, epoch=1)]
     assert [o.msg for o in n.step(Receive(4, RequestVote(epoch=1))) if hasattr(o, "msg")] == [Vote(True, epoch=1)]
     again = Raft(3, IDS, CONFIG, n.storage)  # a crash: the vote survives it
@@ -77,12 +80,14 @@ def test_rule4_a_majority_of_votes_makes_a_leader_that_heartbeats_at_once():
     assert (n.status, n.leader) == ("leader", 3)
     assert sent(out, Heartbeat) == [(1, Heartbeat), (2, Heartbeat), (4, Heartbeat), (5, Heartbeat)]
     assert SetTimer("heartbeat", 2) in out and CancelTimer("election_timeout") in out
+    assert rules_of(out) == {"4"} and n.state_rule == "4"
 
 
 def test_rule5_a_heartbeat_of_the_term_makes_a_follower_and_a_candidate_steps_down():
     n = candidate()
     out = n.step(Receive(5, Heartbeat(epoch=1)))
     assert (n.status, n.leader) == ("follower", 5) and SetTimer("election_timeout", 4, 8) in out
+    assert rules_of(out) == {"5"} and n.state_rule == "5"
     n = node()
     n.step(Receive(2, Heartbeat(epoch=0)))
     assert (n.status, n.leader, n.normal) == ("follower", 2, True)
@@ -93,7 +98,7 @@ def test_rule6_a_leader_heartbeats_every_half_T_and_ignores_its_election_timeout
     for i in (1, 2):
         n.step(Receive(i, Vote(True, epoch=1)))
     out = n.step(TimerFired("heartbeat"))
-    assert len(sent(out, Heartbeat)) == 4 and SetTimer("heartbeat", 2) in out
+    assert len(sent(out, Heartbeat)) == 4 and SetTimer("heartbeat", 2) in out and rules_of(out) == {"6"}
     assert n.step(TimerFired("election_timeout")) == [] and n.status == "leader"
 
 
@@ -105,18 +110,21 @@ def test_rule7_a_later_term_makes_any_node_a_follower_that_knows_no_leader():
     out = n.step(Receive(4, RequestVote(epoch=3)))  # a later term: step down, then vote
     assert (n.status, n.storage.epoch, n.storage.voted_for) == ("waiting", 3, 4)
     assert CancelTimer("heartbeat") in out and [o.msg for o in out if hasattr(o, "msg")] == [Vote(True, epoch=3)]
+    assert rules_of(out) == {"7", "3"} and n.state_rule == "7"  # (stepped down by rule 7, then voted by rule 3)
+    assert [o.rule for o in out if o == CancelTimer("heartbeat")] == ["7"]
 
 
 def test_rule7_a_message_of_an_earlier_term_is_ignored():
     n = candidate()
     n.step(TimerFired("election_timeout"))  # term 2
-    assert n.step(Receive(5, Heartbeat(epoch=1))) == [] and n.status == "candidate"
+    assert n.step(Receive(5, Heartbeat(epoch=1))) == [] and n.status == "candidate" and n.applying == "7"
     assert n.step(Receive(1, Vote(True, epoch=1))) == [] and n.votes == {3}
 
 
 def test_elect_is_a_timeout_now_except_for_a_leader():
     n = node()
-    assert ElectionStarted() in n.step(Suspect())
+    out = n.step(Suspect())
+    assert ElectionStarted() in out and rules_of(out) == {"2"}
 
 
 # --- on the engine -------------------------------------------------------------------

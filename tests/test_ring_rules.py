@@ -22,7 +22,7 @@ from protocol import (
 from protocol.probing import Probe, ProbeReply
 from protocol.ring import ELECTED_WAIT_LAPS, Ask, Back, Elected, Election, RingAck, Told
 
-from .support import at, run, sends, sent
+from .support import at, rules_of, run, sends, sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -71,6 +71,11 @@ def ring_msgs(outputs) -> list[tuple[int, object]]:
     return [(o.dst, o.msg) for o in outputs if hasattr(o, "msg") and o.msg.role is not MessageRole.DETECTOR]
 
 
+def started_by(outputs) -> list[str | None]:
+    """The rule of each election begun."""
+    return [o.rule for o in outputs if isinstance(o, ElectionStarted)]
+
+
 def hop_timers(n: Ring, dst: int) -> list[str]:
     """The running ack timers for messages sent to dst (rule 7)."""
     return sorted(name for name in n.timers if name.startswith(f"hop_wait {dst} "))
@@ -91,6 +96,7 @@ def test_rule1_an_initiator_sends_its_id_to_its_successor_only_and_backs_it():
     assert ring_msgs(out) == [(3, E(2, 2, n.epoch, epoch=n.epoch))]
     assert hop_timers(n, 3) == ["hop_wait 3 1"] and SetTimer("hop_wait 3 1", 4) in out
     assert (n.status, n.participant, n.backing) == ("election", True, (2, 2, n.epoch))
+    assert rules_of(out) == {"1"} and n.state_rule == "1"
 
 
 def test_rule1_the_highest_id_wraps_round_to_the_lowest():
@@ -104,8 +110,10 @@ def test_rule1_a_recovered_node_says_it_is_back_and_is_quiet_for_T_then_initiate
     assert sent(out) == [(1, Back), (2, Back), (4, Back), (5, Back)]
     assert SetTimer("quiet", 4) in out and ElectionStarted() not in out
     assert (again.status, again.leader, again.participant) == ("election", None, False)
+    assert rules_of(out) == {"1"}
     out = again.step(TimerFired("quiet"))
     assert ElectionStarted() in out and sent(out) == [(4, Election)] and again.backing[0] == 3
+    assert rules_of(out) == {"1"}
 
 
 def test_rule1_a_node_that_joins_is_quiet_for_T_like_a_recovered_one():
@@ -116,6 +124,7 @@ def test_rule1_a_node_that_joins_is_quiet_for_T_like_a_recovered_one():
     assert sent(out) == [(1, Join), (2, Join), (3, Join), (4, Join), (5, Join), (1, Back), (2, Back), (3, Back),
                          (4, Back), (5, Back)]
     assert SetTimer("quiet", 4) in out and ElectionStarted() not in out
+    assert rules_of(out, Join) == {"members 1"} and rules_of(out, Back) == {"1"}
     assert ElectionStarted() in n.step(TimerFired("quiet"))
 
 
@@ -130,20 +139,21 @@ def test_rule1_a_quiet_node_takes_no_ring_message_and_ignores_the_detector():
 def test_rule1_a_leader_silent_for_T_or_no_longer_leading_starts_an_election():
     n = following(2)
     n.step(TimerFired("probe"))
-    assert ElectionStarted() in n.step(TimerFired("probe_wait"))
+    assert started_by(n.step(TimerFired("probe_wait"))) == ["1"]  # (the detector's probing 4 found it gone)
     n = following(2)
     n.step(TimerFired("probe"))
     out = n.step(Receive(5, ProbeReply(False)))  # alive, but it no longer leads
-    assert ElectionStarted() in out and n.participant
+    assert ElectionStarted() in out and n.participant and started_by(out) == ["1"]
     n = following(2)
     n.step(TimerFired("probe"))
-    assert SetTimer("probe", 5) in n.step(Receive(5, ProbeReply(True))) and n.leader == 5  # all is well
+    out = n.step(Receive(5, ProbeReply(True)))
+    assert SetTimer("probe", 5) in out and n.leader == 5 and rules_of(out) == {"probing 3"}  # all is well
 
 
 def test_rule1_a_leader_that_does_not_ack_a_ring_message_within_T_starts_an_election():
     n = following(4, leader=5, election=(5, 3, 9))  # 4 forwarded Elected(5) back to 5
     out = n.step(TimerFired("hop_wait 5 1"))  # 5 acks nothing
-    assert ElectionStarted() in out and n.participant and n.leader is None
+    assert ElectionStarted() in out and n.participant and n.leader is None and started_by(out) == ["1"]
     assert sent(out, Elected) == []  # and the Elected that went back to 5 is dropped (rule 7)
 
 
@@ -166,6 +176,7 @@ def test_rule2_a_larger_id_is_forwarded_acked_and_backed():
     out = n.step(Receive(1, E(4, 1, 7)))
     assert ring_msgs(out) == [(3, E(4, 1, 7, epoch=n.epoch)), (1, RingAck("election", 4, 1, 7, epoch=n.epoch))]
     assert n.participant and n.backing == (4, 1, 7)
+    assert rules_of(out, Election) == {"2"} and rules_of(out, RingAck) == {"7"} and n.state_rule == "2"
 
 
 def test_rule2_a_node_backs_the_last_election_that_came_by_whatever_it_backed_before():
@@ -181,7 +192,7 @@ def test_rule3_a_smaller_id_is_replaced_by_mine_when_not_participating():
     n = following(3)
     out = n.step(Receive(2, E(1, 1, 4)))
     assert [m for dst, m in ring_msgs(out) if dst == 4] == [E(3, 1, 4, epoch=n.epoch)]
-    assert n.backing == (3, 1, 4)
+    assert n.backing == (3, 1, 4) and rules_of(out, Election) == {"3"}
 
 
 def test_rule3_a_participant_backing_its_own_election_swallows_a_smaller_id():
@@ -195,7 +206,7 @@ def test_rule3_a_participant_backing_a_higher_election_forwards_my_id_instead_an
     n.step(Receive(2, E(4, 2, 3)))
     out = n.step(Receive(2, E(1, 1, 4)))
     assert [m for dst, m in ring_msgs(out) if dst == 4] == [E(3, 1, 4, epoch=n.epoch)]
-    assert n.backing == (4, 2, 3)
+    assert n.backing == (4, 2, 3) and rules_of(out, Election) == {"3"}
 
 
 # --- rule 4: my id back --------------------------------------------------------------------------
@@ -206,6 +217,7 @@ def test_rule4_my_own_id_back_makes_me_leader_and_i_announce_it():
     out = n.step(Receive(4, E(5, 5, n.epoch)))
     assert ring_msgs(out)[0] == (1, L(5, 5, n.epoch, epoch=n.epoch))
     assert (n.status, n.leader, n.participant) == ("normal", 5, False)
+    assert rules_of(out, Elected) == {"4"} and n.state_rule == "4"
 
 
 def test_rule4_my_id_back_from_an_election_i_no_longer_back_is_swallowed_by_a_participant():
@@ -223,7 +235,7 @@ def test_rule4_my_id_back_from_an_election_i_no_longer_back_makes_a_normal_node_
     n.step(Receive(3, E(5, 2, 8)))
     n.step(Receive(3, L(5, 2, 8)))
     out = n.step(Receive(3, E(*own)))
-    assert ElectionStarted() in out and n.backing[0] == 4 and n.leader is None
+    assert ElectionStarted() in out and n.backing[0] == 4 and n.leader is None and started_by(out) == ["4"]
 
 
 # --- rules 5 and 6: Elected -------------------------------------------------------------------
@@ -235,6 +247,7 @@ def test_rule5_elected_is_followed_when_backed_and_forwarded_until_it_reaches_th
     out = n.step(Receive(2, L(5, 1, 6)))
     assert (n.status, n.leader, n.participant) == ("normal", 5, False)
     assert [m for dst, m in ring_msgs(out) if dst == 4] == [L(5, 1, 6, epoch=n.epoch)]
+    assert rules_of(out, Elected) == {"5"} and n.state_rule == "5"
     leader = started(5)
     leader.step(Receive(4, E(*leader.backing)))
     assert sent(leader.step(Receive(4, L(*leader.backing)))) == [(4, RingAck)]  # gone round: stop
@@ -257,12 +270,13 @@ def test_rule5_a_participant_whose_election_cannot_win_starts_again():
     out = n.step(Receive(2, L(5, 1, 6)))
     assert [(dst, m.key) for dst, m in ring_msgs(out) if isinstance(m, Elected)] == [(4, L(5, 1, 6).key)]  # passed on
     assert ElectionStarted() in out and (n.status, n.leader) == ("election", None)
+    assert started_by(out) == ["5"]
 
 
 def test_rule6_a_node_never_follows_a_lower_node_and_starts_an_election_instead():
     n = following(4, leader=5)
     out = n.step(Receive(3, L(3, 1, 2)))  # 3 won while 4 was away
-    assert ElectionStarted() in out and n.leader is None
+    assert ElectionStarted() in out and n.leader is None and started_by(out) == ["6"]
     assert sent(out, Elected) == []  # swallowed
     assert [m.candidate for dst, m in ring_msgs(out) if isinstance(m, Election)] == [4]
 
@@ -282,7 +296,7 @@ def test_rule7_acks_name_the_message_and_clear_it():
     assert [key[0] for key in unacked(n, 3)] == ["election", "election"]
     out = n.step(Receive(3, RingAck("election", 5, 1, 6)))  # the later one: the first was lost
     assert 3 not in n.unacked and hop_timers(n, 3) == []
-    assert {CancelTimer("hop_wait 3 1"), CancelTimer("hop_wait 3 2")} <= set(out)
+    assert {CancelTimer("hop_wait 3 1"), CancelTimer("hop_wait 3 2")} <= set(out) and rules_of(out) == {"7"}
 
 
 def test_rule7_each_message_not_acked_within_T_goes_on_to_the_node_after():
@@ -292,6 +306,7 @@ def test_rule7_each_message_not_acked_within_T_goes_on_to_the_node_after():
     n.step(Receive(1, E(5, 1, 6)))
     out = n.step(TimerFired("hop_wait 3 1"))
     assert ring_msgs(out) == [(4, E(*own, epoch=n.epoch))]  # the first goes on to 4 ...
+    assert rules_of(out, Election) == {"7"}
     assert SetTimer("hop_wait 4 3", 4) in out  # ... which must ack it within T
     assert unacked(n, 3) == [("election", 5, 1, 6)] and hop_timers(n, 3) == ["hop_wait 3 2"]  # its own T
 
@@ -309,7 +324,7 @@ def test_rule7_a_message_going_back_to_its_candidate_which_does_not_ack_is_dropp
     n.step(Receive(3, E(5, 2, 8)))  # 4 backs 5's election, whose Election goes back to 5
     out = n.step(TimerFired("hop_wait 5 1"))  # 5 is down
     assert E(5, 2, 8, epoch=n.epoch) not in [m for _, m in ring_msgs(out)]  # it has gone round: dropped
-    assert ElectionStarted() in out and n.backing[0] == 4
+    assert ElectionStarted() in out and n.backing[0] == 4 and started_by(out) == ["7"]
 
 
 def test_rule7_alone_in_the_ring_a_node_leads_itself():
@@ -347,7 +362,7 @@ def test_rule7_alone_with_another_candidates_election_a_node_starts_again():
 def test_rule8_a_participant_with_no_elected_in_time_starts_again():
     n = node(2)
     assert SetTimer("elected_wait", ELECTED_WAIT_LAPS * 5 * 4) in n.step(Start())
-    assert ElectionStarted() in n.step(TimerFired("elected_wait"))
+    assert started_by(n.step(TimerFired("elected_wait"))) == ["8"]
 
 
 def test_rule8_the_wait_is_one_lap():
@@ -358,7 +373,7 @@ def test_rule9_a_copy_of_a_message_already_taken_is_dropped_but_acked():
     n = following(3)
     n.step(Receive(2, E(5, 1, 7)))
     copy = n.step(Receive(1, E(5, 1, 7)))  # 2 was slow and 1 skipped it
-    assert sent(copy) == [(1, RingAck)]
+    assert sent(copy) == [(1, RingAck)] and rules_of(copy) == {"7"}  # (rule 9 drops it: only its ack goes out)
     again = n.step(Receive(2, E(5, 1, 8)))  # a new election: taken
     assert sent(again, Election) == [(4, Election)]
 
@@ -369,6 +384,7 @@ def test_rule10_a_node_silent_for_T_without_a_back_is_presumed_down_and_skipped_
     n.step(Receive(1, E(5, 1, 6)))  # queued for 3 too
     out = n.step(TimerFired("hop_wait 3 1"))
     assert [m for _, m in ring_msgs(out)] == [E(*own, epoch=n.epoch), E(5, 1, 6, epoch=n.epoch)]  # both on to 4
+    assert rules_of(out, Election) == {"10"}
     assert 3 in n.presumed_down and hop_timers(n, 3) == []
     assert sent(n.step(Receive(1, L(5, 1, 6))), Elected) == [(4, Elected)]  # later ones skip 3 without waiting
 
@@ -376,8 +392,8 @@ def test_rule10_a_node_silent_for_T_without_a_back_is_presumed_down_and_skipped_
 def test_rule10_a_node_that_says_it_is_back_or_sends_anything_is_tried_again():
     n = started(2)
     n.step(TimerFired("hop_wait 3 1"))
-    n.step(Receive(3, Back()))
-    assert 3 not in n.presumed_down
+    out = n.step(Receive(3, Back()))
+    assert 3 not in n.presumed_down and rules_of(out) == {"10"}
     assert sent(n.step(Receive(1, E(5, 1, 6))), Election)[0] == (3, Election)
     n = started(2)
     n.step(TimerFired("hop_wait 3 1"))
@@ -404,6 +420,7 @@ def test_rule10_a_node_is_presumed_down_for_a_lap_at_most():
     n = started(2)
     out = n.step(TimerFired("hop_wait 3 1"))
     assert SetTimer("presumed_down 3", Ring.lap(5, CONFIG)) in out
+    assert next(o for o in out if o == SetTimer("presumed_down 3", Ring.lap(5, CONFIG))).rule == "10"
     n.step(TimerFired("presumed_down 3"))
     assert sent(n.step(Receive(1, E(5, 1, 6))), Election)[0] == (3, Election)
 
@@ -412,11 +429,13 @@ def test_rule10_a_skip_calls_the_roll_and_those_silent_for_T_are_presumed_down_a
     n = started(2)  # its Election waits for 3's ack
     out = n.step(TimerFired("hop_wait 3 1"))  # 3 is presumed down; its Election goes on to 4
     assert sorted(dst for dst, kind in sent(out, Probe)) == [1, 4, 5] and SetTimer("roll_call", 4) in out
+    assert rules_of(out, Probe) == {"10"}
     assert sent(n.step(TimerFired("hop_wait 3 1")), Probe) == []  # one roll call at a time
     n.step(Receive(1, ProbeReply(False)))  # 1 is up; 4 and 5 say nothing
     out = n.step(TimerFired("roll_call"))
     assert n.presumed_down == {3, 4, 5} and hop_timers(n, 4) == []
     assert ring_msgs(out) == [(1, E(*n.backing, epoch=n.epoch))]  # on at once, past 4 and 5 together
+    assert rules_of(out) == {"10"}
 
 
 def test_rule10_a_node_that_answers_the_roll_call_is_not_presumed_down():
@@ -446,7 +465,7 @@ def test_rule11_a_participant_asks_the_candidate_it_backs_every_P_and_waits_T():
     assert SetTimer("ask", CONFIG.probe_interval) in out
     out = n.step(TimerFired("ask"))
     assert [(o.dst, o.msg) for o in out if hasattr(o, "msg")] == [(5, Ask(1, 6, epoch=n.epoch))]
-    assert SetTimer("ask_wait", CONFIG.timeout) in out
+    assert SetTimer("ask_wait", CONFIG.timeout) in out and rules_of(out) == {"11"}
     assert not any(isinstance(o, SetTimer) and o.name == "ask" for o in started(2).step(Start()))  # own: no one to ask
 
 
@@ -455,6 +474,7 @@ def test_rule11_the_candidate_tells_how_the_election_stands():
     own = n.backing
     told = n.step(Receive(3, Ask(*own[1:])))
     assert [(o.dst, o.msg.outcome) for o in told if isinstance(getattr(o, "msg", None), Told)] == [(3, "waiting")]
+    assert rules_of(told, Told) == {"11"}
     n.step(Receive(4, E(*own)))  # its Election is back: it leads
     assert [o.msg.outcome for o in n.step(Receive(3, Ask(*own[1:]))) if hasattr(o, "msg")] == ["leads"]
     assert [o.msg.outcome for o in n.step(Receive(3, Ask(1, 99))) if hasattr(o, "msg")] == ["lost"]  # not its own
@@ -510,10 +530,10 @@ def test_rule11_waiting_asks_again_after_P_and_lost_or_silence_starts_an_electio
     out = n.step(Receive(5, Told(1, 6, "waiting")))
     assert SetTimer("ask", CONFIG.probe_interval) in out and n.participant
     n.step(TimerFired("ask"))
-    assert ElectionStarted() in n.step(Receive(5, Told(1, 6, "lost")))
+    assert started_by(n.step(Receive(5, Told(1, 6, "lost")))) == ["11"]
     n = backing_5()
     n.step(TimerFired("ask"))
-    assert ElectionStarted() in n.step(TimerFired("ask_wait"))  # 5 is down
+    assert started_by(n.step(TimerFired("ask_wait"))) == ["11"]  # 5 is down
 
 
 def test_rule11_an_answer_about_an_election_no_longer_backed_is_ignored():
@@ -533,6 +553,7 @@ def test_rule12_a_participant_watches_the_node_that_acked_its_messages_and_sends
     assert n.handed == {3: [(Election, own)]}
     out = n.step(TimerFired("watch"))
     assert sent(out, Probe) == [(3, Probe)] and SetTimer("watch", CONFIG.probe_interval) in out
+    assert rules_of(out) == {"12"}
     out = n.step(TimerFired("roll_call"))  # 3 said nothing within T: it crashed holding it
     assert ring_msgs(out) == [(4, E(*own, epoch=n.epoch))] and 3 in n.presumed_down
 
