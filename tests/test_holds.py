@@ -8,9 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground.cli import main
-from playground.core.commands import Crash, Heal, HoldLink, Partition, Recover, ReleaseLink, Scheduled, held_after
+from playground.core.commands import Crash, Heal, HoldLink, Partition, Recover, ReleaseLink, Scheduled
 from playground.core.config import ClusterConfig, InputError
 from playground.core.links import Links
+from playground.core.settings import held_after
 from protocol.classic import Answer, Election
 from tests.support import at, run
 from tests.test_app import advance, make_app, on_asyncio, palette

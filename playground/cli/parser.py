@@ -154,6 +154,23 @@ def add_timing(p: argparse._ActionsContainer, defaults: ClusterConfig, *, delay:
                    help=f"{delay or 'link delay bounds in seconds'} (default {bounds})")
 
 
+def add_faults(p: argparse._ActionsContainer) -> None:
+    """--loss, --duplicate, --reorder and --drift: the model's assumptions, broken on purpose."""
+    p.add_argument("--loss", metavar="P", help="links lose each message with probability P, drawn from the seed "
+                   "(default 0: lossless; the lossy K L P command sets one link's)")
+    p.add_argument("--duplicate", metavar="P", help="links deliver each message twice with probability P, the copy "
+                   "after its own delay (default 0)")
+    p.add_argument("--reorder", action="store_true", help="links are not FIFO: each message's delay is its own, so a "
+                   "later one may overtake (needs a delay range MIN:MAX)")
+    p.add_argument("--drift", metavar="R", help="each node's clock runs at its own rate in [1-R, 1+R], drawn from the "
+                   "seed, R below 1 (default 0: clocks keep time)")
+
+
+def parse_switch(text: str, what: str) -> bool:
+    """on or off (a scenario's `set reorder on`)."""
+    return choice(text, what, ("on", "off")) == "on"
+
+
 def timing_value(name: str, text: str, what: str) -> float:
     """One of add_timing's values (not --delay), checked in its range."""
     kind = {"timeout": TIMEOUT, "coordinator-timeout": COORDINATOR_TIMEOUT, "probe-interval": PROBE_INTERVAL}[name]

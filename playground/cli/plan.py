@@ -21,10 +21,14 @@ from ..core.config import (
     MAX_SEED,
     SETTLE,
     ClusterConfig,
+    Faults,
     InputError,
     Workload,
+    check_drift,
+    check_probability,
     parse_number,
     parse_whole,
+    reorder_refused,
 )
 from ..core.ids import ID_KINDS, node_ids, ring_order
 from ..record.scenario import Scenario, read_scenario
@@ -34,11 +38,13 @@ from .parser import (
     EVERY_MUTEX,
     Parser,
     add_algorithm,
+    add_faults,
     add_seed,
     add_timing,
     add_workload,
     choice,
     parse_hold,
+    parse_switch,
     parse_think,
     timing_value,
 )
@@ -95,6 +101,7 @@ def parser() -> Parser:
     add_workload(p)
     add_seed(p, "seed for the link delays and uuid ids")
     add_timing(p, ClusterConfig())
+    add_faults(p)
     p.add_argument("--settle", metavar="C", help="SLE2: seconds after a crash or recovery by which all must agree "
                    "(default from T, P, delay, N)")
     p.add_argument("--until", metavar="SECONDS", help=f"headless: virtual seconds to run (default {DEFAULT_UNTIL:g})")
@@ -145,6 +152,7 @@ def plan(argv: list[str], scenario: Scenario | None = None) -> RunPlan:
     if delay is not None:
         numbers["delay_min"], numbers["delay_max"] = delay
     config = ClusterConfig(**numbers)  # every value is checked by now
+    config = replace(config, faults=_faults(args, scenario, setting, config))
     until, ends = _until(args, scenario, setting)
     speed = _speed(args)
     mutex = setting("mutex", lambda v, what: v if v == EVERY_MUTEX else choice(v, what, tuple(MUTEXES)))
@@ -201,6 +209,29 @@ def _settings(args: argparse.Namespace, scenario: Scenario | None) -> Callable[[
             raise InputError(f"{where}: {e}") from None
 
     return setting
+
+
+def _faults(args: argparse.Namespace, scenario: Scenario | None, setting, config: ClusterConfig) -> Faults:
+    """--loss, --duplicate, --reorder and --drift (or the scenario's), checked; --reorder
+    needs a delay range, or nothing could overtake."""
+    values = {}
+    for name, check in (("loss", check_probability), ("duplicate", check_probability), ("drift", check_drift)):
+        value = setting(name, lambda v, what, check=check: check(parse_number(v, what), what))
+        if value is not None:
+            values[name] = value
+    where = "--reorder"
+    if not args.reorder and _set(scenario, "reorder"):
+        text, line = scenario.settings["reorder"]
+        where = f"{line}: reorder"
+        try:
+            args.reorder = parse_switch(text, "reorder")
+        except InputError as e:
+            raise InputError(f"{line}: {e}") from None
+    if args.reorder:
+        if why := reorder_refused(config.delay_min, config.delay_max):
+            raise InputError(f"{where}: {why.removeprefix('--reorder ')}")
+        values["reorder"] = True
+    return Faults(**values)
 
 
 def _check_compare(args: argparse.Namespace) -> None:
@@ -267,6 +298,11 @@ def _check_real(args: argparse.Namespace, commands: list, config: ClusterConfig,
             raise InputError(f"--real: a real cluster takes {', '.join(REAL_COMMANDS)}; not {s.command.name} (yet)")
     if nodes > REAL_MOST_NODES:
         raise InputError(f"--real: at most {REAL_MOST_NODES} node processes, not {nodes}")
+    if config.faults.reorder:
+        raise InputError("--real does not take --reorder: TCP hands each connection's messages over in the order sent, "
+                         "so real links reorder nothing")
+    if config.faults.any:
+        raise InputError("--real does not take --loss, --duplicate or --drift (yet)")
     return config if args.delay is not None else replace(config, delay_min=0.0, delay_max=0.0)
 
 

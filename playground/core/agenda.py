@@ -38,6 +38,16 @@ class Agenda:
             heapq.heappush(self._times, time)
         instant.append((node, item.name, item.generation))
 
+    def retime(self, now: int) -> None:
+        """What is due before `now` is due at `now` instead, in the order it was due, ahead
+        of what is due then already (the clock runs again after standing still by hand)."""
+        overdue = sorted(t for t in self._instants if t < now)
+        if overdue:
+            merged = [entry for t in [*overdue, now] for entry in self._instants.pop(t, [])]
+            self._times = [t for t in self._times if t > now] + [now]
+            heapq.heapify(self._times)
+            self._instants[now] = merged
+
     def next_time(self) -> int | None:
         return self._times[0] if self._times else None
 

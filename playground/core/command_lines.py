@@ -13,9 +13,13 @@ from .commands import (
     COMMANDS,
     DELAY,
     LINK,
+    MESSAGE,
     NODE,
     NODES,
+    PROBABILITY,
     SECONDS,
+    TIMER,
+    TIMER_NAME,
     USAGE,
     Command,
     Members,
@@ -24,7 +28,7 @@ from .commands import (
     arguments_count,
     from_words,
 )
-from .config import INSTANT, TIMEOUT, InputError, check_delay, parse_number, parse_whole, shown
+from .config import INSTANT, TIMEOUT, InputError, check_delay, check_probability, parse_number, parse_whole, shown
 from .ids import next_id
 
 
@@ -88,6 +92,14 @@ def _parsed(takes: Takes, words: list[str], ids: tuple[int, ...], seed: int, nam
         return [TIMEOUT.check(parse_number(words[0], "timeout"))]
     if takes is DELAY:
         return list(parse_delay(words[0]))
+    if takes is PROBABILITY:
+        return [check_probability(parse_number(words[0], "probability"), "probability")]
+    if takes is MESSAGE:
+        return [parse_whole(words[0], "message id", 0)]
+    if takes is TIMER:
+        if not TIMER_NAME.fullmatch(words[0]):
+            raise InputError(f"{name}: a timer's name is a word such as election or probe, not {shown(words[0])}")
+        return [words[0]]
     return [next_id(ids, seed)]  # NEWCOMER
 
 

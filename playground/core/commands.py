@@ -1,14 +1,20 @@
 """Commands that steer a run: each a small typed value that declares what it takes and
-what it is (`Command`), and the tables derived from those declarations; `Settings` (T,
-the delays and the links held, as commands leave them) and `Members` (who is in the
-cluster and who is down, so that a command that could only do nothing is refused).
+what it is (`Command`), and the tables derived from those declarations; and `Members`
+(who is in the cluster and who is down, so that a command that could only do nothing is
+refused). settings.py says what they leave set.
 command_lines.py parses `--at` and scenario lines into them.
 
 The commands, as a line writes them (K names a node by rank: 1 is the lowest id):
   crash K | recover K | elect K | timeout T | delay MIN[:MAX]
   hold K L | release K L | partition K,L,... | heal | join | leave K | want K
+  lossy K L P | by-hand | by-clock | deliver ID | drop ID | duplicate ID | fire K NAME
 `join` adds a node with a new id (ids.next_id: N+1, or a new UUID), which starts as a
-recovering node; `leave K` makes node K leave for good, telling the others.
+recovering node; `leave K` makes node K leave for good, telling the others; `lossy K L P` makes the
+link from K to L lose each message with probability P (0: lossless, whatever --loss says).
+`by-hand` makes the user the network (engine rule 8): nothing arrives and no timer fires
+by itself, and the clock stands still, until `by-clock`; meanwhile `deliver ID`, `drop ID`
+and `duplicate ID` say what becomes of message ID in flight (the id the trace gives it),
+and `fire K NAME` fires node K's timer NAME (by_hand.py).
 
 `words()` gives a command's name and arguments as the trace records them (ids, not
 ranks), and `from_words` reads them back (a transcript's commands are the recipe that
@@ -20,6 +26,7 @@ settings it has when they run, and records the absolute command they became.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
@@ -28,9 +35,9 @@ from protocol import machine, split_name
 
 from .config import (
     TIMEOUT,
-    ClusterConfig,
     InputError,
     check_delay,
+    check_probability,
     shown_json,
 )
 
@@ -54,6 +61,10 @@ LINK = Takes("K L", 2, 2, names_nodes=True)  # two different nodes: a link's end
 NODES = Takes("K,L,...", 1, None, names_nodes=True)
 SECONDS = Takes("T", 1, 1)
 DELAY = Takes("MIN[:MAX]", 1, 2)
+PROBABILITY = Takes("P", 1, 1)  # from 0 to 1
+MESSAGE = Takes("ID", 1, 1)  # a message in flight, by the id the trace gave it
+TIMER = Takes("NAME", 1, 1)  # a timer of the node named before it
+TIMER_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 NEWCOMER = Takes("", 0, 1)  # a new node's id: made when the line is read, recorded
 
 
@@ -74,7 +85,7 @@ class Command:
 
     def named(self) -> tuple[int, ...]:
         """The nodes the cluster has that it names (a join's newcomer is none of them)."""
-        return self.words()[1] if any(t.names_nodes for t in self.takes) else ()
+        return _node_arguments(type(self), self.words()[1])
 
     def words(self) -> tuple[str, tuple]:
         """Its name and arguments as the trace records them (ids, seconds)."""
@@ -157,6 +168,19 @@ class ReleaseLink(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class LossyLink(Command):
+    """The link from `src` to `dst` loses each message with probability `p`, whatever
+    --loss says for the others (0: it is lossless again)."""
+
+    name: ClassVar[str] = "lossy"
+    takes: ClassVar[tuple[Takes, ...]] = (LINK, PROBABILITY)
+    unsettling: ClassVar[bool] = True
+    src: int
+    dst: int
+    p: float
+
+
+@dataclass(frozen=True, slots=True)
 class Partition(Command):
     """Cut `group` off from every other node, both ways: each link across the cut held."""
 
@@ -209,6 +233,62 @@ class WantCs(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class EnterByHand(Command):
+    """The user is the network: nothing arrives and no timer fires by itself, and the
+    clock stands still, until `by-clock` (engine rule 8)."""
+
+    name: ClassVar[str] = "by-hand"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveByHand(Command):
+    """The network runs by itself again, from where the clock stands."""
+
+    name: ClassVar[str] = "by-clock"
+
+
+@dataclass(frozen=True, slots=True)
+class DeliverMessage(Command):
+    """Message `msg` arrives now, whatever its place on its link."""
+
+    name: ClassVar[str] = "deliver"
+    takes: ClassVar[tuple[Takes, ...]] = (MESSAGE,)
+    msg: int
+
+
+@dataclass(frozen=True, slots=True)
+class DropMessage(Command):
+    """Message `msg` never arrives (a fault: the cluster needs its time after it)."""
+
+    name: ClassVar[str] = "drop"
+    takes: ClassVar[tuple[Takes, ...]] = (MESSAGE,)
+    unsettling: ClassVar[bool] = True
+    msg: int
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateMessage(Command):
+    """A copy of message `msg` goes on its link, to arrive after a delay of its own."""
+
+    name: ClassVar[str] = "duplicate"
+    takes: ClassVar[tuple[Takes, ...]] = (MESSAGE,)
+    unsettling: ClassVar[bool] = True
+    msg: int
+
+
+@dataclass(frozen=True, slots=True)
+class FireTimer(Command):
+    """Node `node`'s timer `timer` fires now (a fault, as an early timeout is)."""
+
+    name: ClassVar[str] = "fire"
+    takes: ClassVar[tuple[Takes, ...]] = (NODE, TIMER)
+    unsettling: ClassVar[bool] = True
+    needs_up: ClassVar[str | None] = "fire a timer"
+    node: int
+    timer: str
+
+
+@dataclass(frozen=True, slots=True)
 class ChangeTimeout:
     """T + by, never below |by| (a key's step); recorded as the SetTimeout it becomes."""
 
@@ -224,18 +304,20 @@ class ChangeDelay:
 
 
 NodeCommand = Crash | Recover | Elect | Join | Leave
-LinkCommand = HoldLink | ReleaseLink | Partition | Heal
+LinkCommand = HoldLink | ReleaseLink | Partition | Heal | LossyLink
+HandCommand = DeliverMessage | DropMessage | DuplicateMessage | FireTimer  # what the user as the network does
 LiveCommand = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
 COMMANDS: dict[str, type[Command]] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
-                                                                 HoldLink, ReleaseLink, Partition, Heal, Join, Leave, WantCs)}
+                                                                 HoldLink, ReleaseLink, Partition, Heal, Join, Leave, WantCs,
+                                                                 LossyLink, EnterByHand, LeaveByHand, DeliverMessage, DropMessage,
+                                                                 DuplicateMessage, FireTimer)}
 # Derived from the declarations: the commands' usage, those that change membership or
-# the links, those after which the cluster needs its time (monitor rule 6), and those
-# whose arguments are nodes the cluster already has (join's is the newcomer).
+# the links, and those after which the cluster needs its time (monitor rule 6); which
+# arguments name nodes is `node_places`.
 USAGE = {name: cls.usage() for name, cls in COMMANDS.items()}
 MEMBERSHIP_COMMANDS = tuple(name for name, cls in COMMANDS.items() if cls.membership)
 LINK_COMMANDS = tuple(name for name, cls in COMMANDS.items() if cls.changes_links)
 UNSETTLING_COMMANDS = tuple(name for name, cls in COMMANDS.items() if cls.unsettling)
-NODE_ARGUMENTS = tuple(name for name, cls in COMMANDS.items() if any(t.names_nodes for t in cls.takes))
 
 
 def membership_refused(algorithm: str) -> str | None:
@@ -257,43 +339,6 @@ def delay_refused(algorithm: type | str, high: float) -> str | None:
     if high > 0 or mutex is None or mutex.never_rests is None:
         return None
     return f"the {mutex.never_rests} of {mutex.name} would go round for ever at one instant with no link delay"
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What commands set that everyone watching a run must see alike: T and the delays
-    (`config`) and the links held. The engine and every fold of a trace (the app's state
-    at any instant) work them out here, from the command's recorded words, so the two
-    cannot disagree."""
-
-    config: ClusterConfig
-    held: frozenset[tuple[int, int]] = frozenset()
-
-    def after(self, name: str, args: tuple, ids: tuple[int, ...]) -> Settings:
-        """The settings once the command `name` with `args` (as recorded: ids, seconds) has run."""
-        if name == "timeout":
-            return Settings(self.config.with_timeout(*args), self.held)
-        if name == "delay":
-            return Settings(self.config.with_delay(*args), self.held)
-        if name in LINK_COMMANDS:
-            return Settings(self.config, held_after(self.held, name, args, ids))
-        return self
-
-    @property
-    def synchronous(self) -> bool:
-        """The synchrony bound holds: T >= 2 x max delay, and no link is held."""
-        return self.config.synchronous and not self.held
-
-
-def held_after(held: frozenset[tuple[int, int]], name: str, args: tuple, ids: tuple[int, ...]) -> frozenset[tuple[int, int]]:
-    if name == "hold":
-        return held | {tuple(args)}
-    if name == "release":
-        return held - {tuple(args)}
-    if name == "partition":
-        inside, outside = set(args), set(ids) - set(args)
-        return held | {(a, b) for a in inside for b in outside} | {(b, a) for a in inside for b in outside}
-    return frozenset()  # heal
 
 
 def from_words(name: str, args: tuple) -> Command:
@@ -321,21 +366,43 @@ def check_words(name: object, args: object, nodes: set[int] | tuple[int, ...]) -
     elif len(args) != sum(counts):
         raise ValueError(f"field 'args': {name} takes {arguments_count(sum(counts))}, not {shown_json(list(args))}")
     if any(t.names_nodes for t in cls.takes):
-        for node in args:
+        named = _node_arguments(cls, args)
+        for node in named:
             if type(node) is not int or node not in nodes:
                 raise ValueError(f"field 'args': {shown_json(list(args))} names a node that is not one of the header's")
-        if len(set(args)) != len(args):
+        if len(set(named)) != len(named):
             raise ValueError(f"field 'args': {name} names a node twice in {shown_json(list(args))}")
     try:
         if SECONDS in cls.takes:
             args = (TIMEOUT.check(_seconds(args[0]), "timeout"),)
         elif DELAY in cls.takes:
             args = check_delay(_seconds(args[0]), _seconds(args[1]))
+        elif PROBABILITY in cls.takes:
+            args = (*args[:-1], check_probability(_number(args[-1]), "probability"))
+        elif MESSAGE in cls.takes and (type(args[0]) is not int or args[0] < 0):
+            raise InputError(f"expected a message's id (0 or more), got {shown_json(args[0])}")
+        elif TIMER in cls.takes and (type(args[-1]) is not str or not TIMER_NAME.fullmatch(args[-1])):
+            raise InputError(f"expected a timer's name, got {shown_json(args[-1])}")
     except InputError as e:
         raise ValueError(f"field 'args': {e}") from None
     if NEWCOMER in cls.takes and (type(args[0]) is not int or args[0] in nodes):
         raise ValueError(f"field 'args': a join names one new node, not {shown_json(list(args))}")
     return from_words(name, args)
+
+
+def _node_arguments(cls: type[Command], args: tuple) -> tuple:
+    """The arguments of a `cls` that name nodes (a lossy link's ends, not its probability)."""
+    return tuple(a for a, node in zip(args, node_places(cls, len(args)), strict=False) if node)
+
+
+def node_places(cls: type[Command], count: int, newcomer: bool = False) -> list[bool]:
+    """Which of a `cls` command's `count` recorded arguments name nodes the cluster has
+    (with `newcomer`, a join's new node too)."""
+    places: list[bool] = []
+    for t in cls.takes:
+        n = t.recorded if t.recorded is not None else count - len(places)
+        places += [t.names_nodes or (newcomer and t is NEWCOMER)] * n
+    return places
 
 
 def _seconds(value: object) -> float:
@@ -344,8 +411,14 @@ def _seconds(value: object) -> float:
     return value
 
 
+def _number(value: object) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise InputError(f"expected a number, got {shown_json(value)}")
+    return value
+
+
 def arguments_count(arity: int) -> str:
-    return {0: "no arguments", 1: "one argument", 2: "two arguments"}[arity]
+    return {0: "no arguments", 1: "one argument", 2: "two arguments", 3: "three arguments"}[arity]
 
 
 @dataclass(frozen=True, slots=True)

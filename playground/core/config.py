@@ -1,4 +1,5 @@
-"""A run's settings: the protocol's knobs plus the links' delay bounds, and their checks."""
+"""A run's settings: the protocol's knobs plus the links' delay bounds and the model's
+assumptions a run breaks on purpose (`Faults`), and their checks."""
 
 from __future__ import annotations
 
@@ -130,6 +131,54 @@ SETTLE = TimeRange("settle time", 0.001, 1e9)
 INSTANT = TimeRange("time", 0, 1e12, zero=True)  # a moment of virtual time: --until, a command's TIME
 
 
+def check_probability(value: float, what: str) -> float:
+    """A probability: a finite number from 0 to 1."""
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise InputError(f"{what} must be a probability from 0 to 1, not {value:g}")
+    return value
+
+
+def check_drift(value: float, what: str = "drift") -> float:
+    """A clock's drift bound R: each rate is in [1 - R, 1 + R], so R is from 0 to below 1
+    (a rate of 0 would stop a clock, a negative one run it backwards)."""
+    if not (math.isfinite(value) and 0 <= value < 1):
+        raise InputError(f"{what} must be from 0 to below 1 (each clock runs at a rate in [1 - R, 1 + R]), not {value:g}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """The model's assumptions a run breaks on purpose, none by default (lossless FIFO
+    links, clocks that keep time: the model the lecture's synchronous system describes).
+    Each draw is the run's own, seeded (faults.py), so a run with faults is re-created
+    event for event like any other."""
+
+    loss: float = 0.0  # each message is lost with this probability (`lossy K L P` sets one link's)
+    duplicate: float = 0.0  # each message that is not lost arrives twice with this probability
+    reorder: bool = False  # links are not FIFO: each message's delay is its own, a later one may overtake
+    drift: float = 0.0  # each node's timers run at a rate of its own, drawn in [1 - drift, 1 + drift]
+
+    def __post_init__(self) -> None:
+        check_probability(self.loss, "loss")
+        check_probability(self.duplicate, "duplicate")
+        check_drift(self.drift)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.loss or self.duplicate or self.reorder or self.drift)
+
+
+NO_FAULTS = Faults()
+
+
+def reorder_refused(delay_min: float, delay_max: float) -> str | None:
+    """Why links cannot reorder with these delay bounds (one line), or None: with one
+    delay for every message, nothing can overtake."""
+    if delay_min == delay_max:
+        return f"--reorder needs a delay range (MIN:MAX): with a constant delay of {delay_min:g} s nothing can overtake"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
     """Defaults serve a live demo: an election takes a few watchable seconds, and
@@ -144,6 +193,8 @@ class ClusterConfig:
     # The ring algorithms' order of the ids round the ring (ids.ring_order); None: ascending.
     # A transcript writes it apart from the other settings, and only when there is one.
     ring: tuple[int, ...] | None = None
+    # The assumptions broken on purpose; a transcript writes them apart, and only if any is.
+    faults: Faults = NO_FAULTS
 
     def __post_init__(self) -> None:
         TIMEOUT.check(self.timeout)
@@ -186,6 +237,9 @@ class ClusterConfig:
 
     def with_delay(self, delay_min: float, delay_max: float) -> ClusterConfig:
         return replace(self, delay_min=delay_min, delay_max=delay_max)
+
+    def with_faults(self, **changes: float | bool) -> ClusterConfig:
+        return replace(self, faults=replace(self.faults, **changes))
 
 
 CS_THINK = TimeRange("think time", 0, 1e6, zero=True)

@@ -37,6 +37,17 @@ Rules:
      reaches) until the test brings it to the present (Links.bring_forward), a timer
      set is not queued until the test fires it, and a command may still run at the
      present instant, which is over only when the test moves time on.
+  7. Faults (config.Faults, `lossy K L P`: faults.py). Each message sent is drawn lost
+     with its link's probability, and, if not, duplicated with --duplicate's, in merged
+     order (rule 3) from the run's own generator; the links then hand a lost one over as
+     lost and a copy as a second arrival (links.py, rule 1). With --reorder the links
+     are not FIFO. Each node's clock runs at its own rate (--drift: host rule 9). A run
+     without faults draws nothing more than it ever did.
+  8. The user as the network (`by-hand` to `by-clock`: by_hand.py). Only commands are
+     due: nothing arrives and no timer fires by itself, and the user's deliver, drop,
+     duplicate and fire commands say what happens, each at an instant of its own (rule
+     2), judged by the monitor as ever. `by-clock` lets what fell due meanwhile arrive
+     and fire at once, in the order it was due.
 """
 
 from __future__ import annotations
@@ -50,31 +61,40 @@ from operator import attrgetter, itemgetter
 
 from protocol import Node
 
+from . import by_hand
 from .agenda import Agenda
 from .commands import (
     ChangeDelay,
     ChangeTimeout,
     Command,
+    DeliverMessage,
+    DropMessage,
+    DuplicateMessage,
+    EnterByHand,
+    FireTimer,
     Heal,
     HoldLink,
     Join,
     Leave,
+    LeaveByHand,
     LiveCommand,
+    LossyLink,
     Partition,
     ReleaseLink,
     Scheduled,
     SetDelay,
     SetTimeout,
-    Settings,
     delay_refused,
 )
 from .config import DELAY, TIMEOUT, US, ClusterConfig, Workload, to_seconds, to_us
-from .events import CommandEvent, Event, SendEvent
+from .events import CommandEvent, DuplicateEvent, Event, SendEvent
+from .faults import FaultDraws, clock_rate, route_faulty
 from .host import Internals, NodeHost, Roster
 from .ids import next_id
 from .links import Links
 from .monitor import Monitor
 from .network import ByHand, Network
+from .settings import Settings
 from .trace import Observer, Trace
 from .work import COMMAND, DELIVERY, TIMER, Boot, Entry
 
@@ -105,10 +125,13 @@ class Engine:
         self.seed = seed
         self.lookahead = lookahead
         self.by_hand = by_hand  # rule 6
-        self.links = Links()
+        self.hand = False  # rule 8: the user is the network
+        self.links = Links(fifo=not config.faults.reorder)
         self.network = (ByHand if by_hand else Network)(seed, to_us(config.delay_min), to_us(config.delay_max))
+        self.lossy: tuple[tuple[int, int, float], ...] = ()  # the links `lossy` made lossy (Settings.lossy)
+        self._draws = FaultDraws(seed)  # rule 7
         self.roster = Roster.of(self.ids)  # shared with the hosts
-        self.hosts = {i: NodeHost(i, algorithm, self.roster, config.protocol, workload, seed) for i in self.ids}
+        self.hosts = {i: self._host(i) for i in self.ids}
         self.agenda = Agenda()
         self.monitor = Monitor.for_algorithm(algorithm, self.ids, self.settle_time)
         self.trace = Trace(self.monitor)
@@ -118,6 +141,7 @@ class Engine:
         self._msg_id = 0
         self._crowd: Iterator[Window] | None = None  # the rest of a crowded instant, a slice at a time (rule 4)
         self._slice = max(16, SLICE_EVENTS // len(self.ids))  # work items per slice
+        self._faulty = self.settings.draws  # whether a message sent may be lost or duplicated (rule 7)
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -172,8 +196,17 @@ class Engine:
         self.ids = tuple(sorted((*self.ids, node)))
         self.roster.every.add(node)
         self.roster.members.add(node)
-        self.hosts[node] = NodeHost(node, self.algorithm, self.roster, self.config.protocol, self.workload, self.seed)
+        self.hosts[node] = self._host(node)
         self._slice = max(16, SLICE_EVENTS // len(self.ids))
+
+    def _host(self, node: int) -> NodeHost:
+        return NodeHost(node, self.algorithm, self.roster, self.config.protocol, self.workload, self.seed,
+                        clock_rate(self.seed, node, self.config.faults.drift))  # (rule 7)
+
+    @property
+    def settings(self) -> Settings:
+        """T and the delays, the links held and those made lossy, as commands left them."""
+        return Settings(self.config, frozenset(self.links.held), self.lossy)
 
     def internals(self, node: int) -> Internals:
         return self.hosts[node].internals()
@@ -216,6 +249,8 @@ class Engine:
         """When a command or node work is next due (the monitor's deadline apart)."""
         if self._crowd is not None:
             return self.now_us
+        if self.hand:  # rule 8: only commands
+            return self._commands[0][0] if self._commands else None
         due = self.agenda.next_time()
         arrival = self.links.next_arrival()
         if arrival is not None and (due is None or arrival < due):
@@ -248,7 +283,7 @@ class Engine:
             if window is None:
                 self._after_step()
             return window
-        if t in (self.agenda.next_time(), self.links.next_arrival()):
+        if not self.hand and t in (self.agenda.next_time(), self.links.next_arrival()):
             return self._node_work(t, until_us)
         self._after_step()  # only the monitor's deadline was due
         return None
@@ -313,8 +348,7 @@ class Engine:
             events = [e for host in hosts for e in host.records]
             events.sort(key=_time)  # stable, and the records are already in node order
         self.now_us = window.end - 1  # every instant of the window has run (or is running, if sliced)
-        self._route(events, hosts)
-        self.trace.publish(events)
+        self.trace.publish(self._route(events, hosts))
         self._after_step()
 
     def _window_end(self, start: int, until_us: int | None) -> int:
@@ -336,15 +370,29 @@ class Engine:
         name, args = command.words()
         self.trace.publish([CommandEvent(0, to_seconds(self.now_us), name, args, source)])
         match command:
-            case SetTimeout() | SetDelay() | HoldLink() | ReleaseLink() | Partition() | Heal():
+            case SetTimeout() | SetDelay() | HoldLink() | ReleaseLink() | Partition() | Heal() | LossyLink():
                 held = frozenset(self.links.held)
-                after = Settings(self.config, held).after(name, args, self.ids)
+                after = self.settings.after(name, args, self.ids)
                 if after.config is not self.config:
                     self._reconfigure(after.config)
                 for src, dst in sorted(held - after.held):
                     self.links.release(src, dst, self.now_us)
                 for src, dst in sorted(after.held - held):
                     self.links.hold(src, dst)
+                self.lossy = after.lossy
+                self._faulty = after.draws
+            case EnterByHand() | LeaveByHand():  # rule 8
+                self.hand = type(command) is EnterByHand
+                if not self.hand:
+                    self.links.retime(self.now_us)
+                    self.agenda.retime(self.now_us)
+            case DeliverMessage() | DropMessage() | DuplicateMessage() | FireTimer():
+                work = by_hand.work(self, command)
+                if type(work) is DuplicateEvent:
+                    self.trace.publish([work])
+                else:
+                    t = self.now_us
+                    return Window(t, t + 1, {work[0]: work[1]})
             case _:
                 if type(command) is Join:
                     self._admit(command.node)
@@ -372,6 +420,13 @@ class Engine:
                 return Join(next_id(self.ids, self.seed))
             case Leave(node) if node not in self.hosts or not self.hosts[node].up:
                 return None  # only an up member can leave gracefully
+            case DeliverMessage() | DropMessage() | DuplicateMessage() | FireTimer() \
+                    if by_hand.refusal(self, request) is not None:
+                return None
+            case EnterByHand() if self.hand:
+                return None
+            case LeaveByHand() if not self.hand:
+                return None
         return request
 
     def _reconfigure(self, config: ClusterConfig) -> None:
@@ -384,19 +439,23 @@ class Engine:
 
     # --- one window's records into the trace ----------------------------------------------------
 
-    def _route(self, events: list[Event], hosts: list[NodeHost]) -> None:
-        """Hand out message ids and arrival times in merged order, and queue what is due later."""
+    def _route(self, events: list[Event], hosts: list[NodeHost]) -> list[Event]:
+        """Hand out message ids and arrival times in merged order, and queue what is due
+        later; the events to publish (with the links' duplicates, rule 7)."""
         send, delay = self.links.send, self.network.delay
-        msg_id = self._msg_id
-        t, sent = None, 0
-        for e in events:
-            if type(e) is SendEvent:
-                if e.t != t:
-                    t, sent = e.t, to_us(e.t)
-                e.id = msg_id
-                e.arrives = send(e.src, e.dst, msg_id, e.msg, sent + delay()) / US
-                msg_id += 1
-        self._msg_id = msg_id
+        if self._faulty:  # rule 7
+            events, self._msg_id = route_faulty(events, self._msg_id, self.links, delay, self._draws, self.config.faults,
+                                                self.lossy)
+        else:
+            msg_id, t, sent = self._msg_id, None, 0
+            for e in events:
+                if type(e) is SendEvent:
+                    if e.t != t:
+                        t, sent = e.t, to_us(e.t)
+                    e.id = msg_id
+                    e.arrives = send(e.src, e.dst, msg_id, e.msg, sent + delay()) / US
+                    msg_id += 1
+            self._msg_id = msg_id
         agenda = self.agenda
         queue_timers = not self.by_hand  # by hand, a timer fires when the test says (rule 6)
         for host in hosts:  # a node's timers in its own order; nodes' timers never meet
@@ -404,6 +463,7 @@ class Engine:
                 for timer in host.pending:
                     agenda.fire(timer.fires, timer.node, timer.item)
             host.records, host.pending = [], []  # merged: a storm's events must not outlive it
+        return events
 
     def _after_step(self) -> None:
         """The instant just run is over if nothing more can happen at it (rule 5); by

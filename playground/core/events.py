@@ -72,6 +72,19 @@ class HeldEvent(Event):
 
 
 @dataclass(slots=True)
+class DuplicateEvent(Event):
+    """The link copied message `id` (a duplicating link's draw, or the user's by hand): the
+    copy arrives at `arrives`, after a delay of its own, as a second arrival of the same
+    message (a deliver or drop of the same id)."""
+
+    kind: ClassVar[str] = "duplicate"
+    id: int
+    src: int
+    dst: int
+    arrives: float
+
+
+@dataclass(slots=True)
 class StateEvent(Event):
     """A node's status or leader changed. `role` is the one its status carries (what
     its algorithm declares the status to mean: down, electing, waiting, normal), written
@@ -179,7 +192,7 @@ class CommandEvent(Event):
 
     kind: ClassVar[str] = "command"
     command: str
-    args: tuple[int | float, ...]
+    args: tuple[int | float | str, ...]  # (a string: a timer's name, `fire K NAME`)
     source: str
 
 
@@ -253,6 +266,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     DeliverEvent,
     DropEvent,
     HeldEvent,
+    DuplicateEvent,
     StateEvent,
     CsEvent,
     StartEvent,

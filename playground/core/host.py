@@ -35,6 +35,10 @@ Rules of the model, for one node (links.py has those of the links):
      the node's own for timers (seeded by the run's seed and the node's id, like rule
      7's), so the machine stays pure and the draws do not depend on the order nodes
      run in. The trace's timer_set records when it will fire.
+  9. A node's clock runs at its own `rate` (1 unless the run's clocks drift, --drift:
+     faults.clock_rate), so each timer of d seconds it sets fires d / rate seconds later.
+ 10. A message the link lost (links.py's Lost) is noted where it would have arrived, as
+     a drop with the link's reason: the node never sees it.
 
 The host records trace events in the order things happened at this node, unstamped:
 the engine numbers events and messages when it merges every node's records, so nothing
@@ -49,7 +53,7 @@ from dataclasses import dataclass
 from protocol import Config, Node
 
 from .config import Workload, to_seconds, to_us
-from .events import TimerSetEvent
+from .events import UNSET, DropEvent, TimerSetEvent
 from .runner import (
     DROPPED_RECEIVER_DOWN,
     DROPPED_RECEIVER_LEFT,
@@ -63,7 +67,7 @@ from .runner import (
     Roster,
     workload_span,
 )
-from .work import TIMER, Fire, Work
+from .work import TIMER, Fire, Lost, Work
 
 __all__ = ["DROPPED_RECEIVER_DOWN", "DROPPED_RECEIVER_LEFT", "HOLD", "THINK", "WORKLOAD_AFTER", "WORKLOAD_INPUTS",
            "HostStatus", "Internals", "NodeHost", "PendingTimer", "Roster", "workload_span"]
@@ -91,11 +95,13 @@ class Internals:
 
 class NodeHost(NodeRunner):
     def __init__(self, node_id: int, algorithm: type[Node], roster: Roster | tuple[int, ...], config: Config,
-                 workload: Workload | None = None, seed: int = 1):
+                 workload: Workload | None = None, seed: int = 1, rate: float = 1.0):
         """`roster`: the engine's, or for a host on its own, the cluster's ids.
-        `workload`: when a mutex runs, who wants the critical section when (rule 7)."""
+        `workload`: when a mutex runs, who wants the critical section when (rule 7).
+        `rate`: how fast its clock runs (rule 9)."""
         super().__init__(node_id, algorithm, roster if isinstance(roster, Roster) else Roster.of(roster), config,
                          workload, Draws(f"{seed}/{node_id}", f"{seed}/{node_id}/timers"))  # (rules 7, 8)
+        self.rate = rate  # rule 9
         self.pending: list[PendingTimer] = []  # set in this run, due after its window
         self._local_order = 0
         self._local: list[tuple] = []
@@ -126,10 +132,14 @@ class NodeHost(NodeRunner):
         now, _, _, item = entry
         if now != self._now:
             self._now, self._now_t = now, to_seconds(now)
+        if type(item) is Lost:  # rule 10
+            self.records.append(DropEvent(UNSET, self._now_t, item.msg_id, item.src, self.id, item.reason))
+            return
         self.take(item, self._now_t)
         if self.requests:
+            rate = self.rate
             for request in self.requests:  # (in the order set: rule 5's order among timers)
-                fires = now + to_us(request.delay)
+                fires = now + to_us(request.delay if rate == 1.0 else request.delay / rate)
                 self.due(request, fires)
                 request.event.fires = to_seconds(fires)
                 fire = Fire(request.name, request.generation)

@@ -1,43 +1,59 @@
-"""The links: messages in flight on one lossless FIFO link per ordered pair of nodes.
+"""The links: every message in flight, one link per ordered pair of nodes, lossless and
+FIFO unless the run breaks those assumptions on purpose (config.Faults).
 
 One store for every message in flight, kept by the instant it arrives and the node it
 arrives at, in the order sent. Its rules are the model's:
-  1. Lossless: a message sent is delivered (or dropped, by a down receiver) exactly once.
+  1. Lossless: a message sent is delivered (or dropped, by a down receiver) exactly once;
+     unless the engine lost it (`lose`: a lossy link's draw), and then it is handed over
+     as `Lost` when it would have arrived (so a drawing ends its arrow there, crossed);
+     and a copy of it (`copy`: a duplicating link's draw, or the user's by hand) is a
+     second message in flight under the same id, delivered on its own.
   2. FIFO: a message that draws a shorter delay than the one before it on its link is
      held until that one has arrived, and equal arrival times keep the order sent. So a
      link's arrival times never go backwards, the time a send reports (`arrives`) is
      when it arrives, and whoever drives the run takes a link's messages in send order:
      the engine by time (`take`, or one crowded instant node by node with `take_instant`);
-     a test harness says which link's head arrives next (`bring_forward`).
+     a test harness says which link's head arrives next (`bring_forward`). Links built
+     with `fifo=False` (--reorder) skip the hold: each message arrives after its own
+     delay, and a later one may overtake.
   3. A held link (`hold`) keeps what reaches its end: each such message waits there, in
      order, and is handed over as `Held` instead of `Deliver`. `release` hands them all
      over at that instant, first on their link, so FIFO holds across the wait. Nothing
      is lost.
+  4. By hand (the user is the network, engine rule 7), any message in flight can be
+     taken out of its link at once (`take_message`), whatever its place, and what is
+     overdue when the clock runs again arrives then (`retime`), in the order it was due.
 
 Memory: a big run has over a million messages in flight, so each is one small tuple of
-two ints (sender, id) in its instant's list for its receiver, the message itself in one
-table by id, and a link's latest arrival is kept only while the link is busy. Tuples of
-plain values are not tracked by the garbage collector: a storm's quarter of a million
-messages in flight would otherwise be walked by every full collection (a stall the app
-shows).
+two ints (sender, key) in its instant's list for its receiver, the message itself in one
+table by key, and a link's latest arrival is kept only while the link is busy. A key is
+the message's id, or for a copy a negative number of its own (`_copies` says whose copy).
+Tuples of plain values are not tracked by the garbage collector: a storm's quarter of a
+million messages in flight would otherwise be walked by every full collection (a stall
+the app shows).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from protocol import Message
 
-from .work import Deliver, Held
+from .work import Deliver, Held, Lost
 
-Arrivals = dict[int, list[tuple[int, int]]]  # receiver -> [(src, id)], in send order
+Arrivals = dict[int, list[tuple[int, int]]]  # receiver -> [(src, key)], in send order
 
 
 class Links:
-    def __init__(self):
+    def __init__(self, fifo: bool = True):
+        self.fifo = fifo  # rule 2 (False: --reorder)
         self._instants: dict[int, Arrivals] = {}  # arrival time -> who gets what then
-        self._messages: dict[int, Message] = {}  # id -> the message, while in flight
+        self._messages: dict[int, Message] = {}  # key -> the message, while in flight
+        self._lost: dict[int, str] = {}  # key -> why, for a message in flight that will never arrive (rule 1)
+        self._copies: dict[int, int] = {}  # a copy's key -> the id of the message it copies (rule 1)
+        self._copy_key = 0  # the last copy's key (they count down from -1)
         self._sizes: dict[int, int] = {}  # arrival time -> how many
         self._times: list[int] = []  # heap of the keys of _instants
         self._tail: dict[tuple[int, int], int] = {}  # a busy link's latest arrival
@@ -50,6 +66,10 @@ class Links:
         and messages are immutable: the lists are copied, their items shared. (A generic
         deep copy walks every item: 100 ms at N = 32 mid-storm, a visible stall.)"""
         twin = Links.__new__(Links)
+        twin.fifo = self.fifo
+        twin._lost = dict(self._lost)
+        twin._copies = dict(self._copies)
+        twin._copy_key = self._copy_key
         twin._instants = {t: {dst: list(queue) for dst, queue in arrivals.items()} for t, arrivals in self._instants.items()}
         twin._messages = dict(self._messages)
         twin._sizes = dict(self._sizes)
@@ -63,10 +83,13 @@ class Links:
     def send(self, src: int, dst: int, msg_id: int, msg: Message, earliest: int) -> int:
         """Put a message on src->dst; return when it arrives: `earliest`, or when the
         message before it does, if that is later (rule 2)."""
-        link = (src, dst)
-        tail = self._tail.get(link)
-        arrives = earliest if tail is None or tail <= earliest else tail
-        self._tail[link] = arrives
+        if self.fifo:
+            link = (src, dst)
+            tail = self._tail.get(link)
+            arrives = earliest if tail is None or tail <= earliest else tail
+            self._tail[link] = arrives
+        else:
+            arrives = earliest
         instant = self._instants.get(arrives)
         if instant is None:
             instant = self._instants[arrives] = {}
@@ -81,6 +104,18 @@ class Links:
         self._sizes[arrives] += 1
         self._count += 1
         return arrives
+
+    def lose(self, msg_id: int, reason: str) -> None:
+        """The message `msg_id`, just sent, will never arrive: it is handed over as Lost
+        when it would have (rule 1)."""
+        self._lost[msg_id] = reason
+
+    def copy(self, src: int, dst: int, msg_id: int, msg: Message, earliest: int) -> int:
+        """A copy of message `msg_id` on src->dst, a message of its own that arrives after
+        its own delay (rule 1; FIFO still holds it behind the one before it); return when."""
+        self._copy_key -= 1
+        self._copies[self._copy_key] = msg_id
+        return self.send(src, dst, self._copy_key, msg, earliest)
 
     def next_arrival(self) -> int | None:
         return self._times[0] if self._times else None
@@ -107,19 +142,25 @@ class Links:
         return self._instants.pop(time)
 
     def deliveries(self, time: int, dst: int, queue: list[tuple[int, int]]) -> Iterator[Deliver | Held]:
-        """A receiver's arrivals at `time`, as deliveries, in the order sent (on a held
-        link: kept, and handed over as Held, rule 3)."""
-        tails, held, messages = self._tail, self.held, self._messages
-        for src, msg_id in queue:
-            msg = messages.pop(msg_id)
+        """A receiver's arrivals at `time`, as deliveries, in the order sent (a lost one
+        as Lost, rule 1; on a held link: kept, and handed over as Held, rule 3)."""
+        tails, held, messages, lost, copies = self._tail, self.held, self._messages, self._lost, self._copies
+        for src, key in queue:
+            msg = messages.pop(key)
+            msg_id = key if key >= 0 else copies[key]
             link = (src, dst)
             if tails.get(link) == time:  # the link's last message in flight: idle now
                 del tails[link]
-            if held and link in held:
-                self._waiting.setdefault(link, []).append((msg_id, msg))
+            if lost and key in lost:
+                yield Lost(src, msg_id, lost.pop(key))
+                copies.pop(key, None)
+            elif held and link in held:
+                self._waiting.setdefault(link, []).append((key, msg))
                 yield Held(src, msg_id)
             else:
                 yield Deliver(src, msg_id, msg)
+                if key < 0:
+                    del copies[key]
 
     # --- held links (rule 3) -----------------------------------------------------------------
 
@@ -136,10 +177,11 @@ class Links:
             return
         instant = self._instant(now)
         self._messages.update(waiting)
-        instant[dst] = [(src, msg_id) for msg_id, _ in waiting] + instant.get(dst, [])
+        instant[dst] = [(src, key) for key, _ in waiting] + instant.get(dst, [])
         self._sizes[now] += len(waiting)
         self._count += len(waiting)
-        self._tail[link] = max(self._tail.get(link, now), now)
+        if self.fifo:
+            self._tail[link] = max(self._tail.get(link, now), now)
 
     def _instant(self, time: int) -> Arrivals:
         """The arrivals at `time`, a new instant if none arrive then yet (`send` does the
@@ -185,9 +227,96 @@ class Links:
         out: dict[tuple[int, int], list[tuple[int, Message]]] = {}
         for time in sorted(self._instants):
             for dst, queue in self._instants[time].items():
-                for src, msg_id in queue:
-                    out.setdefault((src, dst), []).append((msg_id, self._messages[msg_id]))
+                for src, key in queue:
+                    out.setdefault((src, dst), []).append((self._copies.get(key, key), self._messages[key]))
         return dict(sorted(out.items()))
+
+    def flights(self) -> list[Flight]:
+        """Every message in flight, by when it is due (then receiver, then the order
+        sent): what the by-hand pane lists."""
+        out = []
+        for time in sorted(self._instants):
+            for dst, queue in sorted(self._instants[time].items()):
+                for src, key in queue:
+                    out.append(Flight(time, src, dst, self._copies.get(key, key), self._messages[key], key < 0,
+                                      key in self._lost))
+        return out
+
+    # --- by hand (rule 4) -------------------------------------------------------------------
+
+    def find(self, msg_id: int) -> tuple[int, int, Message] | None:
+        """Message `msg_id` on its link (the first of it due, if a copy is in flight too):
+        (src, dst, message); None if it is not in flight (or waits at a held link's end)."""
+        place = self._place(msg_id)
+        if place is None:
+            return None
+        time, dst, index = place
+        src, key = self._instants[time][dst][index]
+        return src, dst, self._messages[key]
+
+    def _place(self, msg_id: int) -> tuple[int, int, int] | None:
+        """Where message `msg_id` is: (arrival time, receiver, index in that instant's list)."""
+        copies = self._copies
+        for time in sorted(self._instants):
+            for dst, queue in self._instants[time].items():
+                for index, (_, key) in enumerate(queue):
+                    if key == msg_id or (key < 0 and copies[key] == msg_id):
+                        return time, dst, index
+        return None
+
+    def take_message(self, msg_id: int) -> tuple[int, int, Message]:
+        """Take message `msg_id` (as `find` finds it) out of its link at once: (src, dst,
+        message). A loss drawn for it is forgotten: by hand, the user says what becomes of it."""
+        time, dst, index = self._place(msg_id)
+        instant = self._instants[time]
+        src, key = instant[dst].pop(index)
+        if not instant[dst]:
+            del instant[dst]
+        self._sizes[time] -= 1
+        self._count -= 1
+        if not instant:
+            del self._instants[time], self._sizes[time]
+            self._times.remove(time)
+            heapq.heapify(self._times)
+        self._lost.pop(key, None)
+        self._copies.pop(key, None)
+        return src, dst, self._messages.pop(key)
+
+    def retime(self, now: int) -> None:
+        """What is due before `now` is due at `now` instead, in the order it was due, ahead
+        of what is due then already: the clock runs again after standing still by hand
+        (each step of which moved it on by a microsecond)."""
+        overdue = sorted(t for t in self._instants if t < now)
+        if not overdue:
+            return
+        merged: Arrivals = {}
+        for time in [*overdue, now]:
+            for dst, queue in self._instants.pop(time, {}).items():
+                merged.setdefault(dst, []).extend(queue)
+        count = sum(self._sizes.pop(t, 0) for t in [*overdue, now])
+        self._times = [t for t in self._times if t >= now]
+        if now not in self._times:
+            self._times.append(now)
+        heapq.heapify(self._times)
+        self._instants[now] = merged
+        self._sizes[now] = count
+        for link, tail in self._tail.items():
+            if tail < now:
+                self._tail[link] = now
 
     def __len__(self) -> int:
         return self._count
+
+
+@dataclass(frozen=True, slots=True)
+class Flight:
+    """A message in flight, as the by-hand pane lists it: when it is due (microseconds),
+    its link, its id and message; whether it is a copy, and whether the link lost it."""
+
+    due: int
+    src: int
+    dst: int
+    id: int
+    msg: Message
+    copy: bool
+    lost: bool

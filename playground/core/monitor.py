@@ -65,7 +65,7 @@ from typing import ClassVar
 
 from protocol import CsState, StatusRole
 
-from .commands import LINK_COMMANDS, UNSETTLING_COMMANDS, held_after
+from .commands import LINK_COMMANDS, UNSETTLING_COMMANDS
 from .config import duration_text, to_us
 from .events import (
     UNSET,
@@ -81,6 +81,7 @@ from .events import (
     StateEvent,
     ViolationEvent,
 )
+from .settings import held_after
 
 # What the monitor reads (the trace hands it nothing else): the one list, beside `observe`.
 OBSERVED = (StateEvent, CsEvent, CrashEvent, StartEvent, RecoverEvent, JoinEvent, LeaveEvent, CommandEvent)

@@ -1,7 +1,8 @@
 """Work for one node: what its host (host.py, a real node's runner) runs, at a time: its
 start-up (Boot), the commands aimed at it (core/commands.py's Crash, Recover, Elect,
-Join, Leave, WantCs: the command itself is the work), a message that arrives (Deliver) or
-waits at a held link (Held), and a timer that fires (Fire).
+Join, Leave, WantCs: the command itself is the work), a message that arrives (Deliver),
+waits at a held link (Held) or never arrives (Lost: the link lost it, or the user dropped
+it by hand), and a timer that fires (Fire).
 
 The engine hands a node its work as (time, rank, order, item) entries, sorted. Rank
 orders the kinds due at one instant: commands first (in the order given), then
@@ -44,6 +45,16 @@ class Held:
 
 
 @dataclass(frozen=True, slots=True)
+class Lost:
+    """Message `msg_id` from `src` never arrives: the link lost it (`reason` says how). It
+    is noted when it would have arrived, where a drawing ends its arrow."""
+
+    src: int
+    msg_id: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Fire:
     """The timer `name` fires, if it is still the one set as `generation`."""
 
@@ -51,13 +62,13 @@ class Fire:
     generation: int
 
 
-Work = Boot | Crash | Recover | Elect | Join | Leave | WantCs | Deliver | Held | Fire
+Work = Boot | Crash | Recover | Elect | Join | Leave | WantCs | Deliver | Held | Lost | Fire
 
 
 def _same(item: Work, memo: dict) -> Work:
     return item
 
 
-for _immutable in (Boot, Crash, Recover, Elect, Join, Leave, WantCs, Deliver, Held, Fire):
+for _immutable in (Boot, Crash, Recover, Elect, Join, Leave, WantCs, Deliver, Held, Lost, Fire):
     _immutable.__deepcopy__ = _same  # an engine's copy shares them (a generic copy of each: a visible stall)
 Entry = tuple[int, int, int, Work]  # (time, rank, order, item): how a host is handed its work

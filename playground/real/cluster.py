@@ -41,19 +41,19 @@ from ..core.commands import (
     Heal,
     Join,
     Leave,
+    LiveCommand,
     Members,
     Partition,
     Recover,
-    LiveCommand,
     SetTimeout,
     WantCs,
-    held_after,
     membership_refused,
     want_refused,
 )
 from ..core.config import TIMEOUT, ClusterConfig, InputError, Workload
 from ..core.events import Event
 from ..core.host import Internals
+from ..core.settings import held_after
 from ..record import guard, signals
 from . import control, state
 from .merge import Merge, merge
@@ -295,7 +295,7 @@ class RealCluster:
     def _partition(self, command: Partition) -> str | None:
         """Cut a group off from the others, both ways: each holds its messages to the
         other side (they wait, in order) until `heal`; a node started again meanwhile
-        too. The links held are the simulation's (commands.held_after: the pairs across
+        too. The links held are the simulation's (settings.held_after: the pairs across
         at the time; a node that joins later is held from nobody)."""
         if (refusal := self._allowed(command)) is None:
             self.held = held_after(self.held, "partition", command.group, self.roster.members)

@@ -29,9 +29,11 @@ from cattrs.strategies import configure_tagged_union
 
 from protocol import CsState, Message, StatusRole, machine
 
+from ..core.by_hand import DROPPED_BY_HAND
 from ..core.commands import Join, SetDelay, WantCs, check_words, delay_refused
 from ..core.config import INSTANT, shown_json
 from ..core.events import EVENT_TYPES, CommandEvent, CsEvent, DropEvent, Event, StateEvent, ViolationEvent
+from ..core.faults import LOST_ON_THE_LINK
 from ..core.host import DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, HostStatus
 from ..core.monitor import ONCE, PROPERTY_NAMES
 
@@ -40,7 +42,7 @@ NODE_FIELDS = ("node", "src", "dst", "leader", "nodes", "leaders", "expected")  
 TIME_FIELDS = ("t", "arrives", "fires", "duration", "since")
 LATEST = INSTANT.high * 2  # no time in a run comes near it: a moment is at most INSTANT.high, a timer or a delay adds 1e6 s
 ROLES = {role.value: role for role in StatusRole}
-DROP_REASONS = (DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT)
+DROP_REASONS = (DROPPED_RECEIVER_DOWN, DROPPED_RECEIVER_LEFT, LOST_ON_THE_LINK, DROPPED_BY_HAND)
 PHASES = ("begin", "end")
 SOURCE = re.compile(r"[a-z]{1,20}")  # where a command came from: scenario, at, user
 FIELDS_SINCE = {"rule": 4}  # fields the format gained after version 3, with the version that added each
@@ -253,7 +255,8 @@ class EventDecoder:
 
     def _drop(self, e: DropEvent) -> None:
         if e.reason not in DROP_REASONS:
-            raise ValueError(f"field 'reason': expected {' or '.join(map(json.dumps, DROP_REASONS))}, got {shown_json(e.reason)}")
+            raise ValueError(f"field 'reason': expected one of {', '.join(map(json.dumps, DROP_REASONS))}, "
+                             f"got {shown_json(e.reason)}")
 
     def _command(self, e: CommandEvent) -> None:
         command = check_words(e.command, e.args, self._nodes)
@@ -305,6 +308,7 @@ class EventDecoder:
 # JSON types each Python field type accepts, for the generated decoders. bool is not an
 # int here, though Python says it is; an int is a number.
 _JSON_TYPES = {int: ("int", "int"), float: ("number", "int, float"), str: ("string", "str"), bool: ("true or false", "bool")}
+_ITEM_TYPES = {int | float: _JSON_TYPES[float], int | float | str: ("number or string", "int, float, str")}  # a list's items
 
 
 def _generate_decoder(cls: type, message: Callable[[Any], Message], nodes: set[int], rules: frozenset[str],
@@ -354,7 +358,7 @@ def _decoder_code(cls: type, version: int | None = None) -> CodeType:
             item = get_args(base)[0]
             item_optional = get_origin(item) in (Union, UnionType) and type(None) in get_args(item)
             item_base = [a for a in get_args(item) if a is not type(None)][0] if item_optional else item
-            name, types = _JSON_TYPES[float if item_base == int | float else item_base]  # a number
+            name, types = _ITEM_TYPES.get(item_base) or _JSON_TYPES[item_base]
             item_none = "x is not None and " if item_optional else ""
             lines.append(f"    if type({var}) is not list: wrong({f.name!r}, 'a list', {var})")
             lines.append(f"    for x in {var}:")

@@ -18,7 +18,7 @@ import orjson
 from protocol import ALGORITHMS, MUTEXES, known, machine
 
 from ..core.commands import delay_refused
-from ..core.config import MAX_NODES, MAX_SEED, ClusterConfig, InputError, Workload, shown_json
+from ..core.config import MAX_NODES, MAX_SEED, ClusterConfig, Faults, InputError, Workload, reorder_refused, shown_json
 from ..core.events import Event, SendEvent
 from .codec import EventDecoder
 from .files import open_to_read
@@ -211,8 +211,8 @@ def _not_a_number(name: str) -> Any:
     raise ValueError(f"{name} is not a number in JSON")
 
 
-HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "ring", "parent", "workload", "by_hand",
-                 "real", "scenario")
+HEADER_FIELDS = ("format", "version", "algorithm", "nodes", "seed", "config", "ring", "faults", "parent", "workload",
+                 "by_hand", "real", "scenario")
 OPTIONAL_SETTINGS = ("coordinator_timeout", "settle")  # config fields that may be null
 MAX_ID = 2**128  # ids are 1..N or 128-bit UUIDs
 
@@ -252,6 +252,8 @@ def _parse_header(raw: dict[str, Any], fail: Callable[[str], InputError]) -> tup
     config = _config(raw.get("config"), fail)
     if "ring" in raw:
         config = replace(config, ring=_ring(raw["ring"], nodes, algorithm, fail))
+    if "faults" in raw:
+        config = replace(config, faults=_faults(raw["faults"], config, fail))
     if why := delay_refused(algorithm, config.delay_max):
         raise fail(f"field 'config.delay_max': {why}")
     workload = _workload(raw.get("workload"), fail) if machine(algorithm).mutex else None
@@ -305,7 +307,7 @@ def _ring(value: object, nodes: list[int], algorithm: str, fail: Callable[[str],
 def _config(value: object, fail: Callable[[str], InputError]) -> ClusterConfig:
     if type(value) is not dict:
         raise fail(f"field 'config': expected an object, got {shown_json(value)}")
-    known = [name for name in ClusterConfig.__dataclass_fields__ if name != "ring"]  # (the header's own field)
+    known = [name for name in ClusterConfig.__dataclass_fields__ if name not in ("ring", "faults")]  # (the header's own)
     for key, v in value.items():
         if key not in known:
             raise fail(f"field 'config.{key}': not a setting (settings: {', '.join(known)})")
@@ -315,6 +317,28 @@ def _config(value: object, fail: Callable[[str], InputError]) -> ClusterConfig:
         return ClusterConfig(**value)
     except InputError as e:
         raise fail(f"field 'config': {e}") from None
+
+
+def _faults(value: object, config: ClusterConfig, fail: Callable[[str], InputError]) -> Faults:
+    """The assumptions broken on purpose, those turned: {"loss": P, "duplicate": P,
+    "reorder": true, "drift": R}, each checked as its option is."""
+    known = Faults.__dataclass_fields__
+    if type(value) is not dict or not value:
+        raise fail(f"field 'faults': expected an object of {', '.join(known)}, got {shown_json(value)}")
+    for key, v in value.items():
+        if key not in known:
+            raise fail(f"field 'faults.{key}': not a fault (faults: {', '.join(known)})")
+        kinds = (bool,) if key == "reorder" else (int, float)
+        if type(v) not in kinds or (kinds != (bool,) and not math.isfinite(v)):
+            raise fail(f"field 'faults.{key}': expected {'true or false' if key == 'reorder' else 'a number'}, "
+                       f"got {shown_json(v)}")
+    try:
+        faults = Faults(**value)
+    except InputError as e:
+        raise fail(f"field 'faults': {e}") from None
+    if faults.reorder and (why := reorder_refused(config.delay_min, config.delay_max)):
+        raise fail(f"field 'faults.reorder': {why}")
+    return faults
 
 
 def _parent(value: object, fail: Callable[[str], InputError]) -> Parent | None:

@@ -1,6 +1,6 @@
 """Scenario files: a page of `TIME COMMAND ARGS` lines (commands.py parses them) and
 `set NAME VALUE` lines, settings named as the command line's options (`set algorithm
-ring`, `set nodes 8`, `set delay 1`, `set until 200`). The settings are defaults: an
+ring`, `set nodes 8`, `set delay 1`, `set until 200`, `set loss 0.2`, `set reorder on`). The settings are defaults: an
 option given on the command line wins. Read here, checked against a cluster by the
 command line (cli/plan.py); a failure names the file and the line. The comment lines
 that open the file are its claim, which the app shows beside the run."""
@@ -15,7 +15,7 @@ from .files import read_text
 
 # The options a scenario may set (`set NAME VALUE`), as the command line spells them.
 SETTINGS = ("algorithm", "nodes", "ids", "ring", "seed", "timeout", "coordinator-timeout", "delay", "probe-interval", "settle",
-            "until", "mutex", "cs-think", "cs-hold")
+            "until", "mutex", "cs-think", "cs-hold", "loss", "duplicate", "reorder", "drift")
 
 
 @dataclass(frozen=True, slots=True)

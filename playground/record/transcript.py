@@ -2,7 +2,9 @@
 
 Line 1: {"format": "bully-transcript", "version": 4, "algorithm", "nodes", "seed", "config"}
 (and "ring": the ids in their order round the ring, for a ring algorithm on a ring not in
-ascending order (config.ring); and a branch's "parent"; "real": true for a run of real node processes; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
+ascending order (config.ring); and "faults": the model's assumptions the run breaks on
+purpose, those turned only ({"loss": P, "duplicate": P, "reorder": true, "drift": R}:
+config.Faults); and a branch's "parent"; "real": true for a run of real node processes; and with a mutex, whose algorithm is then "ELECTION+MUTEX",
 the "workload": {"think": [A, B] or null, "hold": [A, B]}; and "by_hand": true for a run
 stepped by hand, an exhaustive hunt's finding, which no recipe re-creates; and for a run
 made from a scenario file, "scenario": {"file", "claim"}: its name and what it claims,
@@ -35,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from protocol import machine
 
 from ..core.commands import Scheduled
-from ..core.config import ClusterConfig, Workload
+from ..core.config import NO_FAULTS, ClusterConfig, Workload
 from ..core.engine import Engine
 from ..core.events import Event
 
@@ -119,10 +121,13 @@ def header_line(header: Header) -> bytes:
     """Line 1, its keys in the format's order (written by the json module: ids may be 128-bit)."""
     config = asdict(header.config)
     ring = config.pop("ring")  # (apart, and only if there is one: every other run's line stays as it was)
+    faults = {k: v for k, v in config.pop("faults").items() if v != getattr(NO_FAULTS, k)}  # (the same: those turned)
     line = {"format": header.format, "version": header.version, "algorithm": header.algorithm, "nodes": header.nodes,
             "seed": header.seed, "config": config}
     if ring is not None:
         line["ring"] = list(ring)
+    if faults:
+        line["faults"] = faults
     if header.parent is not None:
         line["parent"] = {"file": header.parent.file, "seq": header.parent.seq}
     if header.workload is not None:

@@ -6,7 +6,7 @@ Plain Python. The timeline (timeline.py) folds the stream into one of these as a
 goes, keeps copies at checkpoints (`snapshot`), and loads one to show an instant of the
 past again; the app renders it. It is the runtime's reading of the trace, so a screen
 keeps no copy of what the runtime owns: the settings come from the commands the trace
-records, worked out by the same code the engine runs (commands.Settings).
+records, worked out by the same code the engine runs (settings.Settings).
 
 A snapshot shares the table of messages (`Messages`): it only grows, so a checkpoint
 keeps how many messages had been sent, not the 80,000 in flight in a storm.
@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 from protocol import CsState, MessageRole, Status, StatusRole, machine
 
-from ..core.commands import Settings
 from ..core.config import ClusterConfig
 from ..core.cs_entries import CsEntries
 from ..core.events import (
@@ -45,6 +44,7 @@ from ..core.events import (
 from ..core.host import HostStatus
 from ..core.monitor import Episodes, groups_of
 from ..core.rounds import Rounds
+from ..core.settings import Settings
 
 
 class ViewStatus(Status):
@@ -63,6 +63,7 @@ class NodeState:
     received: Counter[str] = field(default_factory=Counter)
     waiting: int = 0  # messages to this node waiting at the end of a held link
     cs: CsState | None = None  # with a mutex: its place with respect to the critical section
+    rule: str | None = None  # the key of the last rule it applied: its latest event that named one
 
     @property
     def role(self) -> StatusRole:
@@ -78,13 +79,13 @@ class NodeState:
 
     def copy(self) -> NodeState:
         return NodeState(self.id, self.up, self.status, self.leader, self.epoch, dict(self.timers),
-                         Counter(self.sent), Counter(self.received), self.waiting, self.cs)
+                         Counter(self.sent), Counter(self.received), self.waiting, self.cs, self.rule)
 
     def become(self, other: NodeState) -> None:
         """Take `other`'s state, keeping this object (widgets hold it)."""
         self.up, self.status, self.leader, self.epoch = other.up, other.status, other.leader, other.epoch
         self.timers, self.sent, self.received = dict(other.timers), Counter(other.sent), Counter(other.received)
-        self.cs = other.cs
+        self.cs, self.rule = other.cs, other.rule
         self.waiting = other.waiting
 
 
@@ -147,6 +148,7 @@ class ClusterState:
         self.cs = None if mutex is None else CsEntries.of(mutex)
         self.epoch_text = declared.epoch_text  # how its epochs read ("e3"; the Invitation's groups: "g2.6")
         self.has_groups = declared.groups  # its promise is per group (monitor rule 10)
+        self.rules = declared.rule_table()  # key -> sentence: what the events' `rule` names (protocol/interface.py)
         self.ids = ids  # every node the cluster has had, lowest first (joins add to it)
         self.nodes = {i: NodeState(i) for i in ids}
         self.episodes = Episodes()
@@ -175,6 +177,8 @@ class ClusterState:
                 self.sent = e.id + 1
                 sender = nodes[e.src]
                 sender.sent[label] += 1
+                if e.rule is not None:
+                    sender.rule = e.rule
                 if e.msg.epoch > sender.epoch:  # an epoch bumped without a change of status (Raft's candidate standing again)
                     sender.epoch = e.msg.epoch
                 self.rounds.observe(e)
@@ -190,14 +194,27 @@ class ClusterState:
             elif kind is StateEvent:
                 node = nodes[e.node]
                 node.status, node.leader, node.epoch = e.status, e.leader, e.epoch
+                if e.rule is not None:
+                    node.rule = e.rule
             elif kind is CsEvent:
-                nodes[e.node].cs = e.state
+                node = nodes[e.node]
+                node.cs = e.state
+                if e.rule is not None:
+                    node.rule = e.rule
             elif kind is TimerSetEvent:
-                nodes[e.node].timers[e.name] = (e.t, e.fires)
+                node = nodes[e.node]
+                node.timers[e.name] = (e.t, e.fires)
+                if e.rule is not None:
+                    node.rule = e.rule
             elif kind is TimerEvent or kind is TimerCancelEvent:
-                nodes[e.node].timers.pop(e.name, None)
+                node = nodes[e.node]
+                node.timers.pop(e.name, None)
+                if kind is TimerCancelEvent and e.rule is not None:
+                    node.rule = e.rule
             elif kind is ElectionStartEvent or kind is AgreementEvent:
                 self.rounds.observe(e)
+                if kind is ElectionStartEvent and e.rule is not None:
+                    nodes[e.node].rule = e.rule
             elif kind in GOES_DOWN:
                 node = nodes[e.node]
                 node.up = False

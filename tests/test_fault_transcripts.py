@@ -1,0 +1,134 @@
+"""Runs with the model's assumptions broken (issue 33) in transcripts: the header keeps the
+faults, a lost message reads as a drop, a copy as a duplicate and a second arrival, a
+by-hand session as its commands; verify re-creates them, and bad input is one line."""
+
+import json
+
+import pytest
+
+from playground.cli import main
+from playground.core.commands import DeliverMessage, DropMessage, DuplicateMessage, EnterByHand, FireTimer, LeaveByHand
+from playground.core.config import ClusterConfig, to_us
+from playground.core.engine import run_sync
+from playground.record.reader import load
+from playground.record.recorder import Recorder
+from playground.record.transcript import Header
+from tests.support import make_engine
+
+FAULTS = ["--loss", "0.2", "--duplicate", "0.1", "--reorder", "--drift", "0.2"]
+
+
+def headless(tmp_path, capsys, *args: str) -> str:
+    path = str(tmp_path / "run.jsonl")
+    assert main(["--headless", "--nodes", "5", "--until", "120", "--transcript", path, *args]) == 0
+    capsys.readouterr()
+    return path
+
+
+def lines(path: str) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def test_the_header_keeps_only_the_faults_turned(tmp_path, capsys):
+    header = lines(headless(tmp_path, capsys, "--loss", "0.3", "--drift", "0.1"))[0]
+    assert header["faults"] == {"loss": 0.3, "drift": 0.1} and "faults" not in header["config"]
+    assert "faults" not in lines(headless(tmp_path, capsys, "--overwrite"))[0]
+
+
+def test_a_run_with_every_fault_verifies_replays_and_exports(tmp_path, capsys):
+    path = headless(tmp_path, capsys, *FAULTS, "--at", "30 lossy 1 5 1", "--at", "60 lossy 1 5 0")
+    kinds = [line["kind"] for line in lines(path)[1:]]
+    assert "duplicate" in kinds
+    assert any(line.get("reason") == "lost on the link" for line in lines(path)[1:])
+    assert main(["verify", path]) == 0
+    assert "identical" in capsys.readouterr().out
+    for fmt in ("svg", "mermaid", "shiviz"):
+        out = str(tmp_path / f"run.{fmt}")
+        assert main(["export", path, "--format", fmt, "--output", out]) == 0, fmt
+    capsys.readouterr()
+
+
+def test_a_by_hand_session_is_saved_read_back_and_verified(tmp_path, capsys):
+    engine, events = make_engine(5, ClusterConfig(), seed=3)
+    run_sync(engine, 0.2)  # (the start-up's Elections in flight)
+    for command in (EnterByHand(), "deliver", "duplicate", "drop", "fire", LeaveByHand()):
+        if command == "fire":
+            node, name = next((i, n) for i, h in engine.hosts.items() for n in h.timers)
+            command = FireTimer(node, name)
+        elif isinstance(command, str):
+            flight = engine.links.flights()[-1]
+            command = {"deliver": DeliverMessage, "drop": DropMessage, "duplicate": DuplicateMessage}[command](flight.id)
+        engine.submit(command, "user", engine.now_us + 1)
+        run_sync(engine, (engine.now_us + 1) / 1e6)
+    run_sync(engine, 60)
+    path = tmp_path / "hand.jsonl"
+    with open(path, "wb") as f:
+        Recorder(f, Header("classic", list(engine.ids), 3, ClusterConfig()))(events)
+    back = load(str(path))
+    commands = [(e.command, e.args) for e in back.events if e.kind == "command"]
+    assert [name for name, _ in commands] == ["by-hand", "deliver", "duplicate", "drop", "fire", "by-clock"]
+    assert commands[4][1] == (node, name)  # a timer's name, as it was
+    assert any(e.kind == "drop" and e.reason == "dropped by hand" for e in back.events)
+    assert main(["verify", str(path)]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["--loss", "1.5"], "--loss must be a probability from 0 to 1, not 1.5"),
+    (["--loss", "nan"], "--loss must be a finite number, not 'nan'"),
+    (["--duplicate", "-0.1"], "--duplicate must be a probability from 0 to 1, not -0.1"),
+    (["--drift", "1"], "--drift must be from 0 to below 1 (each clock runs at a rate in [1 - R, 1 + R]), not 1"),
+    (["--drift", "-0.2"], "--drift must be from 0 to below 1"),
+    (["--reorder", "--delay", "1"], ("--reorder: needs a delay range (MIN:MAX): with a constant delay of 1 s nothing "
+                                     "can overtake")),
+    (["--at", "5 lossy 1 9 0.5"], "--at '5 lossy 1 9 0.5': there is no node 9 (nodes are 1..5)"),
+    (["--at", "5 lossy 1 2 2"], "probability must be a probability from 0 to 1, not 2"),
+    (["--at", "5 fire 1 Election!"], "fire: a timer's name is a word such as election or probe, not 'Election!'"),
+    (["--real", "--reorder", "--delay", "0:1"], ("--real does not take --reorder: TCP hands each connection's messages "
+                                                 "over in the order sent, so real links reorder nothing")),
+])
+def test_bad_faults_are_one_line(capsys, args, error):
+    assert main(["--headless", "--nodes", "5", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("bully-tui: error: ") and error in err, err
+
+
+@pytest.mark.parametrize(("faults", "error"), [
+    ({"loss": 2}, "field 'faults': loss must be a probability from 0 to 1, not 2"),
+    ({"reorder": 1}, "field 'faults.reorder': expected true or false, got 1"),
+    ({"drift": "x"}, "field 'faults.drift': expected a number, got \"x\""),
+    ({"jitter": 1}, "field 'faults.jitter': not a fault (faults: loss, duplicate, reorder, drift)"),
+    ({}, "field 'faults': expected an object of loss, duplicate, reorder, drift, got {}"),
+    ({"reorder": True}, "field 'faults.reorder': --reorder needs a delay range"),
+])
+def test_a_header_with_bad_faults_is_refused_in_one_line(tmp_path, capsys, faults, error):
+    path = headless(tmp_path, capsys, "--delay", "1")
+    rows = lines(path)
+    rows[0]["faults"] = faults
+    path_bad = tmp_path / "bad.jsonl"
+    path_bad.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert main(["verify", str(path_bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"line 1: {error}" in err, err
+
+
+def test_a_scenario_breaks_assumptions_with_set_lines(tmp_path, capsys):
+    scenario = tmp_path / "lossy.scenario"
+    scenario.write_text("# lossy\nset nodes 4\nset loss 0.25\nset reorder on\nset until 30\n10 lossy 1 2 1\n")
+    path = str(tmp_path / "s.jsonl")
+    assert main(["--headless", "--scenario", str(scenario), "--transcript", path]) == 0
+    capsys.readouterr()
+    assert lines(path)[0]["faults"] == {"loss": 0.25, "reorder": True}
+    scenario.write_text("set reorder maybe\n")
+    assert main(["--headless", "--scenario", str(scenario)]) == 2
+    assert "lossy.scenario line 1: unknown reorder 'maybe' (choose from: on, off)" in capsys.readouterr().err
+
+
+def test_a_message_given_by_hand_must_be_in_flight(tmp_path):
+    engine, events = make_engine(4, ClusterConfig(), seed=1)
+    run_sync(engine, 3)
+    engine.submit(DeliverMessage(999_999), "user", engine.now_us + 1)
+    run_sync(engine, 3.1)
+    assert not [e for e in events if e.kind == "command"]
+    assert to_us(3.1) > engine.now_us  # (the run went on)
