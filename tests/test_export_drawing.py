@@ -74,7 +74,7 @@ def test_the_legend_has_each_kind_of_line_and_a_message_cut_by_to_says_when_it_a
     root = ET.fromstring(svg)
     dotted = [line for line in root.iter(f"{SVG}line") if line.get("stroke-dasharray") == "2,3"]
     legend_y = {float(t.get("y")) for t in shown_texts(svg)
-                if "".join(t.itertext()) in ("dropped at a down node", "arrives after this view, or never")}
+                if "".join(t.itertext()) in ("dropped: at a down node, or lost", "arrives after this view, or never")}
     assert len(legend_y) >= 1 and sum(float(line.get("y1")) + 4 in legend_y for line in dotted) == 2
     untold = collect(str(path), Filters(start=9))  # the whole run: what never arrived is told so
     assert all(f.later is None for f in untold.flights) and "in flight" not in to_svg(untold)

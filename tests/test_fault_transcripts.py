@@ -3,17 +3,35 @@ faults, a lost message reads as a drop, a copy as a duplicate and a second arriv
 by-hand session as its commands; verify re-creates them, and bad input is one line."""
 
 import json
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from playground.cli import main
-from playground.core.commands import DeliverMessage, DropMessage, DuplicateMessage, EnterByHand, FireTimer, LeaveByHand
+from playground.core.commands import (
+    Crash,
+    DeliverMessage,
+    DropMessage,
+    DuplicateMessage,
+    EnterByHand,
+    FireTimer,
+    LeaveByHand,
+)
 from playground.core.config import ClusterConfig, to_us
 from playground.core.engine import run_sync
+from playground.record.export import collect
+from playground.record.mermaid_shiviz import to_mermaid, to_shiviz
 from playground.record.reader import load
 from playground.record.recorder import Recorder
 from playground.record.transcript import Header
-from tests.support import make_engine
+from playground.record.verify import verify
+from playground.run.compare import compare
+from tests.support import at, make_engine
+from tests.test_export import shiviz_problems
+from tests.test_timeline import JITTER, branch_of, on_asyncio, recorded, replay, settle, shows
 
 FAULTS = ["--loss", "0.2", "--duplicate", "0.1", "--reorder", "--drift", "0.2"]
 
@@ -132,3 +150,67 @@ def test_a_message_given_by_hand_must_be_in_flight(tmp_path):
     run_sync(engine, 3.1)
     assert not [e for e in events if e.kind == "command"]
     assert to_us(3.1) > engine.now_us  # (the run went on)
+
+
+def test_the_exports_draw_a_lost_message_as_lost_and_a_copy_as_a_second_arrival(tmp_path, capsys):
+    path = headless(tmp_path, capsys, "--loss", "0.2", "--duplicate", "0.2", "--reorder")
+    events = load(path).events
+    kinds = Counter(e.kind for e in events)
+    assert kinds["duplicate"] and any(e.kind == "drop" and e.reason == "lost on the link" for e in events)
+    diagram = collect(path)
+    copies = [f for f in diagram.flights if f.label.endswith("(copy)")]
+    assert len(copies) == kinds["duplicate"] and len(diagram.flights) == kinds["send"] + kinds["duplicate"]
+    for f in diagram.flights:  # each flight ends where the transcript says it arrived
+        assert f.ended is None or f.ended == f.due or f.dropped
+    shiviz = to_shiviz(diagram)
+    assert shiviz_problems(shiviz) == []
+    marks = kinds["state"] + kinds["start"]
+    assert shiviz.count("\n") == 2 + 2 * (kinds["send"] + kinds["deliver"] + marks)  # a copy is no node's event
+    mermaid = to_mermaid(diagram)
+    assert mermaid.count("->>") == kinds["deliver"] and mermaid.count("-x") == kinds["drop"]
+    assert "(dropped: lost on the link)" in mermaid and "(copy)" in mermaid
+    out = tmp_path / "d.svg"
+    assert main(["export", path, "--format", "svg", "-o", str(out)]) == 0
+    titles = [g.findtext("{http://www.w3.org/2000/svg}title") or "" for g in ET.parse(out).getroot().iter(
+        "{http://www.w3.org/2000/svg}g")]
+    assert sum("#" in t for t in titles) == kinds["send"] + kinds["duplicate"]
+    assert any("lost on the link" in t for t in titles) and any("(copy)" in t for t in titles)
+
+
+@on_asyncio
+async def test_a_run_with_faults_replays_any_instant_and_branches_with_its_faults(tmp_path):
+    config = JITTER.with_faults(loss=0.2, duplicate=0.2, reorder=True, drift=0.3)
+    path = recorded(tmp_path, config=config, commands=tuple(at("20 crash 5", "25 lossy 1 2 1", "30 recover 5")))
+    timeline = replay(path)
+    for _ in timeline.re_run(slice_seconds=0):
+        pass
+    last = timeline.history.instants - 1
+    for instant in (last // 4, last // 2, last):
+        timeline.seek(instant)
+        assert shows(timeline, instant)
+    assert timeline.state.settings.lossy == ((1, 2, 1),)
+    timeline.seek(last // 2)
+    try:
+        await branch_of(timeline, Crash(4), timeline.branch_path())
+        await settle(timeline, 10)
+    finally:
+        await timeline.close()
+    branch = Path(timeline.history.path)
+    assert json.loads(branch.read_text().splitlines()[0])["faults"] == {"loss": 0.2, "duplicate": 0.2, "reorder": True,
+                                                                       "drift": 0.3}
+    assert verify(str(branch)) > 0  # (raises if it differs)
+
+
+def test_compare_runs_each_algorithm_again_with_the_faults_and_says_how_it_fared(capsys):
+    constant = ClusterConfig(delay_min=1, delay_max=1)
+    [lossless] = compare(constant, seed=1, sizes=(4,), algorithms=("classic",))
+    [both] = compare(constant.with_faults(loss=0.4), seed=1, sizes=(4,), algorithms=("classic",))
+    assert lossless.with_faults is None and replace(both, with_faults=None) == lossless  # the first run unchanged
+    assert both.with_faults.messages != lossless.messages
+    row = both.row()["with_faults"]
+    assert set(row) == {"started_up", "detect", "agree", "messages", "violations"}
+    assert main(["--headless", "--compare", "--nodes", "4", "--algorithm", "classic", "--loss", "0.4"]) == 0
+    out = capsys.readouterr().out
+    assert "the same run with loss 0.4" in out and "with faults: agree | msgs | violations |" in out
+    assert main(["--headless", "--compare", "--mutex", "--loss", "0.1"]) == 2
+    assert "--compare --mutex does not take --loss" in capsys.readouterr().err

@@ -159,6 +159,9 @@ def plan(argv: list[str], scenario: Scenario | None = None) -> RunPlan:
     compare = None
     if args.compare:  # (its runs make their own sessions: compare.py, compare_mutex.py)
         mutexes = None if mutex is None else tuple(MUTEXES) if mutex == EVERY_MUTEX else (mutex,)
+        if mutexes and config.faults.any:
+            raise InputError("--compare --mutex does not take --loss, --duplicate, --reorder or --drift (yet): "
+                             "--compare without --mutex runs the elections with them")
         for name in mutexes or ():
             if why := delay_refused(f"{algorithm}+{name}", config.delay_max):
                 raise InputError(f"--delay: {why}")

@@ -66,18 +66,23 @@ def to_shiviz(d: Diagram) -> str:
     host = {node: f"node{d.labels[node]}" for node in d.ids}
     clocks: dict[int, dict[str, int]] = {node: {} for node in d.ids}
     sent_with: dict[int, dict[str, int]] = {}  # message id -> its sender's clock at the send
+    arriving: dict[int, int] = {}  # message id -> its arrivals still to come (a copy is a second)
     out = [SHIVIZ_REGEX, ""]  # line 1: how to read it (ShiViz's default); line 2: one execution
     for what, item in d.order:
+        if what == "copy":  # the link's doing, no node's: a second arrival to come
+            arriving[item.id] = arriving.get(item.id, 0) + 1
+            continue
         if what == "send":
             node, text = item.src, f"t={item.sent:g} send {item.label} #{item.id} to {d.labels[item.dst]}"
+            arriving[item.id] = 1
         elif what == "deliver":
             node, text = item.dst, f"t={item.ended:g} receive {item.label} #{item.id} from {d.labels[item.src]}"
             clock = clocks[node]
-            for h, n in sent_with.pop(item.id).items():
+            for h, n in _arrival(item.id, sent_with, arriving).items():
                 if clock.get(h, 0) < n:
                     clock[h] = n
         elif what == "drop":
-            sent_with.pop(item.id, None)  # it never arrives: nothing happens at the down receiver
+            _arrival(item.id, sent_with, arriving)  # it never arrives: nothing happens at the receiver
             continue
         else:
             node, text = item.node, f"t={item.t:g} {item.text}"
@@ -88,3 +93,12 @@ def to_shiviz(d: Diagram) -> str:
         out.append(text)
         out.append(f"{host[node]} {json.dumps(clock)}")
     return "\n".join(out) + "\n"
+
+
+def _arrival(msg_id: int, sent_with: dict[int, dict[str, int]], arriving: dict[int, int]) -> dict[str, int]:
+    """The clock message `msg_id` was sent with, forgotten once its last arrival is in."""
+    arriving[msg_id] -= 1
+    if arriving[msg_id]:
+        return sent_with[msg_id]
+    del arriving[msg_id]
+    return sent_with.pop(msg_id, {})

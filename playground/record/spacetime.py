@@ -6,6 +6,10 @@ happened on each node's lane (start, crash, recovery, join, leave, state changes
 critical section), the violations and the commands, plus one list of all of it in the
 transcript's order. The writers (`svg.py`, `mermaid_shiviz.py`) draw that.
 
+A message the link lost is a drop ("lost on the link") where it would have arrived; a copy
+the link made (a `duplicate` event) is a flight of its own from the copy's making, labelled
+"(copy)", which arrives as a second delivery (or drop) of the same message id.
+
 Filters: a time window (a message is in it if it was sent in it), nodes by rank (a
 message if both its ends are; for one node, if either is), message types by label. A
 message sent in the window that has not arrived when it closes is read on for: its
@@ -32,6 +36,7 @@ from ..core.events import (
     CsEvent,
     DeliverEvent,
     DropEvent,
+    DuplicateEvent,
     Event,
     JoinEvent,
     LeaveEvent,
@@ -65,6 +70,7 @@ class Flight:
     dropped: bool = False
     why: str = ""  # a drop's reason: "receiver down"
     later: tuple[float, bool] | None = None
+    due: float | None = None  # when the link said it would arrive (a copy's and its original's may differ)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +116,7 @@ class Diagram:
     commands: list[Note] = field(default_factory=list)
     down: frozenset[int] = frozenset()  # the lanes' nodes down (or not yet joined) when the window opens
     inside: list[tuple[int, float, float]] = field(default_factory=list)  # (node, from, to) in the critical section
-    # Everything in the transcript's order: ("send" | "deliver" | "drop", Flight) or ("mark", Mark).
+    # Everything in the transcript's order: ("send" | "copy" | "deliver" | "drop", Flight) or ("mark", Mark).
     order: list[tuple[str, Flight | Mark]] = field(default_factory=list)
 
 
@@ -148,7 +154,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
         types = {known[n.lower()] for n in filters.types}
         inside = set(chosen)
         diagram = Diagram(chosen, node_labels(ids), filters.start, filters.start)
-        flights: dict[int, Flight] = {}
+        flights: dict[int, list[Flight]] = {}  # id -> its flights not yet arrived: the message, and any copy
         order, marks = diagram.order, diagram.marks
         down: frozenset[int] = frozenset()  # followed from the first event: a lane may begin dashed
         entered: dict[int, float] = {}  # node -> since when it has held the critical section
@@ -164,11 +170,20 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                     continue
                 if types and e.msg.label not in types or not filters.detector and e.msg.role is MessageRole.DETECTOR:
                     continue
-                flight = flights[e.id] = Flight(e.id, e.src, e.dst, e.msg.label, e.msg.role, e.t)
+                flight = Flight(e.id, e.src, e.dst, e.msg.label, e.msg.role, e.t, due=e.arrives)
+                flights[e.id] = [flight]
                 diagram.flights.append(flight)
                 order.append(("send", flight))
+            elif kind is DuplicateEvent:
+                original = flights.get(e.id)
+                if original:  # (a copy of a message the view draws)
+                    first = original[0]
+                    flight = Flight(e.id, e.src, e.dst, f"{first.label} (copy)", first.role, e.t, due=e.arrives)
+                    original.append(flight)
+                    diagram.flights.append(flight)
+                    order.append(("copy", flight))
             elif kind is DeliverEvent or kind is DropEvent:
-                flight = flights.pop(e.id, None)
+                flight = _arrived(flights, e)
                 if flight is not None:
                     flight.ended, flight.dropped = e.t, kind is DropEvent
                     flight.why = e.reason if flight.dropped else ""
@@ -210,7 +225,20 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
     return diagram
 
 
-def _after_the_window(first: Event, events: Iterator[Event], open_: dict[int, Flight]) -> None:
+def _arrived(flights: dict[int, list[Flight]], e: DeliverEvent | DropEvent) -> Flight | None:
+    """The flight a delivery or drop ends: of message e.id's (it and any copy), the one due
+    then, else the first (by hand, the user delivers at a time of their own)."""
+    open_ = flights.get(e.id)
+    if not open_:
+        return None
+    flight = next((f for f in open_ if f.due == e.t), open_[0])
+    open_.remove(flight)
+    if not open_:
+        del flights[e.id]
+    return flight
+
+
+def _after_the_window(first: Event, events: Iterator[Event], open_: dict[int, list[Flight]]) -> None:
     """What became of the window's messages still open when it closes: their deliveries
     and drops after it, read on until none is left open (or the transcript ends)."""
     if not open_:
@@ -218,7 +246,7 @@ def _after_the_window(first: Event, events: Iterator[Event], open_: dict[int, Fl
     for e in chain((first,), events):
         kind = type(e)
         if kind is DeliverEvent or kind is DropEvent:
-            flight = open_.pop(e.id, None)
+            flight = _arrived(open_, e)
             if flight is not None:
                 flight.later = (e.t, kind is DropEvent)
                 if not open_:

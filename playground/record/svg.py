@@ -393,7 +393,7 @@ def _legend(d: Diagram, left: float, width: int, room: Room) -> tuple[list[str],
         [(str(role), THEME.foreground, lambda x, y, role=role: _swatch(
             x, y, colour(MESSAGE_COLOUR[role]), end=f' marker-end="url(#arrow-{role})"')) for role in MESSAGE_COLOUR],
         [(f"{glyph} {role}", colour(variable), None) for role, (glyph, variable) in ROLE_LOOK.items()],
-        [("dropped at a down node", THEME.foreground, lambda x, y: _swatch(x, y, MUTED, dotted=True) + text(
+        [("dropped: at a down node, or lost", THEME.foreground, lambda x, y: _swatch(x, y, MUTED, dotted=True) + text(
             f'x="{x + 24}" y="{y}" text-anchor="middle" fill="{THEME.error}"', "✕")),
          ("arrives after this view, or never", THEME.foreground, lambda x, y: _swatch(x, y, MUTED, dotted=True)),
          ("dashed lane: down", THEME.foreground, None), ("▲ up again: recovered, joined", colour("$success"), None),

@@ -15,6 +15,11 @@ elects again. Everything is read off the trace by one observer that knows no alg
   messages   sent from the crash to that agreement, by type: election traffic, and
              failure-detector traffic (by each message's declared role) apart
 
+With faults given (--loss, --duplicate, --reorder, --drift), each algorithm runs the same
+scenario a second time with them, and the table gains their columns: whether it agreed
+again, in what time, with how many messages, and how many violations the monitor saw
+(the first run is the lossless FIFO one, as ever).
+
 The algorithms on a ring (ring, hs) cost very different amounts by the order of the
 ids round it, so they run on several: sorted (the first table's rows: each node's
 successor is the next higher id), reversed, and SHUFFLES shuffles, shuffle k drawn as
@@ -35,9 +40,9 @@ import trio
 from protocol import ALGORITHMS, MessageRole
 
 from ..core.commands import Crash, Scheduled
-from ..core.config import ClusterConfig
+from ..core.config import NO_FAULTS, ClusterConfig
 from ..core.engine import Engine
-from ..core.events import AgreementEvent, DeliverEvent, DropEvent, ElectionStartEvent, Event, SendEvent
+from ..core.events import AgreementEvent, DeliverEvent, DropEvent, ElectionStartEvent, Event, SendEvent, ViolationEvent
 from ..core.ids import ring_order
 from .cluster import Cluster, MockClock
 from .interrupt import run_trio
@@ -61,10 +66,18 @@ class Result:
     # None for an algorithm whose nodes do not form a ring.
     ring: str | None = None
     start_up: dict[str, int] = field(default_factory=dict)  # election traffic up to the first agreement, by type
+    violations: int = 0  # violations the monitor saw begin, from the start to the run's end
+    with_faults: Result | None = None  # the same run with the faults given, if any
 
     def row(self) -> dict[str, object]:
-        """The JSON row: everything but the crash's own time."""
-        return {k: v for k, v in asdict(self).items() if k != "fault_at"}
+        """The JSON row: everything but the crash's own time (and the violations of the
+        lossless run, as it always was); with faults, that run's figures too."""
+        row = {k: v for k, v in asdict(self).items() if k not in ("fault_at", "violations", "with_faults")}
+        if self.with_faults is not None:
+            f = self.with_faults
+            row["with_faults"] = {"started_up": f.fault_at is not None, "detect": f.detect, "agree": f.agree,
+                                  "messages": f.messages, "violations": f.violations}
+        return row
 
 
 class _Watcher:
@@ -84,6 +97,7 @@ class _Watcher:
         self.start_up: Counter = Counter()  # election traffic before the crash, by type
         self.in_flight: set[int] = set()  # ids of the election messages sent before the crash and not yet arrived
         self.agreed: int | None = None  # whom all follow now (None: they do not agree)
+        self.violations = 0
 
     def __call__(self, events: list[Event]) -> None:
         for e in events:
@@ -100,6 +114,8 @@ class _Watcher:
             elif kind is ElectionStartEvent:
                 if self.fault_at is not None and self.detect is None:
                     self.detect = _since(self.fault_at, e.t)
+            elif kind is ViolationEvent:
+                self.violations += e.phase == "begin"
             elif kind is AgreementEvent:
                 self.agreed = e.leader
                 if e.leader is not None and self.fault_at is not None:
@@ -145,14 +161,24 @@ def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int, ring: 
     with fewer_gc_passes():
         w = run_trio(main, clock=MockClock(autojump_threshold=0))
     return Result(algorithm, nodes, w.fault_at, w.detect, w.agree, dict(w.sent[False]), dict(w.sent[True]),
-                  ring if cls.on_a_ring else None, dict(w.start_up))
+                  ring if cls.on_a_ring else None, dict(w.start_up), w.violations)
 
 
 def compare(config: ClusterConfig, seed: int, sizes: tuple[int, ...] = SIZES,
             algorithms: tuple[str, ...] | None = None) -> list[Result]:
-    """Each algorithm at each size: one run, or one on each ring order for an algorithm on a ring."""
-    return [run_one(name, n, config, seed, ring) for n in sizes for name in (algorithms or ALGORITHMS)
-            for ring in (ring_orders(seed) if ALGORITHMS[name].on_a_ring else ["sorted"])]
+    """Each algorithm at each size: one run, or one on each ring order for an algorithm on a
+    ring; lossless and FIFO, and with the faults `config` has, if any, again (on the sorted
+    ring only: the row the first table shows)."""
+    lossless = replace(config, faults=NO_FAULTS)
+    results = []
+    for n in sizes:
+        for name in algorithms or ALGORITHMS:
+            for ring in ring_orders(seed) if ALGORITHMS[name].on_a_ring else ["sorted"]:
+                result = run_one(name, n, lossless, seed, ring)
+                if config.faults.any and ring == "sorted":
+                    result = replace(result, with_faults=run_one(name, n, config, seed, ring))
+                results.append(result)
+    return results
 
 
 def _by_type(counts: dict[str, int]) -> str:
@@ -168,23 +194,43 @@ def table(results: list[Result], config: ClusterConfig) -> str:
 
 
 def _main_table(results: list[Result], config: ClusterConfig) -> str:
+    faulty = config.faults.any
+    said = f" The last columns: the same run {faults_text(config)} (from the start: every violation the monitor saw)." \
+        if faulty else ""
     rows = [
         (f"Leader crashes once all agree; T = {config.timeout:g} s, P = {config.probe_interval:g} s, "
          f"delay {config.delay_min:g}..{config.delay_max:g} s. From the crash: time to detect it, time to "
-         f"agree again, and the messages sent until then (election, and failure detection apart)."),
+         f"agree again, and the messages sent until then (election, and failure detection apart).{said}"),
         "",
-        "| algorithm | N | detect | agree | election msgs | by type | detector msgs | by type |",
-        "|---|---:|---:|---:|---:|---|---:|---|",
+        "| algorithm | N | detect | agree | election msgs | by type | detector msgs | by type |"
+        + (" with faults: agree | msgs | violations |" if faulty else ""),
+        "|---|---:|---:|---:|---:|---|---:|---|" + ("---|---:|---:|" if faulty else ""),
     ]
     for r in results:
         if r.fault_at is None:
-            rows.append(f"| {r.algorithm} | {r.nodes} | start-up never agreed | – | – | – | – | – |")
-            continue
-        detect = "–" if r.detect is None else f"{r.detect:.1f} s"
-        agree = "not within the limit" if r.agree is None else f"{r.agree:.1f} s"
-        rows.append(f"| {r.algorithm} | {r.nodes} | {detect} | {agree} | {sum(r.messages.values()):,} | "
-                    f"{_by_type(r.messages)} | {sum(r.detector_messages.values()):,} | {_by_type(r.detector_messages)} |")
+            row = f"| {r.algorithm} | {r.nodes} | start-up never agreed | – | – | – | – | – |"
+        else:
+            detect = "–" if r.detect is None else f"{r.detect:.1f} s"
+            agree = "not within the limit" if r.agree is None else f"{r.agree:.1f} s"
+            row = (f"| {r.algorithm} | {r.nodes} | {detect} | {agree} | {sum(r.messages.values()):,} | "
+                   f"{_by_type(r.messages)} | {sum(r.detector_messages.values()):,} | {_by_type(r.detector_messages)} |")
+        if faulty:
+            f = r.with_faults
+            if f.fault_at is None:
+                row += f" start-up never agreed | – | {f.violations:,} |"
+            else:
+                agree = "never again" if f.agree is None else f"{f.agree:.1f} s"
+                row += f" {agree} | {sum(f.messages.values()):,} | {f.violations:,} |"
+        rows.append(row)
     return "\n".join(rows)
+
+
+def faults_text(config: ClusterConfig) -> str:
+    """"with loss 0.1, duplicates 0.05, reordering links, drift 0.2": the faults given."""
+    f = config.faults
+    said = [f"loss {f.loss:g}" if f.loss else "", f"duplicates {f.duplicate:g}" if f.duplicate else "",
+            "reordering links" if f.reorder else "", f"drift {f.drift:g}" if f.drift else ""]
+    return "with " + ", ".join(s for s in said if s)
 
 
 def json_lines(results: list[Result]) -> str:

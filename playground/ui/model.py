@@ -28,6 +28,7 @@ from ..core.events import (
     CsEvent,
     DeliverEvent,
     DropEvent,
+    DuplicateEvent,
     Event,
     HeldEvent,
     SendEvent,
@@ -135,6 +136,10 @@ class ClusterModel:
             elif kind is HeldEvent:
                 topic, role = messages.get(e.id)
                 line(e, topic, role, (e.src, e.dst), f"{self._link(e)} {topic} #{e.id} waits: the link is held")
+            elif kind is DuplicateEvent:
+                topic, role = messages.get(e.id)
+                line(e, topic, role, (e.src, e.dst),
+                     f"{self._link(e)} {topic} #{e.id} copied by the link: the copy arrives at {e.arrives:.3f}")
             elif kind is CommandEvent:
                 line(e, "command", None, (), f"{e.source}: {command_text(e.command, e.args, label)}")
             elif kind is ViolationEvent:
