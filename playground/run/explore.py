@@ -38,14 +38,11 @@ Rules:
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import itertools
-import pickle
+import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 
 from ..core.config import ClusterConfig, to_seconds, to_us
 from ..core.events import ViolationEvent
@@ -53,15 +50,15 @@ from ..core.monitor import SLE1, SPLIT_BRAIN, describe
 from ..record.recorder import Recorder
 from ..record.transcript import Header
 from . import interrupt
+from .explore_state import SKIP, State, Stepper
 from .harness import Harness
 from .interaction import Block, Interaction, write_blocks
 
+__all__ = ["SAFETY", "SKIP", "Bounds", "Counterexample", "Explored", "Model", "explore", "interaction_text", "record",
+           "steps_taken"]
+
 SAFETY = (SLE1, SPLIT_BRAIN)
 ASYNC_STEP_US = 1000  # the asynchronous model's steps each come 1 ms apart: instants, not time
-# A machine's variables that are no part of its state: its outbox and knobs, and which
-# rule it applied last (why it did something, not what it is: two runs that reach one
-# state by different rules are one state).
-SKIP = frozenset({"_outbox", "config", "applying", "state_rule"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +101,7 @@ class Explored:
     steps: int = 0  # steps taken (a state reached again counts as a step)
     deepest: int = 0
     bound: str | None = None  # the bound that cut the search short (None: it ran out of states)
+    seen_bytes: int = 0  # what telling a state seen before from a new one holds, in bytes (at the end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,16 +111,35 @@ class Counterexample:
     steps: tuple[str, ...]  # after `cluster` and `boot`
 
 
-@dataclass(slots=True)
-class _Node:
-    """A state on the frontier: its engine (pickled), the arrival of each
-    message in flight (timed), the faults so far and the steps that led to it."""
+class _Trail:
+    """The steps that led to a state: its own (a step, with the `at` that says when) after
+    those of the state it came from, shared with it."""
 
-    engine: bytes
-    now_us: int
-    arrivals: dict[int, int]
-    faults: int
-    steps: tuple[str, ...]
+    __slots__ = ("before", "depth", "own", "stepper")
+
+    def __init__(self, before: _Trail | None, own: tuple[str, ...], depth: int, stepper: int | None):
+        self.before, self.own = before, own
+        self.depth = depth  # steps taken (the `at` lines are no step)
+        self.stepper = stepper  # the node that took the last step (-1: a crash, nobody's step; None: the start)
+
+    def then(self, own: tuple[str, ...], stepper: int | None = None) -> _Trail:
+        """`own`: a step and its `at`; `stepper`: the node that took it (None: time only
+        moved on, and `own` is an `at`)."""
+        if stepper is None:
+            return _Trail(self, own, self.depth, self.stepper)
+        return _Trail(self, own, self.depth + 1, stepper)
+
+    def steps(self) -> tuple[str, ...]:
+        trails, trail = [], self
+        while trail is not None:
+            trails.append(trail.own)
+            trail = trail.before
+        return tuple(step for own in reversed(trails) for step in own)
+
+
+# A state on the frontier: the engine as it was (explore_state.py), the arrival of each
+# message in flight (timed), the faults so far and the steps that led to it.
+_Node = tuple[State, dict[int, int], int, _Trail]
 
 
 def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
@@ -133,39 +150,40 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
     explored = Explored()
     seen: set[bytes] = set()
     frontier: deque[_Node] = deque()
-    for child, faults, steps, choices in _start(model):
-        violation = _broken(child, prop)  # (asynchronous: the start-up's instant is over)
-        if violation is not None:
-            return Counterexample(violation.property, describe(violation), steps), explored
-        for arrivals in choices:
-            frontier.append(_Node(_pack(child), child.now_us, arrivals, faults, steps))
-    while frontier:
-        interrupt.raise_if_stopped()
-        node = frontier.popleft()
-        if steps_taken(node.steps) >= bounds.depth:  # rule 3
-            explored.bound = "depth"
-            continue
-        for child, faults, steps, choices in _successors(model, node, bounds, explored):
-            violation = _broken(child, prop)
-            if violation is not None:
-                return Counterexample(violation.property, describe(violation), steps), explored
-            packed = None
-            for arrivals in choices:
-                explored.steps += 1
-                key = _key(child, arrivals if model.timed else None, faults)
-                if key in seen:  # rule 1
-                    continue
-                seen.add(key)
-                explored.states += 1
-                explored.deepest = max(explored.deepest, steps_taken(steps))
-                if explored.states >= bounds.most:
-                    explored.bound = "states"
-                    return None, explored
-                if on_progress is not None and explored.states % 1000 == 0:
-                    on_progress(explored)
-                packed = packed or _pack(child)
-                frontier.append(_Node(packed, child.now_us, arrivals, faults, steps))
-    return None, explored
+    stepper, state, trail, choices = _start(model)
+    violation = _broken(stepper.h, prop)  # (asynchronous: the start-up's instant is over)
+    if violation is not None:
+        return Counterexample(violation.property, describe(violation), trail.steps()), explored
+    for arrivals in choices:
+        frontier.append((state, arrivals, 0, trail))
+    try:
+        while frontier:
+            interrupt.raise_if_stopped()
+            node = frontier.popleft()
+            if node[3].depth >= bounds.depth:  # rule 3
+                explored.bound = "depth"
+                continue
+            for child, faults, trail, choices in _successors(model, stepper, node, bounds, explored):
+                violation = _broken(stepper.h, prop)
+                if violation is not None:
+                    return Counterexample(violation.property, describe(violation), trail.steps()), explored
+                for arrivals in choices:
+                    explored.steps += 1
+                    key = stepper.key(child, arrivals, faults)
+                    if key in seen:  # rule 1
+                        continue
+                    seen.add(key)
+                    explored.states += 1
+                    explored.deepest = max(explored.deepest, trail.depth)
+                    if explored.states >= bounds.most:
+                        explored.bound = "states"
+                        return None, explored
+                    if on_progress is not None and explored.states % 1000 == 0:
+                        on_progress(explored)
+                    frontier.append((child, arrivals, faults, trail))
+        return None, explored
+    finally:
+        explored.seen_bytes = _seen_bytes(seen) + stepper.table_bytes()
 
 
 def steps_taken(steps: tuple[str, ...]) -> int:
@@ -173,59 +191,54 @@ def steps_taken(steps: tuple[str, ...]) -> int:
     return sum(1 for step in steps if not step.startswith("at "))
 
 
-def _start(model: Model):
+def _start(model: Model) -> tuple[Stepper, State, _Trail, list[dict[int, int]]]:
     """The cluster, booted: every node starts at t=0 (what it sends, each delay chosen)."""
     interaction = Interaction()
     interaction.run(model.cluster_line)
     h = interaction.h
+    stepper = Stepper(h, model.timed)
     h.events.clear()
     h.boot()
-    yield h, 0, _tick(model, h, ()), _delays(model, h, {})
+    own = _tick(model, h, ())
+    state = stepper.start()
+    return stepper, state, _Trail(None, own, 0, None), _delays(model, state, {})
 
 
-def _successors(model: Model, node: _Node, bounds: Bounds, explored: Explored):
-    """(harness, faults, steps, the arrivals each choice of delays gives) of every state
-    one step on: a fault, or what the model lets happen next."""
-    h = _unpack(node)
-    up = [i for i, host in sorted(h.hosts.items()) if host.up]
-    down = [i for i, host in sorted(h.hosts.items()) if not host.up and not host.left]
-    if node.faults < bounds.faults:
+def _successors(model: Model, stepper: Stepper, node: _Node, bounds: Bounds, explored: Explored):
+    """(state, faults, steps, the arrivals each choice of delays gives) of every state one
+    step on: a fault, or what the model lets happen next. Each is yielded as soon as it
+    is made, while the engine's trace still holds what its step did (_broken)."""
+    state, arrivals, faults, trail = node
+    if faults < bounds.faults:
         # Rule 3: a node crashes right after a step of its own (or at the start), which
         # is as good as any later moment before its next step.
-        stepped = _last_stepper(node.steps)
-        crashable = up if stepped is None else [i for i in up if i == stepped]
-        for name, who in (("crash", crashable), ("recover", down)):
-            for i in who:
-                child = _unpack(node)
-                child.command(f"{name} {i}")
-                steps = _tick(model, child, (*node.steps, f"{name} {i}"))
-                yield child, node.faults + 1, steps, _delays(model, child, node.arrivals)
+        stepped = trail.stepper
+        for i, host in zip(stepper.ids, state.hosts):
+            if host.up and stepped in (None, i):
+                stepper.restore(state, i).crash(i)
+                own = _tick(model, stepper.h, (f"crash {i}",))
+                child = stepper.after(state, i)
+                yield child, faults + 1, trail.then(own, -1), _delays(model, child, arrivals)
+        for i, host in zip(stepper.ids, state.hosts):
+            if not host.up and not host.left:
+                stepper.restore(state, i).recover(i)
+                own = _tick(model, stepper.h, (f"recover {i}",))
+                child = stepper.after(state, i)
+                yield child, faults + 1, trail.then(own, i), _delays(model, child, arrivals)
     if model.timed:
-        yield from _timed_next(model, node, h, bounds, explored)  # (h is its to step on: nothing else uses it)
+        yield from _timed_next(model, stepper, node, bounds, explored)
         return
-    for src, dst in h.in_flight():
-        child = _unpack(node)
-        child.deliver(src, dst)
-        yield child, node.faults, _tick(model, child, (*node.steps, f"deliver {src} {dst}")), [{}]
-    for i in up:
-        for name in h.timers(i):
-            child = _unpack(node)
-            child.fire(i, name)
-            yield child, node.faults, _tick(model, child, (*node.steps, f"fire {i} {name}")), [{}]
-
-
-def _last_stepper(steps: tuple[str, ...]) -> int | None:
-    """The node that took the last step (a delivery's receiver, a timer's owner, one
-    that recovered); None at the start, when all have just stepped."""
-    for step in reversed(steps):
-        words = step.split()
-        if words[0] == "deliver":
-            return int(words[2])
-        if words[0] in ("fire", "recover"):
-            return int(words[1])
-        if words[0] == "crash":
-            return -1  # a crash is nobody's step
-    return None
+    for src, dst in state.flight:
+        stepper.restore(state, dst)
+        stepper.deliver(src, dst)
+        own = _tick(model, stepper.h, (f"deliver {src} {dst}",))
+        yield stepper.after(state, dst, (src, dst)), faults, trail.then(own, dst), [{}]
+    for i, host in zip(stepper.ids, state.hosts):
+        for name in sorted(host.timers) if host.up else ():
+            stepper.restore(state, i)
+            stepper.fire(i, name)
+            own = _tick(model, stepper.h, (f"fire {i} {name}",))
+            yield stepper.after(state, i), faults, trail.then(own, i), [{}]
 
 
 def _tick(model: Model, h: Harness, steps: tuple[str, ...]) -> tuple[str, ...]:
@@ -239,57 +252,66 @@ def _tick(model: Model, h: Harness, steps: tuple[str, ...]) -> tuple[str, ...]:
     return (*steps, f"at {t:g}")
 
 
-def _timed_next(model: Model, node: _Node, h: Harness, bounds: Bounds, explored: Explored):
+def _timed_next(model: Model, stepper: Stepper, node: _Node, bounds: Bounds, explored: Explored):
     """The one thing due first (deliveries before timers, then by node), with the delays
     of what it sends."""
-    heads = {link: queue[0][0] for link, queue in h.engine.links.in_flight().items()}
-    due = [(node.arrivals[msg_id], 0, dst, src, "") for (src, dst), msg_id in heads.items()]
-    for i, host in h.hosts.items():
+    state, arrivals, faults, trail = node
+    due = [(arrivals[queue[0][0]], 0, dst, src, "") for (src, dst), queue in state.flight.items()]
+    for i, host in zip(stepper.ids, state.hosts):
         if host.up:
             due += [(fires, 1, i, 0, name) for name, (fires, _) in host.timers.items()]
     if not due:
         return  # nothing will ever happen again: a run that ends here
     t_us, kind, i, src, name = min(due)
-    child = h
-    if t_us > to_us(bounds.horizon):
+    horizon = to_us(bounds.horizon)
+    if t_us > horizon:
         explored.bound = "horizon"
-        if child.now_us < to_us(bounds.horizon):
-            child.at(bounds.horizon)  # the last instant before the horizon is judged
-            yield child, node.faults, (*node.steps, f"at {bounds.horizon:g}"), [node.arrivals]
+        if state.now_us < horizon:
+            stepper.restore(state, None).at(bounds.horizon)  # the last instant before the horizon is judged
+            yield stepper.after(state, None), faults, trail.then((f"at {bounds.horizon:g}",)), [arrivals]
         return
-    steps = node.steps
-    if t_us > child.now_us:
-        child.at(to_seconds(t_us))
-        steps = (*steps, f"at {to_seconds(t_us):g}")
-    arrivals = dict(node.arrivals)
+    h = stepper.restore(state, i)
+    own: tuple[str, ...] = ()
+    if t_us > h.now_us:
+        h.at(to_seconds(t_us))
+        own = (f"at {to_seconds(t_us):g}",)
     if kind == 0:
-        del arrivals[heads[(src, i)]]
-        child.deliver(src, i)
-        step = f"deliver {src} {i}"
+        arrivals = dict(arrivals)
+        del arrivals[state.flight[(src, i)][0][0]]
+        stepper.deliver(src, i)
+        child = stepper.after(state, i, (src, i))
+        own += (f"deliver {src} {i}",)
     else:
-        child.fire(i, name)
-        step = f"fire {i} {name}"
-    yield child, node.faults, (*steps, step), _delays(model, child, arrivals)
+        stepper.fire(i, name)
+        child = stepper.after(state, i)
+        own += (f"fire {i} {name}",)
+    yield child, faults, trail.then(own, i), _delays(model, child, arrivals)
 
 
-def _delays(model: Model, h: Harness, arrivals: dict[int, int]) -> list[dict[int, int]]:
+def _delays(model: Model, state: State, arrivals: dict[int, int]) -> list[dict[int, int]]:
     """Timed: the arrival of every message in flight, for each choice of delay for
     those just sent (FIFO: none before the one ahead of it). Asynchronous: none."""
     if not model.timed:
         return [{}]
-    in_flight = h.engine.links.in_flight()
-    new = [(link, msg_id) for link, queue in in_flight.items() for msg_id, _ in queue if msg_id not in arrivals]
-    kept = {msg_id: arrivals[msg_id] for queue in in_flight.values() for msg_id, _ in queue if msg_id in arrivals}
+    new: list[tuple[tuple[int, int], int]] = []
+    kept: dict[int, int] = {}
     last: dict[tuple[int, int], int] = {}
-    for link, queue in in_flight.items():
-        for msg_id, _ in queue:
-            if msg_id in kept:
-                last[link] = max(last.get(link, 0), kept[msg_id])
+    for link, queue in state.flight.items():
+        for msg_id, _, _ in queue:
+            arrives = arrivals.get(msg_id)
+            if arrives is None:
+                new.append((link, msg_id))
+            else:
+                kept[msg_id] = arrives
+                if arrives > last.get(link, 0):
+                    last[link] = arrives
+    if not new:
+        return [kept]
     out = []
     for delays in itertools.product(model.delays_us, repeat=len(new)):
         chosen, ahead = dict(kept), dict(last)
         for (link, msg_id), delay in zip(new, delays, strict=True):
-            chosen[msg_id] = ahead[link] = max(h.now_us + delay, ahead.get(link, 0))
+            chosen[msg_id] = ahead[link] = max(state.now_us + delay, ahead.get(link, 0))
         out.append(chosen)
     return out
 
@@ -303,58 +325,9 @@ def _broken(h: Harness, prop: str | None) -> ViolationEvent | None:
     return None
 
 
-def _pack(h: Harness) -> bytes:
-    """An engine to come back to: pickled (a tenth of deepcopy's memory, about its time)."""
-    return pickle.dumps(h.engine, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _unpack(node: _Node) -> Harness:
-    engine = pickle.loads(node.engine)
-    return Harness.of(engine, node.now_us)
-
-
-def _key(h: Harness, arrivals: dict[int, int] | None, faults: int) -> bytes:
-    """Rule 1: the state, whatever the time and the message ids."""
-    now = h.now_us
-    hosts = []
-    for i, host in sorted(h.hosts.items()):
-        timers = sorted((name, fires - now if arrivals is not None else 0) for name, (fires, _) in host.timers.items())
-        machine = None if host.machine is None else {k: v for k, v in vars(host.machine).items() if k not in SKIP}
-        hosts.append((i, host.up, _frozen(host.storage), _frozen(machine), timers))
-    links = []
-    for link, queue in h.engine.links.in_flight().items():
-        links.append((link, tuple((_frozen(msg), arrivals[msg_id] - now if arrivals is not None else 0)
-                                  for msg_id, msg in queue)))
-    return hashlib.blake2b(repr((hosts, links, faults)).encode(), digest_size=16).digest()
-
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, by class
-
-
-def _frozen(value: object) -> object:
-    """A value's content, comparable by repr: dicts in their order (it can mean something:
-    oldest first), sets sorted, objects by their fields."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, type):  # (the ring keeps the class of each message it awaits an ack for)
-        return value.__name__
-    if isinstance(value, dict):
-        return tuple((_frozen(k), _frozen(v)) for k, v in value.items())
-    if isinstance(value, (set, frozenset)):
-        return tuple(sorted((_frozen(v) for v in value), key=repr))
-    if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    names = _FIELDS.get(type(value))
-    if names is None and dataclasses.is_dataclass(value):
-        names = _FIELDS[type(value)] = tuple(f.name for f in dataclasses.fields(value))
-    if names is not None:
-        return (type(value).__name__, tuple(_frozen(getattr(value, name)) for name in names))
-    if hasattr(value, "__dict__"):
-        return (type(value).__name__, _frozen({k: v for k, v in vars(value).items() if k not in SKIP}))
-    return repr(value)
+def _seen_bytes(seen: set[bytes]) -> int:
+    """The seen set's own bytes: its table and its keys (16-byte digests, one size)."""
+    return sys.getsizeof(seen) + len(seen) * (sys.getsizeof(next(iter(seen))) if seen else 0)
 
 
 def record(model: Model, found: Counterexample, path: str, overwrite: bool = False) -> None:

@@ -1,0 +1,241 @@
+"""The exhaustive search's states (explore.py), and the engine it steps through them.
+
+The search drives one engine by hand (harness.py's, the template): to take a step from a
+state it puts the state into the engine, runs the step, and keeps what the step left as
+the new state. Copying and hashing whole engines was what the search cost (a pickle of
+about 7 kB a state, a repr of everything for its key); a state here shares all a step
+left alone with the state before it, and its key hashes what changed.
+
+Rules:
+  1. A state is what a step can change: each node's host (its machine, safe storage,
+     timers, what it last reported), the messages in flight, the monitor, the clock and
+     the counters (message ids, the trace's numbering). Nothing else changes while the
+     search runs (the roster, the settings; the agenda is empty between steps).
+  2. Copy on write. A step runs one node's work (a message delivered to it, its timer,
+     its crash or recovery) or none (time moving on), so the state after it has a new
+     host for that node and the very hosts of the state before for the others. Putting
+     a state into the engine copies the host of the node about to step and the monitor;
+     the other hosts go in as they are, and nothing changes them (they run no work). A
+     state, once made, is never changed (explore_values.py copies).
+  3. The search is the network. The messages in flight are the state's, one queue per
+     link, oldest first, shared between states where unchanged. A delivery is the head
+     of its link handed to its receiver as its work, a timer's firing the same, each
+     run through the engine as a driver runs a window (the host runs it, the engine
+     merges, routes, numbers and judges it: engine.finish); what the step sends joins
+     its link's queue (the engine's own links get it too, and are emptied at the next
+     step: the search does not read them). Commands (a crash, a recovery) and time
+     go through the harness, as in an interaction file. That is Harness.deliver and
+     Harness.fire without the links' bookkeeping of when each message is due: a
+     finding replays as an interaction file step for step (tests/test_explore.py).
+  4. The key (explore rule 1): the canonical form of each host (up, safe storage, the
+     machine's variables but SKIP's) is numbered when the host is made, each message
+     when it is sent (numbers handed out in the order met: the same search numbers
+     alike); a state's key is a 16-byte BLAKE2b digest of those numbers with each
+     node's timers and each link's messages, their times relative to now (timed) or
+     none (asynchronous), and the faults so far. So a state reached by two paths is
+     one key, whatever the time and the message ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+
+from protocol import Message
+
+from ..core.engine import Window
+from ..core.events import SendEvent
+from ..core.host import NodeHost
+from ..core.monitor import Monitor
+from ..core.work import DELIVERY, TIMER, Deliver, Fire
+from .explore_values import SKIP, canonical, canonical_object, copy_object, size_of
+from .harness import Harness
+
+__all__ = ["SKIP", "State", "Stepper"]
+
+Link = tuple[int, int]
+Queue = tuple[tuple[int, int, Message], ...]  # a link's messages in flight, oldest first: (id, number, message)
+
+
+class State:
+    """The engine between two steps (rule 1). Never changed once made (rule 2)."""
+
+    __slots__ = (
+        "_form",
+        "command_order",
+        "engine_now_us",
+        "flight",
+        "host_keys",
+        "hosts",
+        "monitor",
+        "msg_id",
+        "now_us",
+        "open",
+        "seq",
+    )
+
+    def __init__(self, h: Harness, hosts: tuple[NodeHost, ...], host_keys: tuple[int, ...], monitor: Monitor,
+                 flight: dict[Link, Queue]):
+        engine = h.engine
+        self.now_us, self.engine_now_us = h.now_us, engine.now_us
+        self.msg_id, self.command_order = engine._msg_id, engine._command_order
+        self.seq, self.open = engine.trace._seq, engine.trace.open
+        self.hosts, self.host_keys = hosts, host_keys
+        self.monitor = monitor
+        self.flight = flight  # link -> its queue, the busy links only, in (src, dst) order (rule 3)
+        self._form: tuple[hashlib.blake2b, tuple[int, ...]] | None = None
+
+
+class Stepper:
+    """The template engine (a booted harness), stepped through states; the numbering of rule 4."""
+
+    def __init__(self, h: Harness, timed: bool):
+        """`h`: a harness whose cluster has not booted yet."""
+        self.h = h
+        self.timed = timed
+        self._empty_links = h.engine.links.__deepcopy__({})  # (what a step's sends go into: rule 3)
+        self.ids = tuple(sorted(h.hosts))
+        self._index = {i: n for n, i in enumerate(self.ids)}
+        self._hosts: dict[object, int] = {}  # a host's canonical form -> its number
+        self._messages: dict[Message, int] = {}  # a message -> its number
+        self._state: State | None = None  # the state in the engine, if it was put there
+        self._monitor_of: object | None = None  # the state's monitor the engine's equals, while it does
+
+    def start(self) -> State:
+        """The state the engine is in now (the cluster, booted)."""
+        engine = self.h.engine
+        hosts = tuple(engine.hosts[i] for i in self.ids)
+        flight = {link: tuple((msg_id, self._number(msg), msg) for msg_id, msg in queue)
+                  for link, queue in engine.links.in_flight().items()}
+        monitor = copy_object(engine.monitor, {})
+        return State(self.h, hosts, tuple(self._host_key(host) for host in hosts), monitor, flight)
+
+    def restore(self, state: State, node: int | None) -> Harness:
+        """The engine as `state` has it, ready for `node` (None: no node) to step (rule 2)."""
+        h, engine = self.h, self.h.engine
+        h.now_us, h.events[:] = state.now_us, []
+        engine.now_us, engine._msg_id, engine._command_order = state.engine_now_us, state.msg_id, state.command_order
+        trace = engine.trace
+        trace._seq, trace.open = state.seq, state.open
+        if len(engine.links):
+            engine.links = self._empty_links.__deepcopy__({})
+        if self._monitor_of is not state.monitor:  # (else the engine's equals it: rule 2)
+            engine.monitor = trace.monitor = copy_object(state.monitor, {})
+            self._monitor_of = state.monitor
+        hosts = dict(zip(self.ids, state.hosts))
+        if node is not None:
+            hosts[node] = copy_object(hosts[node], {})
+        engine.hosts = hosts
+        self._state = state
+        return h
+
+    def deliver(self, src: int, dst: int) -> None:
+        """The head of the link src->dst arrives now (rule 3; after restore(state, dst))."""
+        msg_id, _, msg = self._state.flight[(src, dst)][0]
+        self._run(dst, (self.h.now_us, DELIVERY, 0, Deliver(src, msg_id, msg)))
+
+    def fire(self, node: int, name: str) -> None:
+        """The node's running timer `name` fires now (rule 3; after restore(state, node))."""
+        _, generation = self.h.engine.hosts[node].timers[name]
+        self._run(node, (self.h.now_us, TIMER, 0, Fire(name, generation)))
+
+    def after(self, state: State, node: int | None, delivered: Link | None = None) -> State:
+        """The state the engine is in after `node` (None: no node) stepped from `state`,
+        which took the head of the link `delivered` (None: none)."""
+        flight = state.flight
+        sent = [e for e in self.h.events if type(e) is SendEvent]
+        if delivered is not None or sent:
+            flight = dict(flight)
+            if delivered is not None:
+                rest = flight[delivered][1:]
+                if rest:
+                    flight[delivered] = rest
+                else:
+                    del flight[delivered]
+            busy = len(flight)
+            for e in sent:
+                link = (e.src, e.dst)
+                flight[link] = (*flight.get(link, ()), (e.id, self._number(e.msg), e.msg))
+            if len(flight) > busy:  # a link that was idle: keep them in order
+                flight = dict(sorted(flight.items()))
+        monitor = self.h.engine.monitor
+        if _same(monitor, state.monitor):  # unchanged: shared (rule 2)
+            monitor = state.monitor
+        else:  # the new state's from now on; the engine gets a copy of whichever it steps next
+            self._monitor_of = None
+        if node is None:
+            return State(self.h, state.hosts, state.host_keys, monitor, flight)
+        n = self._index[node]
+        host = self.h.engine.hosts[node]
+        hosts = (*state.hosts[:n], host, *state.hosts[n + 1:])
+        keys = (*state.host_keys[:n], self._host_key(host), *state.host_keys[n + 1:])
+        return State(self.h, hosts, keys, monitor, flight)
+
+    def key(self, state: State, arrivals: dict[int, int], faults: int) -> bytes:
+        """Rule 4: the state, whatever the time and the message ids (asynchronous: no
+        time, and `arrivals` empty)."""
+        hasher, flying = state._form or self._form(state)
+        hasher = hasher.copy()
+        if self.timed:
+            now = state.now_us
+            hasher.update(marshal.dumps((faults, *[arrivals[msg_id] - now for msg_id in flying]), 0))
+        else:
+            hasher.update(marshal.dumps(faults, 0))
+        return hasher.digest()
+
+    def table_bytes(self) -> int:
+        """What the numbering holds (rule 4), in bytes: part of what the seen set costs."""
+        return size_of(self._hosts) + size_of(self._messages)
+
+    def _run(self, node: int, entry: tuple) -> None:
+        """One entry of work at this node now, as a driver runs a window (engine rules 3, 6)."""
+        engine, now = self.h.engine, self.h.now_us
+        engine.now_us = now
+        engine.hosts[node].run([entry], now + 1)
+        engine.finish(Window(now, now + 1, {node: [entry]}))
+
+    def _form(self, state: State) -> tuple[hashlib.blake2b, tuple[int, ...]]:
+        """What a state's keys have in common whatever the arrivals (a hasher fed with
+        it), and the ids of the messages in flight, in the order their arrivals go in."""
+        now, timed = state.now_us, self.timed
+        parts: list[object] = [*state.host_keys]
+        for host in state.hosts:
+            parts.append(tuple(sorted((name, fires - now if timed else 0) for name, (fires, _) in host.timers.items())))
+        flying = []
+        for link, queue in state.flight.items():
+            parts += link
+            for msg_id, number, _ in queue:
+                parts.append(number)
+                flying.append(msg_id)
+            parts.append(None)  # (the link's end)
+        form = state._form = (hashlib.blake2b(marshal.dumps(tuple(parts), 0), digest_size=16), tuple(flying))
+        return form
+
+    def _host_key(self, host: NodeHost) -> int:
+        m = host.machine
+        form = (host.up, canonical(host.storage), None if m is None else canonical_object(m))
+        number = self._hosts.get(form)
+        if number is None:
+            number = self._hosts[form] = len(self._hosts)
+        return number
+
+    def _number(self, msg: Message) -> int:
+        number = self._messages.get(msg)
+        if number is None:
+            number = self._messages[msg] = len(self._messages)
+        return number
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether two objects hold the same (their attributes equal; a dict subclass as a
+    dict: a Counter's own equality is slow, and looser)."""
+    mine, theirs = vars(a), vars(b)
+    if mine.keys() != theirs.keys():
+        return False
+    for name, value in mine.items():
+        other = theirs[name]
+        if value is other:
+            continue
+        if type(value) is not type(other) or not (dict.__eq__(value, other) if isinstance(value, dict) else value == other):
+            return False
+    return True
