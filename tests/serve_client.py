@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import pyte
 
 ROOT = Path(__file__).resolve().parent.parent
 WITHIN = 60.0  # seconds a condition may take on a busy machine before the wait fails
+ESCAPES = re.compile(rb"\x1b(?:\[[0-9;?<=>$]*[ -/]*[@-~]|[()][A-Z0-9]|[=>78])")  # CSI, charset, keypad
 
 
 class Served:
@@ -60,9 +62,11 @@ class Served:
 
         assert await asyncio.to_thread(heard), f"serve did not say {text!r} within {within:g} s: {self.lines}"
 
-    def tabs(self) -> list[int]:
-        """The processes the server runs (a tab's each), by pid."""
-        return children(self.process.pid)
+    async def tab(self, number: int) -> int:
+        """The process of tab `number` (from 1), once it has opened."""
+        await self.said(f"tab {number} opened: process ")
+        line = next(line for line in self.lines if f"tab {number} opened: process " in line)
+        return int(line.split("process ", 1)[1].split()[0])
 
     def stop(self) -> tuple[int, str]:
         """SIGINT, and the process ended: its status and all it said on stderr."""
@@ -87,10 +91,14 @@ class Page:
     """One tab: its websocket, the screen it draws (`text`), the downloads it was
     offered (`deliveries`), whether the server closed it (`closed`)."""
 
-    def __init__(self, http: aiohttp.ClientSession, url: str, width: int = 100, height: int = 30):
-        self.http, self.url = http, url
+    def __init__(self, http: aiohttp.ClientSession, url: str, width: int = 100, height: int = 30, draw: bool = True):
+        """`draw`: the screen drawn by pyte; without, `text` is what came since `forget`,
+        its escape sequences taken out (cheap: for many tabs at once, on a busy machine)."""
+        self.http, self.url, self.draw = http, url, draw
         self.screen = pyte.Screen(width, height)
         self.stream = pyte.ByteStream(self.screen)
+        self.unread: list[bytes] = []  # what came and `text` has not taken yet (taken when looked at)
+        self.plain = ""  # without `draw`: what came since `forget`, as text
         self.deliveries: list[str] = []
         self.changed = asyncio.Event()  # set by every frame, and when the socket closes
         self.closed = False
@@ -108,7 +116,7 @@ class Page:
     async def _read(self) -> None:
         async for message in self.ws:
             if message.type == aiohttp.WSMsgType.BINARY:
-                self.stream.feed(message.data)
+                self.unread.append(message.data)
                 self.frames += 1
             elif message.type == aiohttp.WSMsgType.TEXT:
                 key, *data = json.loads(message.data)
@@ -125,12 +133,27 @@ class Page:
         await self.send(["stdin", text])
 
     async def resize(self, width: int, height: int) -> None:
+        self.text  # (what came before, drawn at the old size)
         self.screen.resize(height, width)
         await self.send(["resize", {"width": width, "height": height}])
 
     @property
     def text(self) -> str:
-        return "\n".join(self.screen.display)
+        """The screen as it is, what has come drawn (only now: the reader stays free to
+        answer the server's pings, however busy the machine)."""
+        if self.unread:
+            data = b"".join(self.unread)
+            self.unread.clear()
+            if not self.draw:
+                self.plain += ESCAPES.sub(b"", data).decode("utf-8", "replace")
+                return self.plain
+            self.stream.feed(data)
+        return self.plain if not self.draw else "\n".join(self.screen.display)
+
+    def forget(self) -> None:
+        """Without `draw`: what came so far is forgotten (`text` holds what comes next)."""
+        self.unread.clear()
+        self.plain = ""
 
     async def until(self, ok, what: str, within: float = WITHIN) -> float:
         """Wait until `ok(self)` holds, checked after each frame; the seconds it took.
@@ -139,7 +162,7 @@ class Page:
         deadline = start + within
         while not ok(self):
             if self.closed:
-                raise AssertionError(f"the tab closed before {what}:\n{self.text}")
+                raise AssertionError(f"the tab closed ({self.ws.close_code}, {self.ws.exception()!r}) before {what}:\n{self.text}")
             self.changed.clear()
             try:
                 await asyncio.wait_for(self.changed.wait(), max(0.0, deadline - time.monotonic()))

@@ -19,7 +19,7 @@ import aiohttp
 import pytest
 
 from playground.cli import main
-from playground.cli.output import WEB_DRIVER, need_a_terminal
+from playground.cli.output import HELD_DRIVER, WEB_DRIVER, need_a_terminal
 from playground.core.config import InputError
 from tests.serve_client import ROOT, Page, Served, children, gone
 
@@ -50,9 +50,9 @@ def test_a_tab_draws_the_app_takes_keys_and_offers_its_files_as_downloads():
             assert name.endswith(".jsonl") and json.loads(header)["format"] == "bully-transcript"
             assert any('"crash"' in line for line in events)
             await page.shows("a download")  # (the note says so)
-            processes = served.tabs()
+            process = await served.tab(1)
             await page.close()
-            await gone(processes)
+            await gone([process])
 
     with Served(args=("--nodes", "3")) as served:
         run(tab(served))
@@ -65,7 +65,7 @@ def test_the_layout_holds_from_80x24_to_240x60_and_the_palette_switches_the_algo
             await page.shows("7 ● normal", "classic Bully")
             for width, height in ((240, 60), (80, 24)):
                 await page.resize(width, height)
-                await page.until(lambda p: p.screen.display[-2].strip() and "7 ●" in p.text and "t=" in p.text,
+                await page.until(lambda p: "7 ●" in p.text and p.screen.display[-2].strip() and "t=" in p.text,
                                  f"the app drawn at {width}x{height}")
             # Another algorithm: the app ends and another starts in the same process; the tab goes on.
             await page.keys("\x10")  # ctrl+p
@@ -86,7 +86,7 @@ def test_a_closed_tab_ends_its_process_and_its_real_nodes():
         async with aiohttp.ClientSession() as http:
             page = await a_page(served, http)
             await page.shows("3 ● normal")
-            (app,) = served.tabs()
+            app = await served.tab(1)
             nodes = children(app)
             assert len([pid for pid in nodes if "node" in _command(pid)]) == 3
             await page.close()
@@ -183,8 +183,9 @@ def test_the_web_driver_is_a_screen_and_a_pipe_still_is_not(monkeypatch):
             monkeypatch.setenv("TEXTUAL_DRIVER", driver)
         with pytest.raises(InputError, match="must be a terminal"):
             need_a_terminal("the live app draws on the terminal", "use --headless")  # (pytest's stdin is no terminal)
-    monkeypatch.setenv("TEXTUAL_DRIVER", WEB_DRIVER)
-    need_a_terminal("the live app draws on the terminal", "use --headless")
+    for driver in (WEB_DRIVER, HELD_DRIVER):  # (textual-serve's; serve's own, held until a page takes the process)
+        monkeypatch.setenv("TEXTUAL_DRIVER", driver)
+        need_a_terminal("the live app draws on the terminal", "use --headless")
     # And as a command: a pipe is refused, the web driver is not asked about.
     refused = subprocess.run([sys.executable, "-m", "playground", "--nodes", "3"], cwd=ROOT, capture_output=True,
                              text=True, stdin=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})

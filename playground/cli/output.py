@@ -45,15 +45,17 @@ def warn(config, app=None) -> None:
             app.notify(f"Warning: {warning}", severity="warning", timeout=15)
 
 
-# What `bully-tui serve` (textual-serve) sets in TEXTUAL_DRIVER for each tab's process.
+# Textual's web driver, as textual-serve names it in TEXTUAL_DRIVER, and the one
+# `bully-tui serve` starts its tabs with (the same, held until a page takes the process).
 WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
+HELD_DRIVER = "playground.ui.held_driver:HeldWebDriver"
 
 
 def served() -> bool:
     """Whether this process draws in a browser, through Textual's web driver: its standard
     input and output are then the driver's pipes to `bully-tui serve`, and nothing else
     may write there."""
-    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER
+    return os.environ.get("TEXTUAL_DRIVER") in (WEB_DRIVER, HELD_DRIVER)
 
 
 def need_a_terminal(what: str, instead: str) -> None:

@@ -41,9 +41,11 @@ from typing import Any
 import aiohttp_jinja2
 from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
+from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
 
 from ..run.control import QuitOnSignals
+from .output import HELD_DRIVER
 
 log = logging.getLogger("bully-tui serve")
 
@@ -59,22 +61,40 @@ class Tab(AppService):
     """One tab's process: `argv` started with the web driver, its packets relayed to the
     page until it ends (the base's relay, with the differences the module's header says)."""
 
-    def __init__(self, argv: list[str], number: int, **kwargs: Any):
-        super().__init__(" ".join(argv), **kwargs)
+    def __init__(self, argv: list[str], download_manager: DownloadManager):
+        super().__init__(" ".join(argv), write_bytes=_nowhere, write_str=_nowhere, close=_nowhere,
+                         download_manager=download_manager)
         self.argv = argv
-        self.number = number  # the tab's number since the server started, for the log
+        self.number = 0  # the tab's number since the server started, for the log (0: a spare)
         self.said = ""  # what the command said when it ended, as shown on its page
         self.drawing = False  # its app has started (the driver's prelude came)
         self._stopping: asyncio.Future | None = None
 
-    async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
+    async def launch(self) -> Tab:
+        """The process started, held until `take` (ui/held_driver.py)."""
         pipe = asyncio.subprocess.PIPE
+        environment = self._build_environment()
+        environment["TEXTUAL_DRIVER"] = HELD_DRIVER
         self._process = await asyncio.create_subprocess_exec(
-            *self.argv, stdin=pipe, stdout=pipe, stderr=pipe, env=self._build_environment(width, height),
+            *self.argv, stdin=pipe, stdout=pipe, stderr=pipe, env=environment,
             start_new_session=True,  # (its group killed at once, if need be)
             preexec_fn=_die_with_parent)  # noqa: PLW1509 - between fork and exec: one prctl call, no lock taken
         self._stdin = self._process.stdin
-        return self._process
+        return self
+
+    async def take(self, websocket: web.WebSocketResponse, number: int, width: int, height: int) -> None:
+        """The process given to the page on `websocket`, at its size: its app starts."""
+        self.remote_write_bytes, self.remote_write_str, self.remote_close = \
+            websocket.send_bytes, websocket.send_str, websocket.close
+        self.number = number
+        await self.send_meta({"type": "go", "width": width, "height": height})
+        self._task = asyncio.create_task(self.run())
+
+    async def discard(self) -> None:
+        """A spare no page took: killed (nothing is made before its app starts)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        await self._process.wait()
 
     async def run(self) -> None:
         process = self._process
@@ -169,6 +189,8 @@ class Classroom(Server):
         self.given_url = public_url
         self.tabs: set[Tab] = set()
         self.opened = 0  # tabs opened since the start
+        self.spare: asyncio.Task[Tab] | None = None  # the next tab's process, started ahead (ui/held_driver.py)
+        self.stopping = False
 
     @property
     def full(self) -> bool:
@@ -188,9 +210,22 @@ class Classroom(Server):
 
     async def on_startup(self, app: web.Application) -> None:
         """(The command says where it serves: serve.py.)"""
+        self._start_a_spare()
 
     async def on_shutdown(self, app: web.Application) -> None:
-        await asyncio.gather(*(tab.stop() for tab in list(self.tabs)))
+        self.stopping = True
+        spare, self.spare = self.spare, None
+        await asyncio.gather(*(tab.stop() for tab in list(self.tabs)), *([_discard(spare)] if spare else []))
+
+    def _start_a_spare(self) -> None:
+        if not self.stopping:
+            self.spare = asyncio.create_task(Tab(self.argv, self.download_manager).launch())
+
+    async def _a_process(self) -> Tab:
+        """The spare (another started for the next tab), or a process started now."""
+        spare, self.spare = self.spare, None
+        self._start_a_spare()
+        return await (spare or Tab(self.argv, self.download_manager).launch())
 
     def serve_until_stopped(self, started: Callable[[], None]) -> int:
         """Serve until a signal comes (SIGINT, SIGTERM, SIGHUP: QuitOnSignals), calling
@@ -232,12 +267,13 @@ class Classroom(Server):
             return websocket
         width, height = (_cells(request.query.get(name), default) for name, default in (("width", 80), ("height", 24)))
         self.opened += 1
-        tab = Tab(self.argv, self.opened, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
-                  close=websocket.close, download_manager=self.download_manager)
+        number = self.opened
+        tab = await self._a_process()
         self.tabs.add(tab)
-        log.info("tab %d opened (%d of at most %d)", tab.number, len(self.tabs), self.max_sessions)
+        log.info("tab %d opened: process %d (%d of at most %d tabs)", number, tab._process.pid, len(self.tabs),
+                 self.max_sessions)
         try:
-            await tab.start(width, height)
+            await tab.take(websocket, number, width, height)
             await self._process_messages(websocket, tab)
         finally:
             await tab.stop()
@@ -298,6 +334,14 @@ def busy_page(max_sessions: int) -> web.Response:
             "<body style='background:#0c181f;color:#eee;font:18px monospace;padding:48px'>"
             f"<p>{busy_line(max_sessions)}</p><p>This page tries again every 5 seconds.</p></body></html>")
     return web.Response(text=html, content_type="text/html", status=503, headers={"Retry-After": "5"})
+
+
+async def _discard(spare: asyncio.Task[Tab]) -> None:
+    await (await spare).discard()
+
+
+async def _nowhere(*_: object) -> None:
+    """Where a spare's output would go: it has none before a page takes it."""
 
 
 async def _read_some(stream: asyncio.StreamReader) -> bytes:
