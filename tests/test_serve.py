@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -78,6 +79,17 @@ def test_the_layout_holds_from_80x24_to_240x60_and_the_palette_switches_the_algo
             await page.close()
 
     with Served(args=("--nodes", "7")) as served:
+        run(tab(served))
+
+
+def test_a_lesson_served_opens_at_its_first_step():
+    async def tab(served: Served) -> None:
+        async with aiohttp.ClientSession() as http:
+            page = await a_page(served, http, 120, 40)
+            await page.until(lambda p: re.search(r"─ 1/\d+ · ", p.text) and "5 ●" in p.text, "the lesson's first step")
+            await page.close()
+
+    with Served(args=("lesson", "bully")) as served:
         run(tab(served))
 
 

@@ -31,6 +31,9 @@ MOST_SESSIONS = 1000
 def run(argv: list[str]) -> int:
     own, served = split_at_dashes(argv)
     p = parser_for("serve", USAGE)
+    p.epilog = ("ARGS, after --, are bully-tui's own: -- lesson bully, -- --nodes 7 --mutex central, -- replay FILE. "
+                "Students open the printed address (this machine's, with --host 0.0.0.0); ?fontsize=24 after it "
+                "makes the page's text bigger, for a projector.")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine "
                    "only; 0.0.0.0: every network it is on, for a classroom)")
     p.add_argument("--port", default="8000", metavar="P", help="the port (default 8000; 0: a free one, printed)")
@@ -79,7 +82,10 @@ def checked_url(text: str) -> str:
 
 
 def bound(host: str, port: int) -> socket.socket:
-    """A listening socket on `host` and `port`, or one line saying why there is none."""
+    """A listening socket on `host` and `port`, or one line saying why there is none (an
+    empty host is refused: to getaddrinfo it would mean every address)."""
+    if not host.strip():
+        raise InputError(f"--host must be an address or a name, not {shown(host)} (0.0.0.0: every address)")
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as e:

@@ -6,6 +6,9 @@ and, for each websocket the page opens, starts the command with Textual's web dr
 (TEXTUAL_DRIVER), the page's keys going to its standard input and its screen coming back
 from its standard output, in packets. This module keeps that, and adds:
 
+  - each tab's process is started ahead, a spare that has imported and built the app
+    and waits before it starts (ui/held_driver.py): a page takes it, and another is
+    started, so a first screen waits for no Python start-up;
   - at most `max_sessions` tabs at once: the page of one more says so, and tries again
     by itself (`busy_page`); its websocket, if it comes anyway, is told so and closed;
   - a closed tab's process quits as on ctrl+q (the driver's "quit"), and is killed,

@@ -38,7 +38,11 @@ from pools with one `random.Random(seed)`, so a seed gives the same list every t
     condition or task it cannot read, a setup the scenario parser refuses, a step that
     cannot end, a link to no glossary term), a step whose event never comes, whole-file
     problems (binary junk, empty, a directory, a FIFO, missing) and the subcommand's
-    own arguments.
+    own arguments;
+  - `serve`: its options with hostile values the contract refuses (a valid one would
+    serve until the time limit), addresses not this machine's, URLs that are not
+    http(s), missing values, ARGS that would serve itself, its help, and SIGINT, SIGTERM
+    and SIGHUP at seeded moments while it serves.
 
 How a case runs. A real subprocess, `[sys.executable, "-m", "playground", *argv]` as the
 `bully-tui` command runs (`-m playground.cli` for a checkout that has no entry module),

@@ -20,7 +20,8 @@ REFUSE, ACCEPT, EITHER, DIFFERENT, WRITE_ERROR, SIGNAL, HELP, SEARCHED, FOUND = 
 # What a signal can meet before bully-tui's first statement (see "signal" in the package's docstring).
 KILLED, PYTHON_START_UP = "killed", "python-start-up"
 FAILURES = ("traceback", "hang", "silent", "misleading", "misrefused", "partial", "setup")
-GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help", "hunt", "node", "merge", "real", "attach")
+GROUPS = ("headless", "compare", "live", "verify", "replay", "export", "help", "hunt", "node", "merge", "real", "attach",
+          "serve")
 TERMINAL = ("terminal", "--headless")  # what a refusal to start the app without one names
 
 
