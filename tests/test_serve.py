@@ -34,6 +34,7 @@ async def a_page(served: Served, http: aiohttp.ClientSession, width: int = 100, 
 
 
 def test_a_tab_draws_the_app_takes_keys_and_offers_its_files_as_downloads():
+    """(D, s and the palette's exports: each a download, nothing written on the server.)"""
     async def tab(served: Served) -> None:
         async with aiohttp.ClientSession() as http:
             page = await a_page(served, http)
@@ -51,12 +52,21 @@ def test_a_tab_draws_the_app_takes_keys_and_offers_its_files_as_downloads():
             assert name.endswith(".jsonl") and json.loads(header)["format"] == "bully-transcript"
             assert any('"crash"' in line for line in events)
             await page.shows("a download")  # (the note says so)
+            await page.keys("\x10")  # ctrl+p: the palette's exports, Mermaid here
+            await page.shows("Search for commands")
+            await page.keys("Export the log's window: Mermaid")
+            await page.shows("Export the log's window: Mermaid")
+            await page.keys("\r")
+            await page.until(lambda p: len(p.deliveries) == 3, "a download offered from the palette")
+            name, mermaid = await page.download(page.deliveries[2])
+            assert name.endswith(".mmd") and mermaid.startswith(b"sequenceDiagram")
             process = await served.tab(1)
             await page.close()
             await gone([process])
 
     with Served(args=("--nodes", "3")) as served:
         run(tab(served))
+    assert not list(ROOT.glob("bully-classic-n3-*"))  # (the server's folder, the tabs' too)
 
 
 def test_the_layout_holds_from_80x24_to_240x60_and_the_palette_switches_the_algorithm_in_the_same_tab():
