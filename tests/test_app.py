@@ -323,7 +323,7 @@ async def test_a_split_brain_raises_the_alert_with_its_moment_and_nodes(tmp_path
         await advance(pilot, app, 21.2)
         text = str(app.alert_bar.render())
         assert app.alert_bar.display and app.alert_bar.has_class("active")
-        assert "split brain since t=21.00s: nodes 4, 5 each lead" in text
+        assert "split brain since t=21.00s · synchrony broken since t=0.00: nodes 4, 5 each lead" in text
         assert any("⚠ split brain: nodes 4, 5 each lead" in line.text for line in app.model.log)
         await advance(pilot, app, 1.5)  # 22.7: the split brain is over; SLE1 starts at 23
         assert "lasted 1.5 s" in str(app.alert_bar.render()) and not app.alert_bar.has_class("active")

@@ -224,17 +224,31 @@ async def test_the_alert_at_80_columns_says_how_long_it_lasted(tmp_path):
 
 
 @on_asyncio
-async def test_a_wider_alert_says_how_many_violations_so_far(tmp_path):
+async def test_a_wider_alert_says_what_was_broken_and_how_many_violations_so_far(tmp_path):
     app = scenario_app(tmp_path, "split-brain-short-timeout.scenario")
     async with app.run_test(size=(100, 24)) as pilot:
         await advance(pilot, app, 22.7)
         await pilot.pause()
-        assert re.fullmatch(r"⚠ split brain at t=21\.00s, lasted 1\.5 s: nodes 4, 5 each lead · "
-                            r"the last of \d+ violations", app.alert_bar.render().plain)
+        assert app.alert_bar.render().plain == ("⚠ split brain at t=21.00s, lasted 1.5 s · synchrony broken since "
+                                                "t=0.00: nodes 4, 5 each lead")  # (no room for how many)
         await advance(pilot, app, 0.5)  # SLE1 from 23.00, on top of the earlier ones
         await pilot.pause()
-        assert re.fullmatch(r"⚠ SLE1 since t=23\.00s: normal nodes disagree: .* · \d+ violations so far",
+        assert re.fullmatch(r"⚠ SLE1 since t=23\.00s · synchrony broken since t=0\.00: normal nodes disagree: .*",
                             app.alert_bar.render().plain)
+    app = scenario_app(tmp_path, "split-brain-short-timeout.scenario")
+    async with app.run_test(size=(160, 24)) as pilot:
+        await advance(pilot, app, 23.2)
+        await pilot.pause()
+        assert re.fullmatch(r"⚠ SLE1 since t=23\.00s · synchrony broken since t=0\.00: normal nodes disagree: .* · "
+                            r"\d+ violations so far", app.alert_bar.render().plain)
+
+
+def test_an_alert_names_what_was_broken_first_with_since_when_then_without():
+    head, words = "⚠ SLE1 since t=9.10s", "normal nodes disagree: 1, 2 → 5; 3 → 4"
+    broken = "links lossy since t=0.00 · clocks drift since t=3.00"
+    assert alert_bar.fit(head, words, "", LABELS, 120, broken) == f"{head} · {broken}: {words}"
+    assert alert_bar.fit(head, words, "", LABELS, 90, broken) == f"{head} · links lossy · clocks drift: {words}"
+    assert alert_bar.fit(head, words, "", LABELS, 62, broken) == f"{head}: {words}"
 
 
 # --- help and the grid ---------------------------------------------------------------------

@@ -91,6 +91,7 @@ class Internals:
     up: bool
     variables: dict[str, object]
     storage: dict[str, object]
+    rate: float = 1.0  # how fast its clock runs (rule 9: 1 unless clocks drift)
 
 
 class NodeHost(NodeRunner):
@@ -126,7 +127,7 @@ class NodeHost(NodeRunner):
 
     def internals(self) -> Internals:
         m = self.machine
-        return Internals(m is not None, m.variables() if m is not None else {}, self.storage.as_dict())
+        return Internals(m is not None, m.variables() if m is not None else {}, self.storage.as_dict(), self.rate)
 
     def _run(self, entry: tuple) -> None:
         now, _, _, item = entry

@@ -332,9 +332,16 @@ class Monitor:
 # --- what people read ------------------------------------------------------------------------
 
 
-def describe(v: ViolationEvent, name: Callable[[int], str] = str) -> str:
+def describe(v: ViolationEvent, name: Callable[[int], str] = str, broken: str = "") -> str:
     """One line for a violation event, with nodes named by `name` (full ids in the
-    summary, the UI's short labels on screen). The one place this text is made."""
+    summary, the UI's short labels on screen), and for one that begins, what was broken
+    then (`broken`: faults.BrokenSince.text(), "links lossy since t=3.20"), after " · ".
+    The one place this text is made."""
+    said = _describe(v, name)
+    return f"{said} · {broken}" if broken and v.phase == "begin" else said
+
+
+def _describe(v: ViolationEvent, name: Callable[[int], str]) -> str:
     if v.phase == "end":
         return f"{PROPERTY_NAMES[v.property]} over after {duration_text(v.duration)}"
     if v.property == SPLIT_BRAIN:
@@ -390,6 +397,7 @@ class Episode:
 
     began: ViolationEvent
     lasted: float | None = None
+    broken: str = ""  # the model's assumptions broken when it began, and since when ("links lossy since t=3.20")
 
     @property
     def property(self) -> str:
@@ -409,19 +417,20 @@ class Episodes:
         """An independent copy (episodes still open get their end later, separately)."""
         twin = Episodes()
         for episode in self.all:
-            mine = Episode(episode.began, episode.lasted)
+            mine = Episode(episode.began, episode.lasted, episode.broken)
             twin.all.append(mine)
             if self.open.get(episode.property) is episode:
                 twin.open[episode.property] = mine
         return twin
 
-    def add(self, v: ViolationEvent) -> None:
+    def add(self, v: ViolationEvent, broken: str = "") -> None:
+        """`broken`: what was broken when `v` began (a fold of the settings says: Assumptions)."""
         if v.phase == "end":
             episode = self.open.pop(v.property, None)
             if episode is not None:
                 episode.lasted = v.duration
             return
-        episode = Episode(v)
+        episode = Episode(v, broken=broken)
         self.all.append(episode)
         if v.property in self.lasting:
             self.open[v.property] = episode

@@ -1,7 +1,7 @@
 """What commands leave set, that everyone watching a run must see alike (`Settings`): T
 and the delays, the links held and the links made lossy. The engine and every fold of a
 trace work them out here, from a command's recorded words, so the two cannot disagree;
-and which of the model's assumptions they break (faults.py)."""
+and which of the model's assumptions they break (faults.py), since when (`Assumptions`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from .commands import LINK_COMMANDS, LossyLink
 from .config import ClusterConfig
-from .faults import broken
+from .events import CommandEvent
+from .faults import BrokenSince, broken
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +64,33 @@ def held_after(held: frozenset[tuple[int, int]], name: str, args: tuple, ids: tu
         inside, outside = set(args), set(ids) - set(args)
         return held | {(a, b) for a in inside for b in outside} | {(b, a) for a in inside for b in outside}
     return frozenset()  # heal
+
+
+class Assumptions:
+    """A fold of a trace's commands from a run's settings: what they leave set, and which
+    of the model's assumptions are broken since when, so that a report of a violation can
+    say what was broken when it began (the summary, the exports; the app's state keeps
+    its own Settings and BrokenSince alike)."""
+
+    def __init__(self, config: ClusterConfig, ids: tuple[int, ...]):
+        self.settings = Settings(config)
+        self.ids = tuple(ids)
+        self.since = BrokenSince()
+        self.since.update(0.0, self.settings.broken)
+
+    def observe(self, e: CommandEvent) -> None:
+        if e.command == "join":
+            self.ids = tuple(sorted((*self.ids, *e.args)))
+        self.settings = self.settings.after(e.command, e.args, self.ids)
+        self.since.update(e.t, self.settings.broken)
+
+    def text(self) -> str:
+        return self.since.text()
+
+    def copy(self) -> Assumptions:
+        twin = Assumptions.__new__(Assumptions)
+        twin.settings, twin.ids, twin.since = self.settings, self.ids, self.since.copy()
+        return twin
+
+    def __eq__(self, other: object) -> bool:  # (snapshots compare equal when they show the same moment)
+        return isinstance(other, Assumptions) and (self.settings, self.since) == (other.settings, other.since)

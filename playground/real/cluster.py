@@ -422,7 +422,7 @@ def run_headless_real(session, until: float) -> dict[str, object]:
     if session.transcript is not None:
         with Recorder.create(session.transcript, replace(session.header, real=True), session.overwrite) as recorder:
             recorder(events)
-    summary = Summary(session.ids, tuple(m.type for m in cls.messages), cls.mutex)
+    summary = Summary(session.ids, tuple(m.type for m in cls.messages), cls.mutex, session.config)
     summary(events)
     return {"algorithm": session.algorithm, "nodes": session.nodes, "seed": session.seed, "until": until, "real": True,
             **summary.report()}

@@ -49,6 +49,7 @@ from ..core.events import (
     down_before,
 )
 from ..core.monitor import PROPERTY_NAMES, describe
+from ..core.settings import Assumptions
 from .labels import command_text, node_labels
 from .look import CS_LOOK, CS_WORD
 from .reader import Reader
@@ -155,6 +156,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
         inside = set(chosen)
         diagram = Diagram(chosen, node_labels(ids), filters.start, filters.start)
         flights: dict[int, list[Flight]] = {}  # id -> its flights not yet arrived: the message, and any copy
+        assumptions = Assumptions(header.config, tuple(ids))  # what is broken, for a violation's band
         order, marks = diagram.order, diagram.marks
         down: frozenset[int] = frozenset()  # followed from the first event: a lane may begin dashed
         entered: dict[int, float] = {}  # node -> since when it has held the critical section
@@ -189,6 +191,8 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                     flight.why = e.reason if flight.dropped else ""
                     order.append(("drop" if flight.dropped else "deliver", flight))
             else:
+                if kind is CommandEvent:
+                    assumptions.observe(e)
                 if kind is CommandEvent and e.command == "join":  # a lane for the newcomer
                     ids = tuple(sorted((*ids, *e.args)))
                     diagram.labels.update(node_labels(ids))
@@ -207,7 +211,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                 if e.t < filters.start:
                     continue
                 if kind is ViolationEvent:
-                    _violation(e, diagram)
+                    _violation(e, diagram, assumptions.text())
                 elif kind is CommandEvent:
                     _command(e, diagram)
                 else:
@@ -264,11 +268,12 @@ def _keep_lanes(d: Diagram, ids: tuple[int, ...]) -> None:
     d.order[:] = [(what, item) for what, item in d.order if what != "mark" or item.node in lanes]
 
 
-def _violation(e: ViolationEvent, d: Diagram) -> None:
-    """A violation begins a band, or ends the last one of its property still open."""
+def _violation(e: ViolationEvent, d: Diagram, broken: str) -> None:
+    """A violation begins a band (saying what was broken then), or ends the last one of its
+    property still open."""
     name = PROPERTY_NAMES[e.property]
     if e.phase == "begin":
-        d.bands.append(Band(e.t, f"{name}: {describe(e, d.labels.__getitem__)}", e.nodes))
+        d.bands.append(Band(e.t, f"{name}: {describe(e, d.labels.__getitem__, broken)}", e.nodes))
         return
     for band in reversed(d.bands):
         if band.end is None and band.text.startswith(name + ":"):

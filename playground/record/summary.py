@@ -5,9 +5,11 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
+from ..core.config import ClusterConfig
 from ..core.cs_entries import CsEntries
 from ..core.events import (
     AgreementEvent,
+    CommandEvent,
     CrashEvent,
     DropEvent,
     ElectionStartEvent,
@@ -23,12 +25,15 @@ from ..core.events import (
 from ..core.host import HostStatus
 from ..core.monitor import CS_WAIT, MUTEX, Episodes, describe
 from ..core.rounds import Rounds
+from ..core.settings import Assumptions
 
 
 class Summary:
-    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...], mutex: type | None = None):
+    def __init__(self, ids: tuple[int, ...], message_types: tuple[str, ...], mutex: type | None = None,
+                 config: ClusterConfig | None = None):
         """`mutex`: the run's, whose entries are counted and measured, beside the
-        lecture's figures for as many members as the run ends with."""
+        lecture's figures for as many members as the run ends with. `config`: the run's
+        settings, from which its commands say what was broken when a violation began."""
         self.mutex = mutex
         self.cs = None if mutex is None else CsEntries.of(mutex)
         self.ids = list(ids)  # every node the run has had, in the order they came
@@ -43,6 +48,7 @@ class Summary:
         self.epoch = dict.fromkeys(ids, 0)
         self.episodes = Episodes()
         self.rounds = Rounds(kept=[])
+        self.assumptions = None if config is None else Assumptions(config, tuple(ids))
 
     def __call__(self, events: list[Event]) -> None:
         cs = self.cs
@@ -79,7 +85,9 @@ class Summary:
                 self.members.discard(e.node)
                 self.up.discard(e.node)
             elif kind is ViolationEvent:
-                self.episodes.add(e)
+                self.episodes.add(e, self.assumptions.text() if self.assumptions else "")
+            elif kind is CommandEvent and self.assumptions is not None:
+                self.assumptions.observe(e)
 
     def report(self) -> dict[str, object]:
         messages = {t: self.sent[t] for t in self.message_types}
@@ -89,6 +97,8 @@ class Summary:
         for episode in self.episodes.all:
             v = episode.began
             entry = {"property": v.property, "t": v.t, "nodes": list(v.nodes), "detail": describe(v)}
+            if episode.broken:  # the model's assumptions broken when it began, since when
+                entry["broken"] = episode.broken
             if v.property in self.episodes.lasting:
                 entry["duration"] = episode.lasted
             violations.append(entry)

@@ -41,10 +41,11 @@ from ..core.events import (
     TimerSetEvent,
     ViolationEvent,
 )
+from ..core.faults import ASSUMPTIONS, SYNCHRONY
 from ..core.host import HostStatus
 from ..core.monitor import Episodes, groups_of
 from ..core.rounds import Rounds
-from ..core.settings import Settings
+from ..core.settings import Assumptions, Settings
 
 
 class ViewStatus(Status):
@@ -131,7 +132,7 @@ class Snapshot:
     ids: tuple[int, ...]
     nodes: dict[int, NodeState]
     episodes: Episodes
-    settings: Settings
+    assumptions: Assumptions
     topics: dict[str, MessageRole]
     rounds: Rounds
     messages: Messages = field(compare=False)  # shared, not copied: it only grows (its labels count in `nodes`)
@@ -152,7 +153,7 @@ class ClusterState:
         self.ids = ids  # every node the cluster has had, lowest first (joins add to it)
         self.nodes = {i: NodeState(i) for i in ids}
         self.episodes = Episodes()
-        self.settings = Settings(config)  # as the trace's commands have set them
+        self.assumptions = Assumptions(config, ids)  # the settings as the trace's commands have set them, and what they break
         self.topics: dict[str, MessageRole] = {}  # message labels seen -> their role, in order of appearance
         self.rounds = Rounds()  # election rounds, as the monitor's module defines them
         self.messages = Messages()  # message id -> (label, role)
@@ -227,11 +228,11 @@ class ClusterState:
                 self._held[e.id] = e.dst
                 nodes[e.dst].waiting += 1
             elif kind is CommandEvent:
-                self.settings = self.settings.after(e.command, e.args, self.ids)
+                self.assumptions.observe(e)
                 if e.command == "join":
                     self._admit(*e.args)
             elif kind is ViolationEvent:
-                self.episodes.add(e)
+                self.episodes.add(e, self.assumptions.text())
 
     def _admit(self, node: int) -> None:
         if node not in self.nodes:
@@ -239,6 +240,16 @@ class ClusterState:
             self.nodes[node] = NodeState(node)
 
     # --- what it says -------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.assumptions.settings
+
+    @property
+    def faults_broken(self) -> tuple[str, ...]:
+        """The model's assumptions broken now, in words ("links lossy", "clocks drift"),
+        but synchrony (the status line says it beside T)."""
+        return tuple(ASSUMPTIONS[key] for key, _ in self.assumptions.since.items() if key != SYNCHRONY)
 
     @property
     def config(self) -> ClusterConfig:
@@ -274,7 +285,7 @@ class ClusterState:
     # --- keeping and showing again --------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(self.ids, {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.settings,
+        return Snapshot(self.ids, {i: n.copy() for i, n in self.nodes.items()}, self.episodes.copy(), self.assumptions.copy(),
                         dict(self.topics), self.rounds.copy(), self.messages, self.sent, dict(self._held),
                         self.cs and self.cs.copy())
 
@@ -287,7 +298,7 @@ class ClusterState:
         for i, node in self.nodes.items():
             node.become(snapshot.nodes.get(i) or NodeState(i, status=ViewStatus.NOT_JOINED))
         self.episodes = snapshot.episodes.copy()
-        self.settings, self.topics = snapshot.settings, dict(snapshot.topics)
+        self.assumptions, self.topics = snapshot.assumptions.copy(), dict(snapshot.topics)
         self.rounds = snapshot.rounds.copy()
         self.messages, self.sent = snapshot.messages, snapshot.sent
         self._held = dict(snapshot.held)

@@ -23,7 +23,7 @@ def start(session: Session, files: ExitStack, *, lookahead: bool) -> tuple[Engin
     engine = session.recipe.engine(lookahead=lookahead)
     cls = machine(session.algorithm)
     mutex = cls.mutex
-    summary = Summary(session.ids, tuple(m.type for m in cls.messages), mutex)
+    summary = Summary(session.ids, tuple(m.type for m in cls.messages), mutex, session.config)
     engine.subscribe(summary)
     recorder = None
     if session.transcript is not None:

@@ -252,7 +252,7 @@ def status_of(model: ClusterModel, algorithm: str, now: float, config: ClusterCo
     state, rounds = model.state, model.state.rounds
     return Status(now, config=config, elections=rounds.count, in_election=rounds.running, worst_case=model.worst_case,
                   election_messages=sum(rounds.current.messages.values()) if rounds.current else 0,
-                  held_links=len(state.held_links), cs=cs_figures(state, algorithm), **pace)
+                  held_links=len(state.held_links), faults=state.faults_broken, cs=cs_figures(state, algorithm), **pace)
 
 
 def cs_figures(state: ClusterState, algorithm: str) -> CsFigures | None:

@@ -143,7 +143,8 @@ class ClusterModel:
             elif kind is CommandEvent:
                 line(e, "command", None, (), f"{e.source}: {command_text(e.command, e.args, label)}")
             elif kind is ViolationEvent:
-                text = describe(e, label.__getitem__)
+                broken = next((ep.broken for ep in reversed(self.state.episodes.all) if ep.began is e), "")
+                text = describe(e, label.__getitem__, broken)
                 line(e, "violation", None, e.nodes, f"⚠ {PROPERTY_NAMES[e.property]}: {text}" if e.phase == "begin" else text)
 
     def _link(self, e: SendEvent | DeliverEvent | DropEvent | HeldEvent) -> str:

@@ -29,6 +29,7 @@ class Internals(Protocol):
     storage: Mapping[str, object]
 
 
+    rate: float  # how fast its clock runs (1: it keeps time; --drift)
 class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows select nodes
     DEFAULT_CSS = "NodePanel { scrollbar-size-vertical: 1; }"
 
@@ -103,6 +104,8 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
         out += [_variable(name, value, labels) for name, value in internals.variables.items()]
         if not internals.up:
             gone = "it left" if node.left else "lost in the crash"
+    if internals is not None and internals.rate != 1:  # (--drift: each timer fires after its delay / rate)
+        out.append((f"  [$error]its clock runs at ×{internals.rate:g}[/]", None))
             out.append((f"  [$text-muted]({gone})[/]", None))
         elif not internals.variables:
             out.append(("  [$text-muted]none of its own[/]", None))

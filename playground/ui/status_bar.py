@@ -1,7 +1,9 @@
 """One line: virtual time and pace (and the speed the run really keeps, when it cannot
 keep up with the one asked for), or where in
 the past the screen is; T and the delay bounds (red when the synchrony bound is broken:
-T < 2 x max delay, or links held), and the elections so far with the current one's
+T < 2 x max delay, or links held), the model's other assumptions broken now, in red ("links
+lossy · links reorder · clocks drift": --loss, --duplicate, --reorder, --drift, a lossy
+link), and the elections so far with the current one's
 message count, beside its worst case where the algorithm declares one
 (Node.worst_case_messages: for faults one at a time, so said; not while synchrony is
 broken, which it assumes).
@@ -41,6 +43,7 @@ class Status:
     worst_case: int | None
     where: str = ""  # looking at the past: which instant ("" at the present)
     held_links: int = 0  # links held (a partition): synchrony is broken
+    faults: tuple[str, ...] = ()  # the model's other assumptions broken now, in words ("links lossy")
     cs: CsFigures | None = None  # with a mutex: its entries so far, measured
 
 
@@ -67,7 +70,7 @@ class StatusBar(Widget):
 
 # The order in which parts give way, least important first: each time a part is named,
 # it takes its next shorter form (the last form of a part may be nothing at all).
-GIVE_WAY = ("cs", "cs", "cs", "delay", "cs", "count", "sync", "cs", "pace", "pace", "sync", "count", "cs")
+GIVE_WAY = ("cs", "cs", "cs", "delay", "cs", "count", "sync", "cs", "pace", "faults", "pace", "sync", "count", "cs")
 
 
 def parts(s: Status) -> dict[str, list[str]]:
@@ -101,7 +104,10 @@ def parts(s: Status) -> dict[str, list[str]]:
         # The worst case gives way first; without one, the count keeps its words as long.
         worst = s.worst_case is not None and c.synchronous and not s.held_links  # (it assumes synchrony)
         count.insert(0, f"{count[0]} (worst {s.worst_case:,} for one fault)" if worst else count[0])
-    forms = {"time": [f"[b]t={s.now:.2f}s[/]"], "pace": pace, "sync": sync, "delay": [f"δ {delay}", ""],
+    # the other assumptions broken: "links lossy · clocks drift", then "lossy·drift", never left out
+    faults = {"faults": [f"[b $error]{' · '.join(s.faults)}[/]",
+                         f"[b $error]{'·'.join(w.split()[-1] for w in s.faults)}[/]"]} if s.faults else {}
+    forms = {"time": [f"[b]t={s.now:.2f}s[/]"], "pace": pace, "sync": sync, **faults, "delay": [f"δ {delay}", ""],
              "count": count}
     if s.cs is not None:
         entries = f"CS {s.cs.entries:,} in"
