@@ -11,6 +11,7 @@ from playground.cli.plan import plan
 from playground.run.cluster import Cluster
 from playground.run.wiring import start
 from tests.support import sends
+from tests.test_fault_scenarios import FAULT_CLAIMS
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
 
@@ -289,6 +290,7 @@ CLAIMS = {
     "mutex-central-leader-crash.scenario": check_mutex_central_leader_crash,
     "mutex-token-lost.scenario": check_mutex_token_lost,
     "mutex-figures.scenario": check_mutex_figures,
+    **FAULT_CLAIMS,  # the model's assumptions broken on purpose
 }
 
 
