@@ -15,6 +15,8 @@ terminal emulator (tests/serve_client.py: what the page's script does, without d
    (eight screens drawn by pyte would be this client's work, not the tabs'); and how far each
    run's virtual time went against the wall clock (x1: a tab that falls behind shows
    less than 1.0).
+4. Closing: a tab closed until its process and every process it started (the guardian;
+   a real run's five nodes) have ended, 3 tabs each.
 Prints the figures (docs/benchmarks.md keeps them, dated).
 """
 
@@ -31,7 +33,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.serve_client import Page, Served  # noqa: E402
+from tests.serve_client import Page, Served, children, gone  # noqa: E402
 
 TIME = re.compile(r"t=([0-9.]+)s")
 UP_7 = re.compile(r"(?<![→\d])7 [●◆◇]")  # node 7's card, up (normal, electing or waiting)
@@ -106,6 +108,21 @@ async def eight_tabs(served: Served) -> list[tuple[list[float], float]]:
         return await asyncio.gather(*(one(page) for page in pages))
 
 
+async def closing(served: Served, tabs: int = 3) -> list[float]:
+    took = []
+    async with aiohttp.ClientSession() as http:
+        for number in range(1, tabs + 1):
+            page = await Page(http, served.url, draw=False).open()
+            await page.shows("1 ●")
+            process = await served.tab(number)
+            started = children(process)
+            start = time.monotonic()
+            await page.close()
+            await gone([process, *started])
+            took.append(time.monotonic() - start)
+    return took
+
+
 def main() -> None:
     with Served(args=("--nodes", "7")) as served:
         print(f"first screen, N = 7: {ms(asyncio.run(first_screens(served)))}".replace("keys", "tabs"))
@@ -116,6 +133,9 @@ def main() -> None:
     for number, (took, pace) in enumerate(results, 1):
         print(f"tab {number} of 8, N = 7: {ms(took)}; virtual time x{pace:.2f} of the wall clock's")
     print(f"all eight: {ms([t for took, _ in results for t in took])}")
+    for args in (("--nodes", "7"), ("--real", "--nodes", "5")):
+        with Served(args=args) as served:
+            print(f"closing, {' '.join(args)}: {ms(asyncio.run(closing(served)))}".replace("keys", "tabs"))
 
 
 if __name__ == "__main__":

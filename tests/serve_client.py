@@ -39,10 +39,12 @@ class Served:
         self.process = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.first_line = self.process.stdout.readline()  # (blocks until it serves: no deadline needed, it ends or says)
-        if " at http://" not in self.first_line:
+        if " at http" not in self.first_line:
             self.process.kill()
             raise AssertionError(f"serve did not start: {self.first_line!r} {self.process.stderr.read()!r}")
-        self.url = self.first_line.split(" at ", 1)[1].split(",", 1)[0].split(" ", 1)[0]
+        listening = re.search(r"\(listening on (\S+) port (\d+)\)", self.first_line)  # (behind --public-url)
+        self.url = f"http://{listening[1]}:{listening[2]}" if listening else \
+            self.first_line.split(" at ", 1)[1].split(",", 1)[0].split(" ", 1)[0]
         self.lines: list[str] = []  # what it said on stderr so far
         self._said = threading.Condition()
         self._listener = threading.Thread(target=self._listen, daemon=True)

@@ -72,6 +72,9 @@ def test_a_tab_draws_the_app_takes_keys_and_offers_its_files_as_downloads():
 def test_the_layout_holds_from_80x24_to_240x60_and_the_palette_switches_the_algorithm_in_the_same_tab():
     async def tab(served: Served) -> None:
         async with aiohttp.ClientSession() as http:
+            async with http.get(f"{served.url}/?fontsize=24") as response:  # (a projector's)
+                html = await response.text()
+            assert 'data-font-size="24"' in html and f'"{served.url.replace("http", "ws")}/ws"' in html
             page = await a_page(served, http, 80, 24)
             await page.shows("7 ● normal", "classic Bully")
             for width, height in ((240, 60), (80, 24)):
@@ -144,7 +147,10 @@ def test_a_tab_beyond_max_sessions_gets_a_page_saying_so_and_the_server_stays_up
 def test_the_served_commands_refusal_shows_on_the_page_and_garbage_frames_close_only_their_tab():
     async def tabs(served: Served) -> None:
         async with aiohttp.ClientSession() as http:
-            page = await a_page(served, http)
+            async with http.get(served.url) as response:  # (behind a proxy: the page names its address)
+                assert 'data-session-websocket-url="wss://class.example.org/ws"' in await response.text()
+            page = Page(http, served.url)  # (the address the proxy would pass on to it)
+            await page.open()
             await page.until(lambda p: p.closed, "the tab closed")
             assert "bully-tui: error: unknown option --nodez (bully-tui --help lists them)" in page.text
             for garbage in ("garbage", '["resize", {"width": 0, "height": 24}]', '["stdin", 7]', "[]",
@@ -153,7 +159,7 @@ def test_the_served_commands_refusal_shows_on_the_page_and_garbage_frames_close_
                 await (page.ws.send_bytes(garbage) if isinstance(garbage, bytes) else page.send(garbage))
                 await page.until(lambda p: p.closed, f"the tab that sent {garbage!r} closed")
 
-    with Served(args=("--nodez", "3")) as served:
+    with Served("--public-url", "https://class.example.org/", args=("--nodez", "3")) as served:
         run(tabs(served))
         status, said = served.stop()
     assert status == 130

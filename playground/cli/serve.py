@@ -54,9 +54,11 @@ def run(argv: list[str]) -> int:
 
     classroom = Classroom([sys.executable, "-m", "playground", *served], title, sock, public_url, max_sessions)
     host, port = sock.getsockname()[:2]
-    address = public_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
-    where = "" if public_url or host not in ("0.0.0.0", "::") else \
-        f" (listening on every address of this machine, port {port}: students use this machine's address)"
+    everywhere = host in ("0.0.0.0", "::")
+    address = public_url or f"http://{'127.0.0.1' if everywhere else host}:{port}"
+    where = f" (listening on {host} port {port})" if public_url else \
+        f" (listening on every address of this machine, port {port}: students use this machine's address)" \
+        if everywhere else ""
     tabs = f"{max_sessions} tab{'s' if max_sessions > 1 else ''}"
     signum = classroom.serve_until_stopped(
         lambda: emit(f"bully-tui serve: {title} at {address}{where}, at most {tabs} at once; ctrl+c stops\n"))
