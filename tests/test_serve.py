@@ -158,13 +158,21 @@ def test_the_served_commands_refusal_shows_on_the_page_and_garbage_frames_close_
                 page = await a_page(served, http)
                 await (page.ws.send_bytes(garbage) if isinstance(garbage, bytes) else page.send(garbage))
                 await page.until(lambda p: p.closed, f"the tab that sent {garbage!r} closed")
+            host, port = served.url.removeprefix("http://").split(":")
+            for junk in (b"\x00\xffgarbage\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
+                         b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n"):
+                reader, writer = await asyncio.open_connection(host, int(port))
+                writer.write(junk)
+                assert (await reader.read(12)).endswith(b" 400")  # (then it closes the connection)
+                writer.close()
+            await served.said("Invalid character in Content-Length")
 
     with Served("--public-url", "https://class.example.org/", args=("--nodez", "3")) as served:
         run(tabs(served))
         status, said = served.stop()
     assert status == 130
     assert said.count("the page sent") == 7 and "not JSON ('garbage')" in said and "a binary frame (10 bytes)" in said
-    assert "Traceback" not in said
+    assert "Traceback" not in said and "Invalid HTTP version" in said
 
 
 def _command(pid: int) -> str:

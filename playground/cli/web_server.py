@@ -43,6 +43,7 @@ from typing import Any
 
 import aiohttp_jinja2
 from aiohttp import WSMsgType, web
+from aiohttp.http_exceptions import HttpProcessingError
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
@@ -203,7 +204,7 @@ class Classroom(Server):
         """One plain line on stderr for each thing worth the teacher's eye: a tab opened
         or closed, what its command said, a bad frame. (aiohttp's access log is off.)"""
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("bully-tui serve: %(message)s"))
+        handler.setFormatter(OneLine("bully-tui serve: %(message)s"))
         for name, level in (("bully-tui serve", logging.INFO), ("textual-serve", logging.WARNING),
                             ("aiohttp", logging.ERROR)):
             logger = logging.getLogger(name)
@@ -303,6 +304,23 @@ class Classroom(Server):
                 await websocket.send_json(["pong", data])
             else:
                 await (tab.blur() if key == "blur" else tab.focus())
+
+
+class OneLine(logging.Formatter):
+    """A request that is not HTTP (aiohttp answers 400) is one line naming what was wrong
+    with it, not a traceback: bad input, not a bug. (A bug keeps its traceback.)"""
+
+    def formatException(self, exc_info) -> str:  # noqa: N802 - logging's name
+        if isinstance(exc_info[1], HttpProcessingError):
+            return ""
+        return super().formatException(exc_info)
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if record.exc_info and isinstance(error := record.exc_info[1], HttpProcessingError):
+            what = " ".join(str(error.message).split()) if error.message else type(error).__name__
+            text = f"{text.rstrip()}: {what[:120]} (answered {error.code})"
+        return text
 
 
 def page_frame(frame: str | bytes) -> tuple[str, Any]:
