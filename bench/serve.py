@@ -33,7 +33,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.serve_client import Page, Served, children, gone  # noqa: E402
+from tests.serve_client import Page, Served, children, gone
 
 TIME = re.compile(r"t=([0-9.]+)s")
 UP_7 = re.compile(r"(?<![→\d])7 [●◆◇]")  # node 7's card, up (normal, electing or waiting)

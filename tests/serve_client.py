@@ -135,7 +135,7 @@ class Page:
         await self.send(["stdin", text])
 
     async def resize(self, width: int, height: int) -> None:
-        self.text  # (what came before, drawn at the old size)
+        _ = self.text  # (what came before, drawn at the old size)
         self.screen.resize(height, width)
         await self.send(["resize", {"width": width, "height": height}])
 

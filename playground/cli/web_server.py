@@ -37,8 +37,8 @@ import os
 import signal
 import socket
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp_jinja2
@@ -82,7 +82,7 @@ class Tab(AppService):
         self._process = await asyncio.create_subprocess_exec(
             *self.argv, stdin=pipe, stdout=pipe, stderr=pipe, env=environment,
             start_new_session=True,  # (its group killed at once, if need be)
-            preexec_fn=_die_with_parent)  # noqa: PLW1509 - between fork and exec: one prctl call, no lock taken
+            preexec_fn=_die_with_parent)  # (between fork and exec: one prctl call, which takes no lock)
         self._stdin = self._process.stdin
         return self
 
@@ -310,7 +310,7 @@ class OneLine(logging.Formatter):
     """A request that is not HTTP (aiohttp answers 400) is one line naming what was wrong
     with it, not a traceback: bad input, not a bug. (A bug keeps its traceback.)"""
 
-    def formatException(self, exc_info) -> str:  # noqa: N802 - logging's name
+    def formatException(self, exc_info) -> str:
         if isinstance(exc_info[1], HttpProcessingError):
             return ""
         return super().formatException(exc_info)
