@@ -147,7 +147,7 @@ async def test_every_shipped_lesson_plays_to_its_end_in_the_app(tmp_path, path, 
         assert app.restart_with.lesson.step == played[-1][0] + 1
         index = app.restart_with.lesson.step
     assert [k for k, _, _ in played] == list(range(len(lesson.steps)))
-    assert not wrong[0], "no step had a task to do wrong" if any(s.task for s in lesson.steps) else True
+    assert not wrong[0] or not any(s.task for s in lesson.steps), "no task was done wrong"  # (a lesson may have none)
 
 
 @on_asyncio

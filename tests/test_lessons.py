@@ -4,17 +4,27 @@ tasks checked against the student's commands, narration quoting the run."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from playground.core.commands import ChangeTimeout, Crash, Elect, SetTimeout
 from playground.core.config import InputError
-from playground.core.events import AgreementEvent, ElectionStartEvent, SendEvent, StateEvent, ViolationEvent
+from playground.core.events import (
+    AgreementEvent,
+    CrashEvent,
+    CsEvent,
+    DropEvent,
+    ElectionStartEvent,
+    SendEvent,
+    StateEvent,
+    ViolationEvent,
+)
 from playground.core.rounds import Round, Rounds
 from playground.record.lesson import read_lesson
 from playground.run.lesson import LessonPlay, narration
-from protocol import StatusRole
+from protocol import CsState, StatusRole
 from protocol.classic import Answer, ClassicStatus, Coordinator, Election
 
 GOOD = """title: A lesson
@@ -265,7 +275,7 @@ def test_the_command_lists_checks_and_plays_headless(capsys):
     from playground.cli.entry import main
 
     assert main(["lesson"]) == 0
-    assert "bully  The Bully algorithm (12 steps): " in capsys.readouterr().out
+    assert re.search(r"^bully +The Bully algorithm \(12 steps\): ", capsys.readouterr().out, re.MULTILINE)
     assert main(["lesson", "--check"]) == 0
     assert "bully.lesson: ok, 12 steps" in capsys.readouterr().out
     assert main(["lesson", "bully", "--headless"]) == 0
@@ -287,3 +297,170 @@ def test_a_scenarios_claim_goes_with_its_run_into_the_transcript(tmp_path):
     run_headless(session, 30)
     with Reader.open(str(tmp_path / "t.jsonl")) as reader:
         assert reader.header.claim == session.claim
+
+
+# --- the ring and mutual exclusion lessons: what each narration claims, as the run shows it ---
+
+
+def play_shipped(name: str, monkeypatch) -> tuple[dict, dict]:
+    """A shipped lesson played headless by the scripted student: each step's result, and
+    the events of the batches run while it was the step under way, both by title."""
+    from playground.cli.lesson import open_lesson, session_of
+    from playground.run.lesson_headless import Student, play_headless
+
+    lesson, seen = open_lesson(name), {}
+    step = Student._step
+
+    def step_seen(self):
+        title = self.play_at.step.title
+        events = step(self)
+        seen.setdefault(title, []).extend(events)
+        return events
+
+    monkeypatch.setattr(Student, "_step", step_seen)
+    results = {r.title: r for r in play_headless(lesson, lambda k: session_of(lesson, k))}
+    assert len(results) == len(lesson.steps), name  # (titles are the steps' own)
+    return results, seen
+
+
+def counted(result, template: str = "round") -> dict[str, int]:
+    """A quoted round ("15 Election, 22 Ack and 8 Elected messages") as label -> count."""
+    words = dict(result.quoted)[template].removesuffix(" messages").replace(" and ", ", ").split(", ")
+    return {label: int(count.replace(",", "")) for count, label in (w.split(" ", 1) for w in words)}
+
+
+def sends(events, label: str):
+    return [e for e in events if type(e) is SendEvent and e.msg.label == label]
+
+
+def test_chang_roberts_counts_2n_minus_1_then_3n_minus_1_and_each_crash_costs_a_message_sent_twice(monkeypatch):
+    results, seen = play_shipped("chang-roberts", monkeypatch)
+    without_acks = {title: {k: v for k, v in counted(results[title]).items() if k != "Ack"} for title in
+                    ("Concurrent starts", "3N − 1", "Tolerating a crash", "Two faults", "Who noticed")}
+    assert without_acks == {"Concurrent starts": {"Election": 15, "Elected": 8}, "3N − 1": {"Election": 15, "Elected": 8},
+                            "Tolerating a crash": {"Election": 14, "Elected": 7},
+                            "Two faults": {"Election": 13, "Elected": 6}, "Who noticed": {"Election": 11, "Elected": 7}}
+    assert results["One initiator"].ended_by == "task: start an election at node 1, until agreement"
+    past = [(e.src, e.dst, e.rule) for e in sends(seen["Past the crash"], "Election")]
+    assert (7, 8, "3") in past and (7, 1, "10") in past  # (sent to 8, no ack within T, then past it)
+    during = [(e.t, e.src, e.dst, e.rule) for e in sends(seen["A crash during the election"], "Election")]
+    assert (6.25, 4, 5, "3") in during and (7.25, 4, 6, "10") in during  # (5 crashed at 6.375: T, then past it)
+    starts = [(e.t, e.node) for e in seen["Noticing by itself"] if type(e) is ElectionStartEvent and e.t > 4]
+    assert starts == [(4.75, 3), (4.75, 7)]
+    first = [(e.src, e.dst) for e in sends(seen["Noticing by itself"], "Election") if e.t == 4.75]
+    assert first == [(3, 4), (7, 1)]  # (7 presumed 8 down: straight to 1)
+    lossy = seen["Lost messages"]
+    brains = [list(e.nodes) for e in lossy if type(e) is ViolationEvent and e.property == "split_brain"]
+    assert brains[0] == [7, 8] and not [e for e in lossy if type(e) is CrashEvent]
+    assert any(type(e) is DropEvent and e.reason == "lost on the link" for e in lossy)
+
+
+def test_hs_against_chang_roberts_on_three_orders_and_at_64_nodes():
+    from math import ceil, log2
+
+    from playground.cli.lesson import open_lesson, session_of
+    from playground.cli.plan import plan
+    from playground.core.ids import ring_order
+    from playground.run.lesson_headless import play_headless
+    from playground.run.wiring import run_headless
+
+    lesson = open_lesson("ring-orders")
+    results = {r.title: r for r in play_headless(lesson, lambda k: session_of(lesson, k))}
+    theory = {title: sum(n for label, n in counted(results[title]).items() if label != "Ack")
+              for title in results if title.startswith("Counting")}
+    assert theory == {"Counting, in order": 47, "Counting HS, in order": 151, "Counting, descending": 152,
+                      "Counting HS, descending": 151, "Counting, shuffled": 71, "Counting HS, shuffled": 197}
+    assert counted(results["Counting HS, in order"]) == {"Probe": 92, "Reply": 44, "Elected": 15, "Ack": 151}
+    assert counted(results["Counting, descending"])["Election"] == 16 * 17 // 2
+    assert counted(results["Counting, shuffled"])["Election"] == 55
+    assert counted(results["Counting HS, shuffled"]) == {"Probe": 122, "Reply": 60, "Elected": 15, "Ack": 197}
+    ring = ring_order("shuffled", tuple(range(1, 17)), 1)
+    assert ring == (4, 8, 15, 16, 13, 6, 11, 9, 3, 2, 10, 1, 7, 12, 5, 14)
+    assert {k for i, k in enumerate(ring) if k > ring[i - 1] and k > ring[(i + 1) % 16]} == {16, 14, 12, 11, 10}
+    assert round(16 * sum(1 / k for k in range(1, 17))) == 54 and 8 * 16 * (1 + ceil(log2(16))) == 640
+    at_64 = {}
+    for algorithm in ("ring", "hs"):
+        args = ["--headless", "--algorithm", algorithm, "--nodes", "64", "--ring", "reversed", "--delay", "0.1",
+                "--timeout", "1", "--probe-interval", "0"]
+        first = run_headless(plan(args).session, 30)["rounds"][0]["messages"]
+        at_64[algorithm] = sum(n for kind, n in first.items() if kind not in ("ack", "total"))
+    assert at_64 == {"ring": 2144, "hs": 631}
+
+
+def test_the_central_lock_costs_3_a_round_trip_and_2_to_hand_on_and_each_crash_costs_safety_or_liveness(monkeypatch):
+    results, seen = play_shipped("central-lock", monkeypatch)
+    assert dict(results["One round trip"].quoted) == {"client-delay": "2 s"}
+    assert dict(results["The next in the queue"].quoted) == {"sync-delay": "2 s"}
+    assert dict(results["Three messages an entry"].quoted) == {"per-entry": "3 messages per entry",
+                                                               "client-delay": "10 s"}
+    entered = [(e.t, e.node) for e in seen["A leader to coordinate"] + seen["Asking for the lock"] + seen["A queue"]
+               + seen["The next in the queue"] if type(e) is CsEvent and e.state is CsState.HELD]
+    assert entered == [(4.0, 2), (9.0, 3), (14.0, 1)]  # (asked at 2, 3 and 4)
+    lost = seen["A waiting follower crashes"]
+    grants = {e.id: e for e in sends(lost, "Grant")}
+    assert [(grants[e.id].dst, e.reason) for e in lost if type(e) is DropEvent and e.id in grants] == \
+        [(3, "receiver down")]
+    assert not [e for e in lost if type(e) is CsEvent and e.state is CsState.HELD and e.t > 5]
+
+
+def test_the_central_lock_holds_the_lock_for_a_client_that_crashed_inside():
+    from playground.cli.plan import plan
+    from playground.run.wiring import run_headless
+
+    args = ["--headless", "--algorithm", "classic", "--mutex", "central", "--nodes", "5", "--delay", "1",
+            "--cs-think", "none", "--cs-hold", "3", "--settle", "10", "--at", "2 want 2", "--at", "5 crash 2",
+            "--at", "10 want 1"]
+    summary = run_headless(plan(args).session, 40)
+    assert summary["mutex"]["entries"] == 1 and [v["property"] for v in summary["violations"]] == ["cs_wait"]
+
+
+def test_the_token_ring_goes_round_idle_serves_ring_order_and_loses_its_token_with_a_crashed_node(monkeypatch):
+    results, seen = play_shipped("token-ring", monkeypatch)
+    idle = [e for e in sends(seen["A token on a ring"], "Token") if e.t < 5]
+    assert [(e.src, e.dst) for e in idle] == [(1, 2), (2, 3), (3, 4), (4, 5), (5, 1)]
+    assert dict(results["Ring order"].quoted) == {"client-delay": "0.5 s"}
+    assert dict(results["Hops per entry"].quoted) == {"per-entry": "6.5 messages per entry", "client-delay": "6.5 s",
+                                                      "sync-delay": "2 s"}
+    tokens = {e.id: e for e in sends(seen["The lost token"], "Token")}
+    assert [(tokens[e.id].src, e.dst) for e in seen["The lost token"] if type(e) is DropEvent] == [(1, 2)]
+    assert results["Waiting in vain"].ended_by == "task: make node 4 ask for the critical section, " \
+                                                  "until violation cs-liveness"
+
+
+def stamps(events) -> list[tuple[float, int, int]]:
+    return [(e.t, e.node, e.stamp) for e in events if type(e) is CsEvent and e.state is CsState.WANTED]
+
+
+def test_lamport_costs_3_n_minus_1_ties_go_to_the_lower_id_and_the_older_request_first(monkeypatch):
+    results, seen = play_shipped("lamport", monkeypatch)
+    assert dict(results["Three messages a node"].quoted) == {"per-entry": "12 messages per entry",
+                                                             "client-delay": "2 s"}
+    assert stamps(seen["Three messages a node"] + seen["Two at once"]) == [(10.0, 3, 10), (10.0, 4, 10)]
+    assert stamps(seen["Node 4's turn"] + seen["Who asked first"]) == [(20.0, 5, 22), (21.5, 1, 25)]
+    assert dict(results["Order-preserving"].quoted) == {"sync-delay": "1 s"}
+
+
+def test_ricart_agrawala_costs_2_n_minus_1_defers_while_held_and_serves_the_older_stamp(monkeypatch):
+    results, seen = play_shipped("ricart-agrawala", monkeypatch)
+    assert dict(results["Two messages a node"].quoted) == {"per-entry": "8 messages per entry", "client-delay": "2 s"}
+    assert dict(results["One message to hand on"].quoted) == {"sync-delay": "1 s"}
+    held = [(e.t, e.node) for e in seen["A request while Held"] + seen["Deferred"]
+            if type(e) is CsEvent and e.state is not CsState.WANTED]
+    assert held == [(12.0, 4), (14.0, 4), (15.0, 1)]  # (1 asked at 12.5, while 4 was inside)
+    assert stamps(seen["Concurrent requests"]) == [(20.0, 5, 10), (20.0, 2, 12)]
+
+
+def test_the_critical_section_figures_in_words():
+    from playground.core.cs_entries import CsEntries
+    from playground.run.lesson import cs_text
+    from protocol import Serves
+
+    cs = CsEntries({"request": Serves.SENDER})
+    assert [cs_text(name, None) for name in ("entries", "sync-delay")] == ["nothing (this run has no lock)"] * 2
+    assert [cs_text(name, cs) for name in ("entries", "per-entry", "client-delay", "sync-delay")] == \
+        ["no entry yet", "no figure yet: no request has entered and left", "no entry yet", "no hand-over yet"]
+    cs.entries, cs.completed, cs.completed_messages, cs.client_delays, cs.sync_delays = 1, 1, 1, [0.999999], [2.5]
+    assert [cs_text(name, cs) for name in ("entries", "per-entry", "client-delay", "sync-delay")] == \
+        ["1 entry", "1 message per entry", "1 s", "2.5 s"]
+    cs.entries, cs.completed, cs.completed_messages = 3, 3, 8
+    assert cs_text("entries", cs) == "3 entries" and cs_text("per-entry", cs) == "2.67 messages per entry"

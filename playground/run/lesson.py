@@ -8,8 +8,12 @@ lesson file (1 is the lowest id), as everywhere on the command line.
 
 Narration may quote the run: `{round}` is the last election round's messages by name
 ("45 Election, 36 Answer and 9 Coordinator messages"), `{rounds}` how many rounds so
-far, `{t}` the time the step ended at. The tests play every shipped lesson and check
-that what its narration claims is what the run shows.
+far, `{t}` the time the step ended at. With a lock, the critical section's figures as
+the status bar measures them (core/cs_entries.py): `{entries}` ("3 entries"),
+`{per-entry}` ("12 messages per entry": per request that entered and left),
+`{client-delay}` and `{sync-delay}` (the last entry's wait and the last hand-over's,
+"2 s"). The tests play every shipped lesson and check that what its narration claims is
+what the run shows.
 
 Going on. Whoever drives the run (the app, or lesson_headless.py's scripted student)
 feeds it events, commands and the time, and once a step is `over`, asks `move_on`: the
@@ -45,6 +49,7 @@ from ..core.commands import (
     SetTimeout,
     WantCs,
 )
+from ..core.cs_entries import CsEntries
 from ..core.events import AgreementEvent, CsEvent, ElectionStartEvent, Event, SendEvent, StateEvent, ViolationEvent
 from ..core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
 from ..core.rounds import Round, Rounds
@@ -283,8 +288,9 @@ def describe_task(t: Task, name=str) -> str:
     return f"{t.command} {node}"
 
 
-def quotes(step: Step, algorithm: str, rounds: Rounds, t: float) -> dict[str, str]:
-    """What the step's narration quotes of the run now, by template (see the module's header)."""
+def quotes(step: Step, algorithm: str, rounds: Rounds, t: float, cs: CsEntries | None = None) -> dict[str, str]:
+    """What the step's narration quotes of the run now, by template (see the module's
+    header); `cs`: the critical section's measures, in a run with a lock."""
     text, said = step.narration, {}
     if "{round}" in text:
         said["round"] = round_text(algorithm, rounds.current)
@@ -292,15 +298,38 @@ def quotes(step: Step, algorithm: str, rounds: Rounds, t: float) -> dict[str, st
         said["rounds"] = f"{rounds.count:,}"
     if "{t}" in text:
         said["t"] = f"{t:g}"
+    for name in CS_FIGURES:
+        if f"{{{name}}}" in text:
+            said[name] = cs_text(name, cs)
     return said
 
 
-def narration(step: Step, algorithm: str, rounds: Rounds, t: float) -> str:
+def narration(step: Step, algorithm: str, rounds: Rounds, t: float, cs: CsEntries | None = None) -> str:
     """The step's narration with the run's figures in it."""
     text = step.narration
-    for name, value in quotes(step, algorithm, rounds, t).items():
+    for name, value in quotes(step, algorithm, rounds, t, cs).items():
         text = text.replace(f"{{{name}}}", value)
     return text
+
+
+CS_FIGURES = ("entries", "per-entry", "client-delay", "sync-delay")
+
+
+def cs_text(name: str, cs: CsEntries | None) -> str:
+    """One of CS_FIGURES in words: "3 entries", "12 messages per entry", "2 s"."""
+    if cs is None:
+        return "nothing (this run has no lock)"
+    if name == "entries":
+        return "no entry yet" if not cs.entries else f"{cs.entries:,} entr{'y' if cs.entries == 1 else 'ies'}"
+    if name == "per-entry":
+        each = cs.messages_per_entry
+        if each is None:  # (counted per request that entered and left)
+            return "no figure yet: no request has entered and left"
+        return f"{round(each, 2):g} message{'' if each == 1 else 's'} per entry"
+    delays = cs.client_delays if name == "client-delay" else cs.sync_delays
+    if not delays:
+        return "no entry yet" if name == "client-delay" else "no hand-over yet"
+    return f"{round(delays[-1], 2):g} s"  # (to the hundredth: 0.999999 s is 1 s)
 
 
 def round_text(algorithm: str, last: Round | None) -> str:

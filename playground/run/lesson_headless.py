@@ -87,7 +87,7 @@ class Student:
                     where = step.places.get("task" if step.task and not play.now.task_done else "until", step.where)
                     raise InputError(f"{where}: step {shown(step.title)} did not end within {STEP_BOUND:g} s of "
                                      f"virtual time ({_waiting(play)})")
-            quoted = quotes(play.step, self.algorithm, self.state.rounds, self.clock)
+            quoted = quotes(play.step, self.algorithm, self.state.rounds, self.clock, self.state.cs)
             yield StepResult(play.index, play.step.title, _ended_by(play), began, self.clock,
                              time.perf_counter() - wall, hint, tuple(quoted.items()))
             self.move = play.move_on(self.clock)
@@ -158,8 +158,10 @@ class Student:
 
 def student_command(task: Task, state: ClusterState, ids: tuple[int, ...]) -> LiveCommand | None:
     """The command a student gives for `task` now, as its key would (None: it cannot be
-    given yet: no node leads). Nodes named by rank are ids[rank - 1]."""
+    given yet: no node leads, or none has started). Nodes named by rank are ids[rank - 1]."""
     up = [i for i in state.joined if i not in state.down and i not in state.left]
+    if not up:  # (a run's first instant: its nodes start there)
+        return None
     node = ids[task.node - 1] if task.node is not None and task.node <= len(ids) else None
     if task.leader:
         leaders = state.leaders()

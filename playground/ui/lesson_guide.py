@@ -217,7 +217,7 @@ class LessonGuide:
         if play is None:
             return
         steps = play.lesson.steps
-        text = narration(play.step, app.session.algorithm, app.state.rounds, app.timeline.now())
+        text = narration(play.step, app.session.algorithm, app.state.rounds, app.timeline.now(), app.state.cs)
         keys = "→ next  ← back  esc leave" if self.finished or play.over or self._reading else \
             "→ skip  ← back  esc leave"
         self.pane.show(f"{play.index + 1}/{len(steps)} · {play.step.title}", self._status(), self.hint, text, keys)
