@@ -142,6 +142,19 @@ class _Trail:
 _Node = tuple[State, dict[int, int], int, _Trail]
 
 
+@dataclass(slots=True)
+class _Search:
+    """One search: what it looks for, up to where, and the engine it steps."""
+
+    timed: bool
+    prop: str | None
+    bounds: Bounds
+    stepper: Stepper
+    explored: Explored
+    delays_us: tuple[int, ...]  # (the model's, asked for each state)
+    horizon_us: int
+
+
 def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
             on_progress: Callable[[Explored], None] | None = None) -> tuple[Counterexample | None, Explored]:
     """Search breadth first for a run that breaks `prop` (None: any safety property):
@@ -150,21 +163,25 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
     explored = Explored()
     seen: set[bytes] = set()
     frontier: deque[_Node] = deque()
-    stepper, state, trail, choices = _start(model)
+    search, state, trail = _start(model, prop, bounds, explored)
+    stepper = search.stepper
     violation = _broken(stepper.h, prop)  # (asynchronous: the start-up's instant is over)
     if violation is not None:
         return Counterexample(violation.property, describe(violation), trail.steps()), explored
+    choices = _delays(search, state, {})
     for arrivals in choices:
         frontier.append((state, arrivals, 0, trail))
+    state.waiting = len(choices)
     try:
         while frontier:
             interrupt.raise_if_stopped()
             node = frontier.popleft()
+            parent = node[0]
+            parent.waiting -= 1
             if node[3].depth >= bounds.depth:  # rule 3
                 explored.bound = "depth"
                 continue
-            for child, faults, trail, choices in _successors(model, stepper, node, bounds, explored):
-                violation = _broken(stepper.h, prop)
+            for child, faults, trail, choices, violation in _successors(search, node):
                 if violation is not None:
                     return Counterexample(violation.property, describe(violation), trail.steps()), explored
                 for arrivals in choices:
@@ -181,6 +198,9 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
                     if on_progress is not None and explored.states % 1000 == 0:
                         on_progress(explored)
                     frontier.append((child, arrivals, faults, trail))
+                    child.waiting += 1
+            if not parent.waiting:
+                parent.taken = None  # (its successors are all made: _take's memo)
         return None, explored
     finally:
         explored.seen_bytes = _seen_bytes(seen) + stepper.table_bytes()
@@ -191,125 +211,142 @@ def steps_taken(steps: tuple[str, ...]) -> int:
     return sum(1 for step in steps if not step.startswith("at "))
 
 
-def _start(model: Model) -> tuple[Stepper, State, _Trail, list[dict[int, int]]]:
-    """The cluster, booted: every node starts at t=0 (what it sends, each delay chosen)."""
+def _start(model: Model, prop: str | None, bounds: Bounds, explored: Explored) -> tuple[_Search, State, _Trail]:
+    """The cluster, booted: every node starts at t=0."""
     interaction = Interaction()
     interaction.run(model.cluster_line)
     h = interaction.h
-    stepper = Stepper(h, model.timed)
+    search = _Search(model.timed, prop, bounds, Stepper(h, model.timed), explored, model.delays_us,
+                     to_us(bounds.horizon))
     h.events.clear()
     h.boot()
-    own = _tick(model, h, ())
-    state = stepper.start()
-    return stepper, state, _Trail(None, own, 0, None), _delays(model, state, {})
+    own = _tick(search, h, ())
+    return search, search.stepper.start(), _Trail(None, own, 0, None)
 
 
-def _successors(model: Model, stepper: Stepper, node: _Node, bounds: Bounds, explored: Explored):
-    """(state, faults, steps, the arrivals each choice of delays gives) of every state one
-    step on: a fault, or what the model lets happen next. Each is yielded as soon as it
-    is made, while the engine's trace still holds what its step did (_broken)."""
+def _successors(search: _Search, node: _Node):
+    """(state, faults, steps, the arrivals each choice of delays gives, what it broke) of
+    every state one step on: a fault, or what the model lets happen next."""
     state, arrivals, faults, trail = node
-    if faults < bounds.faults:
+    ids = search.stepper.ids
+    actions: list[tuple] = []
+    if faults < search.bounds.faults:
         # Rule 3: a node crashes right after a step of its own (or at the start), which
         # is as good as any later moment before its next step.
         stepped = trail.stepper
-        for i, host in zip(stepper.ids, state.hosts):
-            if host.up and stepped in (None, i):
-                stepper.restore(state, i).crash(i)
-                own = _tick(model, stepper.h, (f"crash {i}",))
-                child = stepper.after(state, i)
-                yield child, faults + 1, trail.then(own, -1), _delays(model, child, arrivals)
-        for i, host in zip(stepper.ids, state.hosts):
-            if not host.up and not host.left:
-                stepper.restore(state, i).recover(i)
-                own = _tick(model, stepper.h, (f"recover {i}",))
-                child = stepper.after(state, i)
-                yield child, faults + 1, trail.then(own, i), _delays(model, child, arrivals)
-    if model.timed:
-        yield from _timed_next(model, stepper, node, bounds, explored)
+        actions += [("crash", i) for i, host in zip(ids, state.hosts) if host.up and stepped in (None, i)]
+        actions += [("recover", i) for i, host in zip(ids, state.hosts) if not host.up and not host.left]
+    for action in actions:
+        child, own, who, violation = _take(search, state, action)
+        yield child, faults + 1, trail.then(own, who), _delays(search, child, arrivals), violation
+    if search.timed:
+        action = _timed_next(search, state, arrivals)
+        if action is None:
+            return
+        child, own, who, violation = _take(search, state, action)
+        if action[0] == "deliver":
+            arrivals = dict(arrivals)
+            del arrivals[state.flight[action[1:3]][0][0]]
+        yield child, faults, trail.then(own, who), _delays(search, child, arrivals), violation
         return
-    for src, dst in state.flight:
-        stepper.restore(state, dst)
-        stepper.deliver(src, dst)
-        own = _tick(model, stepper.h, (f"deliver {src} {dst}",))
-        yield stepper.after(state, dst, (src, dst)), faults, trail.then(own, dst), [{}]
-    for i, host in zip(stepper.ids, state.hosts):
-        for name in sorted(host.timers) if host.up else ():
-            stepper.restore(state, i)
-            stepper.fire(i, name)
-            own = _tick(model, stepper.h, (f"fire {i} {name}",))
-            yield stepper.after(state, i), faults, trail.then(own, i), [{}]
+    actions = [("deliver", src, dst) for src, dst in state.flight]
+    actions += [("fire", i, name) for i, host in zip(ids, state.hosts) if host.up for name in sorted(host.timers)]
+    for action in actions:
+        child, own, who, violation = _take(search, state, action)
+        yield child, faults, trail.then(own, who), [{}], violation
 
 
-def _tick(model: Model, h: Harness, steps: tuple[str, ...]) -> tuple[str, ...]:
+def _timed_next(search: _Search, state: State, arrivals: dict[int, int]) -> tuple | None:
+    """Timed: the one thing due first (deliveries before timers, then by node), as an
+    action at its time; at the horizon, time moving on to it (or nothing, once there)."""
+    due = [(arrivals[queue[0][0]], 0, dst, src, "") for (src, dst), queue in state.flight.items()]
+    for i, host in zip(search.stepper.ids, state.hosts):
+        if host.up:
+            due += [(fires, 1, i, 0, name) for name, (fires, _) in host.timers.items()]
+    if not due:
+        return None  # nothing will ever happen again: a run that ends here
+    t_us, kind, i, src, name = min(due)
+    if t_us > search.horizon_us:
+        search.explored.bound = "horizon"
+        return ("at", search.bounds.horizon) if state.now_us < search.horizon_us else None
+    return ("deliver", src, i, t_us) if kind == 0 else ("fire", i, name, t_us)
+
+
+def _take(search: _Search, state: State, action: tuple):
+    """(the state after `action`, its steps, the node that took it, what it broke).
+    Made once per state and action (a state on the frontier with each choice of delays
+    is one state: its crash, say, is one state too): kept in `state.taken` until the
+    state's last frontier entry has had its successors made."""
+    taken = state.taken.get(action) if state.taken is not None else None
+    if taken is not None:
+        return taken
+    stepper = search.stepper
+    kind = action[0]
+    delivered = None
+    if kind in ("crash", "recover"):
+        node = action[1]
+        h = stepper.restore(state, node)
+        h.crash(node) if kind == "crash" else h.recover(node)
+        own: tuple[str, ...] = (f"{kind} {node}",)
+        who = -1 if kind == "crash" else node  # (a crash is nobody's step)
+    elif kind == "at":  # (the horizon: the last instant before it is judged)
+        stepper.restore(state, None).at(action[1])
+        node, who, own = None, None, (f"at {action[1]:g}",)
+    else:
+        node = who = action[2] if kind == "deliver" else action[1]
+        h = stepper.restore(state, node)
+        own = ()
+        if search.timed and action[3] > h.now_us:
+            h.at(to_seconds(action[3]))
+            own = (f"at {to_seconds(action[3]):g}",)
+        if kind == "deliver":
+            delivered = action[1:3]
+            stepper.deliver(*delivered)
+            own += (f"deliver {action[1]} {action[2]}",)
+        else:
+            stepper.fire(node, action[2])
+            own += (f"fire {node} {action[2]}",)
+    own = _tick(search, stepper.h, own)
+    taken = (stepper.after(state, node, delivered), own, who, _broken(stepper.h, search.prop))
+    if state.taken is None:
+        state.taken = {}
+    state.taken[action] = taken
+    return taken
+
+
+def _tick(search: _Search, h: Harness, steps: tuple[str, ...]) -> tuple[str, ...]:
     """Asynchronous: each step is an instant of its own, over 1 ms on (so the monitor
     judges it); the steps, with the `at` that says so. Timed: the instant stays open
     until the next thing due comes later."""
-    if model.timed:
+    if search.timed:
         return steps
     t = to_seconds(h.now_us + ASYNC_STEP_US)
     h.at(t)
     return (*steps, f"at {t:g}")
 
 
-def _timed_next(model: Model, stepper: Stepper, node: _Node, bounds: Bounds, explored: Explored):
-    """The one thing due first (deliveries before timers, then by node), with the delays
-    of what it sends."""
-    state, arrivals, faults, trail = node
-    due = [(arrivals[queue[0][0]], 0, dst, src, "") for (src, dst), queue in state.flight.items()]
-    for i, host in zip(stepper.ids, state.hosts):
-        if host.up:
-            due += [(fires, 1, i, 0, name) for name, (fires, _) in host.timers.items()]
-    if not due:
-        return  # nothing will ever happen again: a run that ends here
-    t_us, kind, i, src, name = min(due)
-    horizon = to_us(bounds.horizon)
-    if t_us > horizon:
-        explored.bound = "horizon"
-        if state.now_us < horizon:
-            stepper.restore(state, None).at(bounds.horizon)  # the last instant before the horizon is judged
-            yield stepper.after(state, None), faults, trail.then((f"at {bounds.horizon:g}",)), [arrivals]
-        return
-    h = stepper.restore(state, i)
-    own: tuple[str, ...] = ()
-    if t_us > h.now_us:
-        h.at(to_seconds(t_us))
-        own = (f"at {to_seconds(t_us):g}",)
-    if kind == 0:
-        arrivals = dict(arrivals)
-        del arrivals[state.flight[(src, i)][0][0]]
-        stepper.deliver(src, i)
-        child = stepper.after(state, i, (src, i))
-        own += (f"deliver {src} {i}",)
-    else:
-        stepper.fire(i, name)
-        child = stepper.after(state, i)
-        own += (f"fire {i} {name}",)
-    yield child, faults, trail.then(own, i), _delays(model, child, arrivals)
-
-
-def _delays(model: Model, state: State, arrivals: dict[int, int]) -> list[dict[int, int]]:
+def _delays(search: _Search, state: State, arrivals: dict[int, int]) -> list[dict[int, int]]:
     """Timed: the arrival of every message in flight, for each choice of delay for
-    those just sent (FIFO: none before the one ahead of it). Asynchronous: none."""
-    if not model.timed:
+    those just sent (FIFO: none before the one ahead of it). `arrivals`: those of the
+    messages that were in flight already (the state's before, but the one delivered).
+    Asynchronous: none."""
+    if not search.timed:
         return [{}]
     new: list[tuple[tuple[int, int], int]] = []
-    kept: dict[int, int] = {}
-    last: dict[tuple[int, int], int] = {}
+    last: dict[tuple[int, int], int] = {}  # a link with new messages: the arrival of its last one before them
     for link, queue in state.flight.items():
-        for msg_id, _, _ in queue:
-            arrives = arrivals.get(msg_id)
-            if arrives is None:
-                new.append((link, msg_id))
-            else:
-                kept[msg_id] = arrives
-                if arrives > last.get(link, 0):
+        if queue[-1][0] not in arrivals:  # (new messages are at the end of their link)
+            for msg_id, _, _ in queue:
+                arrives = arrivals.get(msg_id)
+                if arrives is None:
+                    new.append((link, msg_id))
+                else:
                     last[link] = arrives
     if not new:
-        return [kept]
+        return [arrivals]
     out = []
-    for delays in itertools.product(model.delays_us, repeat=len(new)):
-        chosen, ahead = dict(kept), dict(last)
+    for delays in itertools.product(search.delays_us, repeat=len(new)):
+        chosen, ahead = dict(arrivals), dict(last)
         for (link, msg_id), delay in zip(new, delays, strict=True):
             chosen[msg_id] = ahead[link] = max(state.now_us + delay, ahead.get(link, 0))
         out.append(chosen)

@@ -60,19 +60,8 @@ Queue = tuple[tuple[int, int, Message], ...]  # a link's messages in flight, old
 class State:
     """The engine between two steps (rule 1). Never changed once made (rule 2)."""
 
-    __slots__ = (
-        "_form",
-        "command_order",
-        "engine_now_us",
-        "flight",
-        "host_keys",
-        "hosts",
-        "monitor",
-        "msg_id",
-        "now_us",
-        "open",
-        "seq",
-    )
+    __slots__ = ("_form", "command_order", "engine_now_us", "flight", "host_keys", "hosts", "monitor", "msg_id",
+                 "now_us", "open", "seq", "taken", "waiting")
 
     def __init__(self, h: Harness, hosts: tuple[NodeHost, ...], host_keys: tuple[int, ...], monitor: Monitor,
                  flight: dict[Link, Queue]):
@@ -84,6 +73,8 @@ class State:
         self.monitor = monitor
         self.flight = flight  # link -> its queue, the busy links only, in (src, dst) order (rule 3)
         self._form: tuple[hashlib.blake2b, tuple[int, ...]] | None = None
+        self.taken: dict[tuple, tuple] | None = None  # the search's: the states one step on, by action
+        self.waiting = 0  # the search's: its entries on the frontier
 
 
 class Stepper:
