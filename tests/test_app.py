@@ -439,7 +439,10 @@ async def test_with_a_mutex_w_asks_and_the_card_and_the_log_show_who_waits_and_w
         await advance(pilot, app, 5)  # Request and Grant, a round trip
         assert "▣" in app.grid.node_text(2) and "⧖" not in app.grid.node_text(2)
         texts = [line.text for line in app.model.log]
-        assert "node 2 wants the critical section" in texts and "node 2 enters the critical section" in texts
+        assert "node 2 wants the critical section · central 1" in texts  # (each with the lock's rule that made it)
+        assert "node 2 enters the critical section · central 2" in texts
+        request = next(text for text in texts if "Request" in text)
+        assert request.startswith("2→4 Request #") and request.endswith(" · central 1")
         assert app.sub_title == "classic Bully + central lock"
         app.redraw()
         bar = str(app.status_bar.render())

@@ -27,7 +27,7 @@ async def test_the_live_view_kills_the_leader_shows_the_re_election_and_recovers
 
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, all_under(4, (1, 2, 3, 4)))
-        panel = app.panel.shown_text()  # the selected node, 4: its storage from its state file
+        panel = " ".join(app.panel.shown_text().split())  # the selected node, 4: its storage from its state file
         assert "safe storage" in panel and "epoch: " in panel and "not known: a real node's own" in panel
         await pilot.press("d")
         assert app.log_view.diagram

@@ -4,7 +4,7 @@ a literal colour), by role. Algorithms declare a role for each status and messag
 a new algorithm looks right without touching it. Shared by the grid, the log and the panel.
 
 Beside the looks, the words the screens write are named here too, though each is defined
-where its meaning is: a node's and a command's names (labels.py), a time (the
+where its meaning is: a node's and a command's names and a rule's (labels.py), a time (the
 configuration's), a violation (the monitor's). So a screen reads how things look and
 how they are said in one place (the UI's imports of the runtime are counted:
 tests/test_layers.py)."""
@@ -17,12 +17,12 @@ from protocol import CsState, MessageRole, StatusRole
 
 from ..core.config import duration_text, instant_text
 from ..core.monitor import PROPERTY_NAMES, describe, describe_groups
-from .labels import command_text, node_labels
+from .labels import command_text, node_labels, rule_sentence, rule_text
 
 __all__ = ["BAR", "CS_LOOK", "CS_WORD", "EVENT_COLOUR", "LEADER_MARK", "MESSAGE_COLOUR", "NO_LEADER", "PROPERTY_NAMES",
            "ROLE_LOOK", "command_text", "countdown", "cs_badge", "describe", "describe_groups", "duration_text",
-           "inside", "instant_text", "leader_text", "line_colour", "node_labels", "role_look", "short_list",
-           "short_status", "timer_label"]
+           "inside", "instant_text", "leader_text", "line_colour", "node_labels", "role_look", "rule_sentence",
+           "rule_text", "short_list", "short_status", "timer_label"]
 
 # A status's role: glyph and colour, in the order a legend lists them.
 ROLE_LOOK = {

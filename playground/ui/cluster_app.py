@@ -97,7 +97,7 @@ class ClusterApp(App[None]):
         self.set_reactive(ClusterApp.selected, session.ids[-1])
         self.grid = CompactGrid(self.model) if len(session.ids) > self.COMPACT_ABOVE else NodeGrid(self.model)
         self.log_view = MessageLog(self.model)
-        self.panel = NodePanel(self.state.epoch_text)
+        self.panel = NodePanel(self.state.epoch_text, self.state.rules)
         self.alert_bar = AlertBar(self.model)
         self.rows = (self.alert_bar, *rows)
         self.redraws = Redraws(self, self.redraw)

@@ -2,7 +2,8 @@
 space-time diagram) beside the node panel, the alert, the app's own rows (the
 simulation's timeline and status, the real view's status) and the footer; and the keys
 that change only what is shown, never the run: selecting a node, the log's filters,
-diagram and scrolling, the theme and the help. One list and one set of actions, so a key
+diagram and scrolling, picking a log line to see the rule that made it, the theme and
+the help. One list and one set of actions, so a key
 means the same in both apps and both help screens list it.
 
 The widgets are the app's (it draws them from its model, and tests read them there);
@@ -36,6 +37,10 @@ VIEW_BINDINGS = [
             tooltip="log: show or hide failure-detector traffic (probes, heartbeats)"),
     Binding("pageup", "scroll_log(-1)", show=False, tooltip="scroll the log back a page"),
     Binding("pagedown", "scroll_log(1)", show=False, tooltip="scroll the log forward a page"),
+    Binding("y", "pick_line(-1)", "why", show=False,
+            tooltip="why: pick the log's line above (first the newest shown; a click picks one too) and say which "
+                    "rule made it"),
+    Binding("Y", "pick_line(1)", show=False, tooltip="why: pick the log's line below"),
     Binding("shift+pageup", "scroll_panel(-1)", show=False, tooltip="scroll the node panel back a page"),
     Binding("shift+pagedown", "scroll_panel(1)", show=False, tooltip="scroll the node panel forward a page"),
     Binding("left", "move(-1, 0)", show=False, tooltip="select a node"),
@@ -111,6 +116,16 @@ class ClusterScreen(Screen[None]):
 
     def action_toggle_diagram(self) -> None:
         self.log_view.toggle_diagram()
+
+    def action_pick_line(self, step: int) -> None:
+        self.log_view.pick(step)
+
+    def on_message_log_picked(self, picked: MessageLog.Picked) -> None:
+        """What made the line: in the panel, or said where the panel has no room."""
+        text = None if picked.line is None else picked.line.text
+        self.panel.show_picked(text, picked.why)
+        if text is not None and not self.panel.display:
+            self.notify(f"{text}: {picked.why}", timeout=8)
 
     def action_scroll_log(self, pages: int) -> None:
         _scroll_page(self.log_view, pages)

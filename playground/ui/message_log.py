@@ -13,6 +13,10 @@ The same lines can be drawn as a space-time diagram (`diagram`, the app's `d`): 
 per node, a row per line that draws something on the lanes kept (`diagram.py`). For that
 each kept line remembers who was down when it happened, so a lane is drawn dashed while
 its node is down.
+
+A line can be picked (a click, or the screen's y and Y keys): it is drawn highlighted,
+and the log says what made it (`Picked`: the rule and its sentence, from the run's
+table, or why no rule did), for the screen to show beside it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import islice
 
 from rich.cells import cell_len, set_cell_size
@@ -27,7 +32,9 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
 from textual.content import Content
+from textual.events import Click
 from textual.geometry import Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -35,9 +42,10 @@ from textual.visual import Visual
 
 from ..record.look import instant_text, line_colour
 from . import diagram as drawing
-from .model import LOG_CAP, ClusterModel, LogLine
+from .model import LOG_CAP, ClusterModel, LogLine, why
 
 TIME_WIDTH = 9  # "1234.567 "
+PICKED = Style(reverse=True)  # a picked line, whatever its colours
 
 
 class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and end move through time
@@ -47,6 +55,13 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     diagram: reactive[bool] = reactive(False, init=False)  # drawn as a space-time diagram
     # What it shows: one node's lines only, one message type's, failure-detector traffic or not.
     filters: reactive[tuple[int | None, str | None, bool]] = reactive((None, None, False), init=False)
+
+    @dataclass
+    class Picked(Message):
+        """A line was picked (None: let go): its text, and what made it in a sentence."""
+
+        line: LogLine | None
+        why: str | None
 
     def __init__(self, model: ClusterModel):
         super().__init__()
@@ -64,6 +79,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         self._taken = 0  # model.logged when the last new line was looked at
         self._loads = 0  # model.loads then: a model loaded with another moment is filtered afresh
         self.following = True  # at the bottom, following new lines (until scrolled back)
+        self.picked: LogLine | None = None  # the line picked, drawn highlighted while it is shown
         self.border_title = "messages"
 
     # --- filters ------------------------------------------------------------------------
@@ -207,6 +223,56 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         elif self.following:  # a taller alert bar must not push the newest lines out of view
             self.call_after_refresh(self.scroll_end, animate=False, immediate=True, x_axis=False)
 
+    # --- picking a line -----------------------------------------------------------------------
+
+    def pick(self, step: int) -> None:
+        """Pick the line `step` rows below the one picked (-1: above); with none picked, or
+        that one no longer shown, the newest on screen."""
+        count = self._count()
+        if not count:
+            return
+        row = self._row_of(self.picked)
+        if row is None:
+            row = min(count - 1, int(self.scroll_y) + self.scrollable_content_region.height - self._top - 1)
+        else:
+            row = max(0, min(count - 1, row + step))
+        self._pick(self._line_at(row), row)
+
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < self._top:
+            return
+        row = int(self.scroll_y) + offset.y - self._top
+        if row < self._count():
+            line = self._line_at(row)
+            self._pick(None if line is self.picked else line, row)  # (a picked line clicked again is let go)
+
+    def _pick(self, line: LogLine | None, row: int) -> None:
+        self.picked = line
+        if line is not None:  # in view
+            rows = self.scrollable_content_region.height - self._top
+            if row < int(self.scroll_y):
+                self.scroll_to(y=row, animate=False, immediate=True)
+            elif row >= int(self.scroll_y) + rows:
+                self.scroll_to(y=row - rows + 1, animate=False, immediate=True)
+        self.refresh()
+        self.post_message(self.Picked(line, None if line is None else why(line, self.model.state.rules)))
+
+    def _line_at(self, row: int) -> LogLine:
+        return self._lines[self._drawn()[row] if self.diagram else row]
+
+    def _row_of(self, line: LogLine | None) -> int | None:
+        """The row `line` is drawn on, if it is shown."""
+        if line is None:
+            return None
+        lines = self._lines
+        index = next((k for k in range(len(lines) - 1, -1, -1) if lines[k] is line), None)
+        if index is None or not self.diagram:
+            return index
+        rows = self._drawn()
+        at = bisect_left(rows, index)
+        return at if at < len(rows) and rows[at] == index else None
+
     # --- drawing ----------------------------------------------------------------------------
 
     def _lanes_now(self) -> tuple[tuple[int, ...], int]:
@@ -252,7 +318,8 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             runs = drawing.row(line, lanes, lane_width, self._down[index], self.model.label, max(1, width - TIME_WIDTH),
                                self._within[index])
             style = self._style
-            segments = [Segment(f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", style("$text-muted"))]
+            time = style("$text-muted") + PICKED if line is self.picked else style("$text-muted")
+            segments = [Segment(f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", time)]
             segments += [Segment(text, style(variable)) for text, variable in runs]
             return Strip(segments).adjust_cell_length(width, self.rich_style).crop(0, width)
         room, text = width - TIME_WIDTH, line.text
@@ -261,7 +328,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         content = Content.assemble((f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", "$text-muted"),
                                    (text, line_colour(line.kind, line.role)))
         strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
-        return strip.crop(0, width)
+        return (strip.apply_style(PICKED) if line is self.picked else strip).crop(0, width)
 
     def _style(self, variable: str) -> Style:
         """A theme colour variable ($warning; "" the widget's own) as a rich Style, worked

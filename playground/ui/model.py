@@ -9,13 +9,15 @@ which the widgets read when they redraw (at most ~20 times a second), so a burst
 ten thousand events costs ten thousand cheap lines and not ten thousand redraws.
 
 It knows no algorithm: messages are shown by the name (`label`) and colour (`role`) their
-algorithm declares, statuses by their role, violations in the monitor's words.
+algorithm declares, statuses by their role, violations in the monitor's words. A send, a
+change of state and of critical-section state end with the rule that made them ("3→7
+Election #12 · rule 1", "· probing 2"), whose sentence the run's table has (`rules`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from protocol import CsState, MessageRole, Status
@@ -35,7 +37,7 @@ from ..core.events import (
     StateEvent,
     ViolationEvent,
 )
-from ..record.look import CS_LOOK, PROPERTY_NAMES, command_text, describe, node_labels
+from ..record.look import CS_LOOK, PROPERTY_NAMES, command_text, describe, node_labels, rule_sentence, rule_text
 from ..run.control import ClusterConfig, ClusterState, NodeState
 
 NodeView = NodeState  # (the widgets' name for it)
@@ -54,11 +56,32 @@ class LogLine:
     nodes: tuple[int, ...]
     text: str
     state: Status | CsState | None = None  # a state line's status, a cs line's place: the diagram's mark
+    rule: str | None = None  # the key of the rule that made it (a node's send, state or cs line)
 
     @property
     def detector(self) -> bool:
         """Failure-detector traffic, which the log can hide."""
         return self.role is MessageRole.DETECTOR
+
+
+# Why a line that names no rule happened, by its kind (the runtime's, the network's, ...).
+NO_RULE = {
+    "deliver": "the network delivered it: the send's line names its rule",
+    "drop": "the network dropped it (its receiver was down, or had left): no rule of the algorithm",
+    "held": "the link is held: the message waits at its end until the link is released",
+    "duplicate": "the network delivered it twice: no rule of the algorithm",
+    "command": "a command (yours, the scenario's or a schedule's): no rule of the algorithm",
+    "agreement": "the monitor's verdict on the nodes' states, not a node's doing",
+    "violation": "the monitor's verdict on the nodes' states, not a node's doing",
+}
+NO_RULE_NAMED = ("the runtime's doing (a crash, a start, a join or leave, the workload), or a transcript "
+                 "from before rules were recorded: no rule is named")
+
+
+def why(line: LogLine, rules: Mapping[str, str]) -> str:
+    """What made a log line, in a sentence: the rule and its text ("rule 4: Election from a
+    lower node: ..."), or why no rule did (`rules`: the run's table)."""
+    return rule_sentence(line.rule, rules) or NO_RULE.get(line.kind, NO_RULE_NAMED)
 
 
 class ClusterModel:
@@ -114,7 +137,8 @@ class ClusterModel:
         for e in events:
             kind = type(e)
             if kind is SendEvent:
-                line(e, e.msg.label, e.msg.role, (e.src, e.dst), f"{self._link(e)} {e.msg.label} #{e.id}")
+                line(e, e.msg.label, e.msg.role, (e.src, e.dst), f"{self._link(e)} {e.msg.label} #{e.id}{_by(e.rule)}",
+                     rule=e.rule)
             elif kind is DeliverEvent:
                 topic, role = messages.get(e.id)
                 line(e, topic, role, (e.src, e.dst), f"{self._link(e)} {topic} #{e.id} delivered")
@@ -123,9 +147,10 @@ class ClusterModel:
                 line(e, topic, role, (e.src, e.dst), f"{self._link(e)} {topic} #{e.id} dropped: {e.reason}")
             elif kind is StateEvent:
                 leader = "none" if e.leader is None else label[e.leader]
-                line(e, "state", None, (e.node,), f"node {label[e.node]} {e.status}, leader {leader}", e.status)
+                line(e, "state", None, (e.node,), f"node {label[e.node]} {e.status}, leader {leader}{_by(e.rule)}",
+                     e.status, e.rule)
             elif kind is CsEvent:
-                line(e, "cs", None, (e.node,), f"node {label[e.node]} {CS_LOOK[e.state][2]}", e.state)
+                line(e, "cs", None, (e.node,), f"node {label[e.node]} {CS_LOOK[e.state][2]}{_by(e.rule)}", e.state, e.rule)
             elif kind is AgreementEvent:
                 text = "agreement lost" if e.leader is None else f"agreement: every up node follows {label[e.leader]}"
                 line(e, "agreement", None, () if e.leader is None else (e.leader,), text)
@@ -151,6 +176,11 @@ class ClusterModel:
         return f"{self.label[e.src]}→{self.label[e.dst]}"
 
     def _log(self, e: Event, topic: str, role: MessageRole | None, nodes: tuple[int, ...], text: str,
-             state: Status | CsState | None = None) -> None:
+             state: Status | CsState | None = None, rule: str | None = None) -> None:
         self.logged += 1
-        self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text, state))
+        self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text, state, rule))
+
+
+def _by(rule: str | None) -> str:
+    """" · rule 4" at a line's end (nothing where no rule made it)."""
+    return "" if rule is None else f" · {rule_text(rule)}"

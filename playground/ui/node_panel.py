@@ -1,7 +1,9 @@
-"""The selected node in full, each fact once: its status and leader, its timers with the
-time left and its message counters (what the trace says, from the model), then its
+"""The selected node in full, each fact once: its status and leader, the last rule it
+applied with the rule's sentence (the run's table of rules), its timers with the time
+left and its message counters (what the trace says, from the model), then its
 algorithm's own variables and its safe storage, the live epoch among it (what only the
-engine knows), written as the cards write it (the Invitation's group: g2.7).
+engine knows), written as the cards write it (the Invitation's group: g2.7). Above it,
+while one is picked, the log's line and what made it (`show_picked`).
 
 Written for people, whatever the algorithm: names without underscores, yes and no,
 node ids by their short names, long lists shortened to the room they have ("1–64 (64)"),
@@ -16,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.reactive import reactive
 
-from ..record.look import LEADER_MARK, leader_text, role_look, timer_label
+from ..record.look import LEADER_MARK, leader_text, role_look, rule_sentence, timer_label
 from .model import NodeView
 from .panel_text import HANG, PanelText, Row  # noqa: F401 (HANG: how far a wrapped line goes in, for tests)
 
@@ -27,20 +29,24 @@ class Internals(Protocol):
     up: bool
     variables: Mapping[str, object]
     storage: Mapping[str, object]
-
-
     rate: float  # how fast its clock runs (1: it keeps time; --drift)
+
+
 class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows select nodes
     DEFAULT_CSS = "NodePanel { scrollbar-size-vertical: 1; }"
 
     node: reactive[int | None] = reactive(None)  # whose facts are shown
 
-    def __init__(self, epoch_text: Callable[[int], str] | None = None):
+    def __init__(self, epoch_text: Callable[[int], str] | None = None, rules: Mapping[str, str] | None = None):
         """`epoch_text`: the algorithm's way of writing an epoch, as the cards write it
-        (the Invitation's is a group: "g2.7", not 2,000,007)."""
+        (the Invitation's is a group: "g2.7", not 2,000,007); `rules`: its rules, key ->
+        sentence (the run's table)."""
         super().__init__()
         self.text = PanelText()
         self.epoch_text = epoch_text
+        self.rules = rules or {}
+        self._node_rows: tuple[Row, ...] = ()
+        self._picked_rows: tuple[Row, ...] = ()
 
     def compose(self):
         yield self.text
@@ -52,8 +58,17 @@ class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows 
         storage is known (a real node's, from its state file)."""
         self.border_title = f"node {labels[node.id]}"
         self.text.labels = labels
-        self.text.rows = rows(node, internals, now, labels, unknown, self.epoch_text)
+        self._node_rows = rows(node, internals, now, labels, unknown, self.epoch_text, self.rules)
+        self.text.rows = self._picked_rows + self._node_rows
         self.node = node.id
+
+    def show_picked(self, text: str | None, why: str | None) -> None:
+        """The log's picked line (`text`) and what made it, above the node's facts (None:
+        none picked)."""
+        self._picked_rows = () if text is None else (
+            ("[b]picked in the log[/]", None), (f"  {escape(text)}", None), (f"  [$accent]{escape(why or '')}[/]", None))
+        self.text.rows = self._picked_rows + self._node_rows
+        self.scroll_home(animate=False)
 
     def watch_node(self) -> None:
         self.scroll_home(animate=False)  # another node: its facts from the top
@@ -64,7 +79,8 @@ class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows 
 
 
 def rows(node: NodeView, internals: Internals | None, now: float, labels: Mapping[int, str],
-         unknown: str | None = None, epoch_text: Callable[[int], str] | None = None) -> tuple[Row, ...]:
+         unknown: str | None = None, epoch_text: Callable[[int], str] | None = None,
+         rules: Mapping[str, str] | None = None) -> tuple[Row, ...]:
     glyph, colour = role_look(node.role)
     if node.leads:
         leader = f" [b $secondary]{LEADER_MARK} leader[/]"
@@ -78,6 +94,9 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
         text = (f"[b $warning]⏸ {node.waiting:,} message{'s' if many else ''} to it "
                 f"{'wait' if many else 'waits'} on held links[/]")
         out.append((text, None))
+    out.append(("[b]last rule applied[/]", None))
+    said = rule_sentence(node.rule, rules or {})
+    out.append((f"  {escape(said)}" if said else "  [$text-muted]none named yet[/]", None))
     out.append(("[b]timers[/]" + ("  time left" if node.timers else ""), None))
     names = {name: timer_label(name, labels) for name in sorted(node.timers)}
     for name, shown in names.items():
@@ -85,6 +104,8 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
         out.append((f"  {escape(shown):<{max(map(len, names.values()))}}  [$primary]{left:.2f}s[/]", None))
     if not node.timers:
         out.append(("  [$text-muted]none running[/]", None))
+    if internals is not None and internals.rate != 1:  # (--drift: each timer fires after its delay / rate)
+        out.append((f"  [$error]its clock runs at ×{internals.rate:g}[/]", None))
     kinds = sorted(set(node.sent) | set(node.received))
     out.append(("[b]messages[/]" + ("  sent / received" if kinds else ""), None))
     if kinds:
@@ -104,8 +125,6 @@ def rows(node: NodeView, internals: Internals | None, now: float, labels: Mappin
         out += [_variable(name, value, labels) for name, value in internals.variables.items()]
         if not internals.up:
             gone = "it left" if node.left else "lost in the crash"
-    if internals is not None and internals.rate != 1:  # (--drift: each timer fires after its delay / rate)
-        out.append((f"  [$error]its clock runs at ×{internals.rate:g}[/]", None))
             out.append((f"  [$text-muted]({gone})[/]", None))
         elif not internals.variables:
             out.append(("  [$text-muted]none of its own[/]", None))
