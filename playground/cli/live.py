@@ -13,10 +13,11 @@ from ..record.files import check_new, open_to_write
 from .output import finished, need_a_terminal, say, served, warn
 
 
-def run_live(session, speed: float, lesson=None, session_of=None) -> int:
+def run_live(session, speed: float, lesson=None, session_of=None, by_hand: bool = False) -> int:
     """The live app, again after the palette switched the algorithm; `lesson` (a
     run.lesson.LessonAt) played beside it, `session_of(k)` the run of its step k, which
-    the next app runs when a step has a run of its own."""
+    the next app runs when a step has a run of its own; `by_hand`: the user is the
+    network from the start (--by-hand)."""
     if session.transcript is not None:
         check_new(session.transcript, "transcript", session.overwrite)  # fail now, not inside the app
     need_a_terminal("the live app draws on the terminal", "for a run without a screen, use --headless")
@@ -29,7 +30,7 @@ def run_live(session, speed: float, lesson=None, session_of=None) -> int:
         session = replace(session, overwrite=True)
     restart = None
     while True:
-        app = BullyApp(session, speed=speed, again=restart, lesson=lesson)
+        app = BullyApp(session, speed=speed, again=restart, lesson=lesson, by_hand=by_hand and restart is None)
         if served() and restart is None:
             warn(session.config, app)
         app.run()

@@ -80,6 +80,7 @@ class RunPlan:
     speed: float = 1.0  # live: virtual seconds per real second
     until: float | None = None  # headless: virtual (real: wall) seconds to run; None: the default
     compare: Compare | None = None
+    by_hand: bool = False  # live: the user is the network from the start (--by-hand)
 
 
 def parser() -> Parser:
@@ -106,6 +107,8 @@ def parser() -> Parser:
                    "(default from T, P, delay, N)")
     p.add_argument("--until", metavar="SECONDS", help=f"headless: virtual seconds to run (default {DEFAULT_UNTIL:g})")
     p.add_argument("--speed", metavar="X", help="live: virtual seconds per real second (default 1)")
+    p.add_argument("--by-hand", action="store_true", help="live: you are the network from the start: nothing arrives "
+                   "and no timer fires until you say (deliver, drop, duplicate, fire; b gives it back to the clock)")
     p.add_argument("--at", action="append", default=[], metavar="'TIME COMMAND ARGS'",
                    help="run a command at a time (virtual seconds); repeatable. COMMAND ARGS is one of: "
                         + ", ".join(USAGE.values()) + " (K, L: a node's rank, 1..N; T: seconds)")
@@ -189,7 +192,11 @@ def plan(argv: list[str], scenario: Scenario | None = None) -> RunPlan:
     claim = Claim(Path(scenario.path).name, scenario.claim) if scenario is not None and scenario.claim else None
     session = Session(algorithm, nodes, seed, config, tuple(commands), args.transcript, args.overwrite, id_kind,
                       workload=workload, claim=claim)
-    return RunPlan(session, live=not args.headless, real=args.real, speed=speed or 1.0, until=until, compare=compare)
+    if args.by_hand and (args.headless or args.real):
+        raise InputError(f"--by-hand is for the live app, where you are the network: not with "
+                         f"{'--headless' if args.headless else '--real'}")
+    return RunPlan(session, live=not args.headless, real=args.real, speed=speed or 1.0, until=until, compare=compare,
+                   by_hand=args.by_hand)
 
 
 def _settings(args: argparse.Namespace, scenario: Scenario | None) -> Callable[[str, Callable[[str, str], Any]], Any]:

@@ -20,7 +20,7 @@ def run_plan(p: RunPlan) -> int:
     if p.live:
         from . import live
 
-        return live.run_real_live(session) if p.real else live.run_live(session, p.speed)
+        return live.run_real_live(session) if p.real else live.run_live(session, p.speed, by_hand=p.by_hand)
     warn(session.config)
     if p.compare is not None and p.compare.mutexes:
         from ..run.compare_mutex import SIZES, compare_mutex, mutex_json_lines, mutex_table

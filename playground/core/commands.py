@@ -305,7 +305,7 @@ class ChangeDelay:
 
 NodeCommand = Crash | Recover | Elect | Join | Leave
 LinkCommand = HoldLink | ReleaseLink | Partition | Heal | LossyLink
-HandCommand = DeliverMessage | DropMessage | DuplicateMessage | FireTimer  # what the user as the network does
+HAND_COMMANDS = (DeliverMessage, DropMessage, DuplicateMessage, FireTimer)  # what the user as the network does
 LiveCommand = Command | ChangeTimeout | ChangeDelay  # what a user may ask for live
 COMMANDS: dict[str, type[Command]] = {cls.name: cls for cls in (Crash, Recover, Elect, SetTimeout, SetDelay,
                                                                  HoldLink, ReleaseLink, Partition, Heal, Join, Leave, WantCs,

@@ -14,6 +14,8 @@ It owns:
   - changing the course: a command at the present runs (`submit`); from the past it
     branches (`branch`): the engine then is re-created and goes on in a new transcript
     beside the first, which stays as it is, and the session is the branch from then on;
+  - the network as the user sees it by hand (`network`, `by_hand`: the messages in
+    flight and the timers set, at the present of a live run: core/by_hand.py);
   - keeping: the transcript so far copied (`save`), or a window of it drawn as a
     space-time diagram, SVG, Mermaid or ShiViz (`export_diagram`).
 
@@ -34,11 +36,13 @@ from pathlib import Path
 
 import outcome
 
-from ..core.commands import ChangeDelay, ChangeTimeout, Command, LiveCommand, Members
+from ..core import by_hand
+from ..core.commands import HAND_COMMANDS, ChangeDelay, ChangeTimeout, Command, LiveCommand, Members
 from ..core.config import InputError
 from ..core.engine import Engine, steps
 from ..core.events import Event
 from ..core.host import Internals
+from ..core.links import Flight
 from ..record import guard
 from ..record.export import Filters, export
 from ..record.files import saved_as_new, write_whole
@@ -253,7 +257,29 @@ class Timeline:
         if not isinstance(request, Command):  # (a change of T or the delays names no node)
             return None
         members = Members(self.state.joined, self.state.left, self.state.down)
-        return members.refusal(request, name)
+        if (why := members.refusal(request, name)) is not None or not isinstance(request, HAND_COMMANDS):
+            return why
+        if self.live is None or self.position is not None:
+            return "by hand, you are the network of the present: go to the latest instant of a live run first"
+        return by_hand.refusal(self.live.cluster.engine, request, name)
+
+    # --- the network, by hand ----------------------------------------------------------------------
+
+    @property
+    def by_hand(self) -> bool:
+        """Whether the user is the network now (the live run's engine, engine rule 8)."""
+        return self.live is not None and self.live.cluster.engine.hand
+
+    def network(self) -> tuple[list[Flight], list[tuple[int, int, str]]] | None:
+        """At the present of a live run, what the user as the network may act on: the
+        messages in flight, by when they are due, and the timers set, (due in
+        microseconds, node, name) by when they fire; None elsewhere."""
+        if self.live is None or self.position is not None:
+            return None
+        engine = self.live.cluster.engine
+        timers = sorted((fires, node, name) for node, host in engine.hosts.items() if host.up
+                        for name, (fires, _) in host.timers.items() if fires is not None)
+        return engine.links.flights(), timers
 
     def submit(self, request: LiveCommand) -> None:
         """A command, at the present of a live run (from the past: `branch`); the cluster

@@ -17,6 +17,9 @@ going back pauses a live run). A command given while looking at the past branche
 session there, after asking (branching.py). A replay (`bully-tui replay FILE`) is a
 session that starts in the past, at its transcript's end (replay_reading.py reads the
 rest of its file), and runs live only once it branches.
+
+By hand (`b`, or `--by-hand` from the start): the user is the network, in a pane of its
+own (by_hand_screen.py).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from protocol import machine
 from ..core.commands import ChangeDelay, LiveCommand, delay_refused
 from ..run.control import ClusterConfig, LessonAt, Loading, Session, Timeline, failure
 from . import branching, diagram_export, gc_policy
+from .by_hand_screen import ByHandScreen
 from .cluster_app import ClusterApp, command_bindings, status_of
 from .cluster_screen import HELP_BINDING
 from .lesson_guide import LessonGuide
@@ -78,6 +82,8 @@ class BullyApp(ClusterApp):
             "heal": "heal: release every held link", "timeout": "{} T by 0.5s"}),
         Binding("space", "toggle_pause", "pause", tooltip="pause or resume"),
         Binding("s", "save", "save", tooltip="save the transcript so far to a new file"),
+        Binding("b", "by_hand", "by hand", show=False, tooltip="you are the network: deliver, drop, duplicate any "
+                "message in flight and fire any timer, in any order, while the clock stands still"),
         Binding("left_square_bracket", "delay(-1)", "delay-", show=False,
                 tooltip=f"lower both link delay bounds by {DELAY_STEP:g}s (not below 0)"),
         Binding("right_square_bracket", "delay(1)", "delay+", show=False,
@@ -92,21 +98,23 @@ class BullyApp(ClusterApp):
 
     def __init__(self, session: Session, speed: float = 1.0, paused: bool = False, save_dir: str = ".",
                  loading: Loading | None = None, again: Restart | None = None, open_at: float | str | None = None,
-                 lesson: LessonAt | None = None):
+                 lesson: LessonAt | None = None, by_hand: bool = False):
         """A live session; or, given the `loading` of its transcript (its first block read,
         the rest read in the background), a replay of it, shown at its latest instant, or
         once read at `open_at`: a time (the instant at or before it) or "violation" (the
         first one: a hunt's finding). `again`: the app before this one switched the
         algorithm; this one starts as it was (the node selected, paused or not, the log's
         diagram). `lesson`: played beside the run (the session is its step's run); a
-        scenario's claim, which the session keeps, shows until dismissed."""
+        scenario's claim, which the session keeps, shows until dismissed. `by_hand`: the
+        user is the network from the start (by_hand_screen.py)."""
         self.timeline_row = TimelineRow(machine(session.algorithm).title)
         self.status_bar = StatusBar()
         super().__init__(session, save_dir, rows=(self.timeline_row, self.status_bar))
         if again and again.selected in session.ids:
             self.set_reactive(ClusterApp.selected, again.selected)
         self.log_view.set_reactive(MessageLog.diagram, bool(again and again.diagram))
-        self._start = (speed, paused or bool(again and again.paused))
+        self._start = (speed, paused or bool(again and again.paused) or by_hand)
+        self._by_hand = by_hand
         self._watched: float | None = None  # the instant of the user's latest command, drawn as its events come
         # What the live run (and a branch's) tells the app: events are waiting; the run ended.
         self.live_calls = {"on_events": lambda: self.post_message(EventsReady()), "on_done": self._run_done}
@@ -148,6 +156,8 @@ class BullyApp(ClusterApp):
         self.redraw()
         gc_policy.collect_while_quiet(self, lambda: self.live is None or self.live.paused)
         self.guide.start()
+        if self._by_hand:
+            self.action_by_hand(resume=True)
 
     def _run_done(self, result) -> None:
         """trio finished: normally because we cancelled it; else the app ends saying why."""
@@ -236,6 +246,9 @@ class BullyApp(ClusterApp):
         index = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - live.speed))
         live.set_speed(SPEEDS[max(0, min(len(SPEEDS) - 1, index + direction))])
         self.redraw()
+
+    def action_by_hand(self, resume: bool = False) -> None:
+        self.push_screen(ByHandScreen(resume))
 
     def action_export(self, fmt: str) -> None:
         diagram_export.export_window(self, fmt)

@@ -8,7 +8,8 @@ Each app's provider is made of lists of (title, what it does, what runs):
   - `node_commands`: crash, recover, elect at, want the critical section (with a mutex),
     join and leave (where the algorithm takes members), cut a node off, split the
     cluster, heal: both apps (their control surfaces take these commands);
-  - `link_commands`: hold or release one link from the selected node (the simulation's);
+  - `link_commands`: hold or release one link from the selected node, make it lossy or
+    lossless again, and be the network by hand (the simulation's);
   - `view_commands`: select a node, filter the log (both);
   - `algorithm_commands`: the same run again with another algorithm or mutex (the
     simulation's);
@@ -29,10 +30,11 @@ from textual.screen import Screen
 
 from protocol import ALGORITHMS, MUTEXES, split_name
 
-from ..core.commands import HoldLink, Partition, ReleaseLink, membership_refused
+from ..core.commands import HoldLink, LossyLink, Partition, ReleaseLink, membership_refused
 from .diagram_export import FORMATS
 
 Listing = Iterator[tuple[str, str, Callable[[], object]]]
+LOSSY = ((1.0, "lose every message"), (0.5, "lose half the messages"), (0.0, "lossless again"))
 
 
 class Listed(Provider):
@@ -100,6 +102,13 @@ def link_commands(app: App, screen: Screen) -> Listing:
                    lambda i=i, b=b: app.request(HoldLink(here, i), f"hold {a} {b}"))
             yield (f"Release link {a}→{b}", "what waited there arrives now, in order",
                    lambda i=i, b=b: app.request(ReleaseLink(here, i), f"release {a} {b}"))
+            for p, what in LOSSY:
+                yield (f"Lossy link {a}→{b}: {what}",
+                       f"lossy {a} {b} {p:g}: each message from {a} to {b} is lost with probability {p:g}, whatever --loss says",
+                       lambda i=i, b=b, p=p: app.request(LossyLink(here, i, p), f"lossy {a} {b} {p:g}"))
+    yield ("By hand: you are the network",
+           "nothing arrives and no timer fires until you say: deliver, drop, duplicate any message, fire any timer (b)",
+           app.action_by_hand)
 
 
 def view_commands(app: App, screen: Screen) -> Listing:
