@@ -355,3 +355,21 @@ def test_a_window_after_the_last_event_is_one_empty_instant(tmp_path):
     assert (late.start, late.stop) == (1000, 1000) and not late.flights and not late.marks
     shown = words(to_svg(late))
     assert [w for w in shown if re.fullmatch(r"\d+\.\d{3}", w)] == ["1000.000"] and not [w for w in shown if w[0] == "+"]
+
+
+def test_every_format_says_the_rule_that_made_a_send_and_a_change_of_state(tmp_path):
+    """Mermaid's arrows and notes and ShiViz's events name the rule's key; the SVG's tooltips
+    its sentence too. A transcript from before rules (version 3) names none."""
+    diagram = collect(str(recorded(tmp_path, "classic")))
+    mermaid = to_mermaid(diagram)
+    assert "    n1->>n2: Election · rule 1\n" in mermaid and "    Note over n1: election, leader none · rule 1\n" in mermaid
+    assert "    n2->>n1: Answer · rule 4\n" in mermaid
+    shiviz = to_shiviz(diagram)
+    assert "t=0 send Election #0 to 2 · rule 1\n" in shiviz and "t=0 election, leader none · rule 1\n" in shiviz
+    assert shiviz_problems(shiviz) == []
+    svg = to_svg(diagram)
+    assert "<title>Election #0 1→2, sent at 0s, delivered at 0.640891s; sent by rule 1: Start, or the failure detector fires: " in svg
+    assert "election, leader none · rule 1: Start, or the failure detector fires: " in svg
+    old = collect(str(Path(__file__).parent / "transcripts" / "v3-classic-central.jsonl"))
+    assert not any(" · rule " in text or " · central " in text for text in (to_mermaid(old), to_shiviz(old)))
+    assert "sent by" not in to_svg(old)

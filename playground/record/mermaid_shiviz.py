@@ -1,13 +1,15 @@
 """A space-time diagram as text: a Mermaid `sequenceDiagram`, or a ShiViz log.
 
   - Mermaid: participants in id order, one arrow per message when it arrives (a cross
-    when it is dropped), notes for crashes, recoveries, state changes and violations.
+    when it is dropped), notes for crashes, recoveries, state changes and violations;
+    a message and a change of state say the rule that made them ("Election · rule 1").
   - ShiViz, its default format (line 1 the parsing expression, line 2 the executions
     delimiter, left empty): each event a line, then `host {"host": n, ...}`, its vector
     clock. Every event ticks its own host's entry by one, and a delivery first takes the
     maximum with the clock its message was sent with; so a host's entries count 1, 2, 3
     with no gap, and a clock only names events that are in the log (the rules ShiViz
-    checks; `tests/test_export.py` checks them too).
+    checks; `tests/test_export.py` checks them too). A send and a change of state say the
+    rule that made them too.
 
 Both draw a `Diagram` (`spacetime.py`), in the transcript's order.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 
 from ..core.config import InputError
-from .spacetime import Diagram, Flight, Mark
+from .spacetime import Diagram, Flight, Mark, by_rule
 
 
 def to_mermaid(d: Diagram) -> str:
@@ -32,9 +34,10 @@ def to_mermaid(d: Diagram) -> str:
             out.append(f"    Note over {everyone}: ⚠ {_mermaid_text(bands[b].text)}")
             b += 1
         if what == "deliver":
-            out.append(f"    {name[item.src]}->>{name[item.dst]}: {_mermaid_text(item.label)}")
+            out.append(f"    {name[item.src]}->>{name[item.dst]}: {_mermaid_text(by_rule(item.label, item.rule))}")
         elif what == "drop":
-            out.append(f"    {name[item.src]}-x{name[item.dst]}: {_mermaid_text(item.label)} (dropped: {item.why or 'down'})")
+            out.append(f"    {name[item.src]}-x{name[item.dst]}: {_mermaid_text(by_rule(item.label, item.rule))} "
+                       f"(dropped: {item.why or 'down'})")
         elif what == "mark":
             out.append(f"    Note over {name[item.node]}: {_mermaid_text(item.text)}")
     out += [f"    Note over {everyone}: ⚠ {_mermaid_text(band.text)}" for band in bands[b:]]
@@ -73,7 +76,7 @@ def to_shiviz(d: Diagram) -> str:
             arriving[item.id] = arriving.get(item.id, 0) + 1
             continue
         if what == "send":
-            node, text = item.src, f"t={item.sent:g} send {item.label} #{item.id} to {d.labels[item.dst]}"
+            node, text = item.src, by_rule(f"t={item.sent:g} send {item.label} #{item.id} to {d.labels[item.dst]}", item.rule)
             arriving[item.id] = 1
         elif what == "deliver":
             node, text = item.dst, f"t={item.ended:g} receive {item.label} #{item.id} from {d.labels[item.src]}"

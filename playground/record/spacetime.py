@@ -10,6 +10,10 @@ A message the link lost is a drop ("lost on the link") where it would have arriv
 the link made (a `duplicate` event) is a flight of its own from the copy's making, labelled
 "(copy)", which arrives as a second delivery (or drop) of the same message id.
 
+A node's send and change of state name the rule that made them (`rule`, transcripts of
+version 4 on): the text writers say its key ("· rule 4", "· probing 2"), the SVG's
+tooltips its sentence too (`Diagram.rules`, the algorithm's table).
+
 Filters: a time window (a message is in it if it was sent in it), nodes by rank (a
 message if both its ends are; for one node, if either is), message types by label. A
 message sent in the window that has not arrived when it closes is read on for: its
@@ -50,7 +54,7 @@ from ..core.events import (
 )
 from ..core.monitor import PROPERTY_NAMES, describe
 from ..core.settings import Assumptions
-from .labels import command_text, node_labels
+from .labels import command_text, node_labels, rule_text
 from .look import CS_LOOK, CS_WORD
 from .reader import Reader
 
@@ -72,6 +76,7 @@ class Flight:
     why: str = ""  # a drop's reason: "receiver down"
     later: tuple[float, bool] | None = None
     due: float | None = None  # when the link said it would arrive (a copy's and its original's may differ)
+    rule: str | None = None  # the rule that sent it
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +86,11 @@ class Mark:
     t: float
     node: int
     kind: str
-    text: str  # all of it (Mermaid, ShiViz, the tooltip): "normal, leader 7"
+    text: str  # all of it (Mermaid, ShiViz, the tooltip): "normal, leader 7 · rule 5"
     word: str  # what the lane says beside its glyph: "normal → 7", "recovered"
     role: StatusRole | None = None  # a state change's status role
     look: tuple[str, str] | None = None  # a glyph and colour of its own (the critical section's), instead of the role's
+    rule: str | None = None  # the rule that made it (a change of state)
 
 
 @dataclass(slots=True)
@@ -119,6 +125,7 @@ class Diagram:
     inside: list[tuple[int, float, float]] = field(default_factory=list)  # (node, from, to) in the critical section
     # Everything in the transcript's order: ("send" | "copy" | "deliver" | "drop", Flight) or ("mark", Mark).
     order: list[tuple[str, Flight | Mark]] = field(default_factory=list)
+    rules: dict[str, str] = field(default_factory=dict)  # the algorithm's rules, key -> sentence
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +161,8 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                 raise InputError(f"--types: {header.algorithm} has no message {name!r} (its messages: {', '.join(known.values())})")
         types = {known[n.lower()] for n in filters.types}
         inside = set(chosen)
-        diagram = Diagram(chosen, node_labels(ids), filters.start, filters.start)
+        diagram = Diagram(chosen, node_labels(ids), filters.start, filters.start,
+                          rules=machine(header.algorithm).rule_table())
         flights: dict[int, list[Flight]] = {}  # id -> its flights not yet arrived: the message, and any copy
         assumptions = Assumptions(header.config, tuple(ids))  # what is broken, for a violation's band
         order, marks = diagram.order, diagram.marks
@@ -172,7 +180,7 @@ def collect(path: str, filters: Filters = Filters()) -> Diagram:
                     continue
                 if types and e.msg.label not in types or not filters.detector and e.msg.role is MessageRole.DETECTOR:
                     continue
-                flight = Flight(e.id, e.src, e.dst, e.msg.label, e.msg.role, e.t, due=e.arrives)
+                flight = Flight(e.id, e.src, e.dst, e.msg.label, e.msg.role, e.t, due=e.arrives, rule=e.rule)
                 flights[e.id] = [flight]
                 diagram.flights.append(flight)
                 order.append(("send", flight))
@@ -291,12 +299,17 @@ def _command(e: CommandEvent, d: Diagram) -> None:
         d.commands.append(Note(e.t, f"{e.source}: {said}"))
 
 
+def by_rule(text: str, rule: str | None) -> str:
+    """`text`, and the rule that made it: "Election · rule 1" (a text writer's words)."""
+    return text if rule is None else f"{text} · {rule_text(rule)}"
+
+
 def _mark(e: object, labels: dict[int, str]) -> Mark | None:
     kind = type(e)
     if kind is StateEvent:
         leader = "none" if e.leader is None else labels[e.leader]
         word = f"{e.status}" if e.leader is None else f"{e.status} ★" if e.leader == e.node else f"{e.status} → {leader}"
-        return Mark(e.t, e.node, "state", f"{e.status}, leader {leader}", word, e.role)
+        return Mark(e.t, e.node, "state", by_rule(f"{e.status}, leader {leader}", e.rule), word, e.role, rule=e.rule)
     if kind is CrashEvent:
         return Mark(e.t, e.node, "crash", "crashed", "crashed", StatusRole.DOWN)
     if kind is RecoverEvent:
@@ -309,5 +322,5 @@ def _mark(e: object, labels: dict[int, str]) -> Mark | None:
         return Mark(e.t, e.node, "leave", "left", "left", StatusRole.DOWN)
     if kind is CsEvent:
         glyph, variable, words = CS_LOOK[e.state]
-        return Mark(e.t, e.node, "cs", words, CS_WORD[e.state], look=(glyph, variable))
+        return Mark(e.t, e.node, "cs", by_rule(words, e.rule), CS_WORD[e.state], look=(glyph, variable), rule=e.rule)
     return None

@@ -26,7 +26,7 @@ from protocol import CsState, StatusRole
 
 from ..core.config import duration_text, instant_text
 from ..core.events import down_after
-from .look import CS_LOOK, EVENT_COLOUR, MESSAGE_COLOUR, ROLE_LOOK, role_look
+from .look import CS_LOOK, EVENT_COLOUR, MESSAGE_COLOUR, ROLE_LOOK, role_look, rule_sentence
 from .spacetime import Band, Diagram, Flight, Mark
 
 LANE = 110  # px between lanes
@@ -321,9 +321,16 @@ def _marks(d: Diagram, f: Frame, room: Room, words: Words) -> None:
         told = "".join(f'<tspan fill="{colour(variable)}">{glyph}</tspan>' for glyph, variable in looks)
         if said:
             told += f'<tspan fill="{colour(looks[-1][1])}">{escape(said)}</tspan>'
-        what = "; ".join(m.text for m in marks)
+        what = "; ".join(m.text if m.rule not in d.rules else f"{m.text}: {d.rules[m.rule]}" for m in marks)
         words.add(f'x="{x}" y="{y:.1f}" xml:space="preserve"', "", told,
                   title=f"{escape(d.labels[node])} at {t:g}s: {escape(what)}")
+
+
+def sent_by(m: Flight, rules: dict[str, str]) -> str:
+    """The rule that sent a message, for its tooltip: "; sent by rule 4: Election from a
+    lower node: ..." ("" if none is named)."""
+    said = rule_sentence(m.rule, rules)
+    return "" if said is None else f"; sent by {said}"
 
 
 def fate(m: Flight) -> str:
@@ -355,7 +362,7 @@ def _messages(d: Diagram, f: Frame, room: Room, words: Words) -> list[str]:
         style = ' stroke-dasharray="2,3"' if m.ended is None or m.dropped else ""
         arrow = "" if m.dropped or m.ended is None else f' marker-end="url(#arrow-{m.role})"'
         arrows.append(f'<g><title>{escape(m.label)} #{m.id} {escape(d.labels[m.src])}→{escape(d.labels[m.dst])}, '
-                      f'sent at {m.sent:g}s, {fate(m)}</title>'
+                      f'sent at {m.sent:g}s, {fate(m)}{escape(sent_by(m, d.rules))}</title>'
                       f'<line x1="{x1}" y1="{y1:.1f}" x2="{x2}" y2="{y2:.1f}" stroke="{c}" stroke-width="1.2"{style}{arrow}/></g>')
         if m.dropped and room.label(x2, y2 + 4, "✕", 11, "middle"):  # (one ✕ for the drops at one place)
             words.add(f'x="{x2}" y="{y2 + 4:.1f}" text-anchor="middle"', f'fill="{THEME.error}"', "✕")
