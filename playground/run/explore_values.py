@@ -47,9 +47,9 @@ _FUNCTIONS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, t
 # --- copies (rules 1, 2, 4) -------------------------------------------------------------------
 
 _IMMUTABLE: set[type] = {*_ATOMS, frozenset}  # types whose values are shared, never copied (more found as met)
-_KINDS: dict[type, str] = {}  # how a type is copied and made canonical, by type (found once)
-_COPIED = frozenset({"set", "dict", "sequence", "random", "other", "object", "dataclass"})
-# A host's parts that are the engine's (shared, unchanged: rule 1) and its lists, empty
+_KINDS: dict[type, str] = {}  # how a type is made canonical, by type (found once)
+_COPIED = frozenset({"set", "dict", "sequence", "random", "other", "object"})
+# A host's parts that are the engine's (shared, unchanged: rule 2) and its lists, empty
 # between steps (new ones).
 _HOST_PARTS = {**dict.fromkeys(("roster", "algorithm", "config", "workload"), "shared"),
                **dict.fromkeys(("records", "requests", "pending", "_local"), "emptied")}
@@ -89,39 +89,75 @@ def copy_of(value: object, memo: dict[int, object]) -> object:
     t = type(value)
     if t in _IMMUTABLE:
         return value
-    kind = _KINDS.get(t) or _kind(value)
-    if kind == "set":
-        return t(value) if t is not frozenset else value  # (members of a set are hashable: immutable)
-    if kind == "sequence":
-        if set(map(type, value)) <= _IMMUTABLE:
-            return value.copy() if t is list else value
-        items = [copy_of(v, memo) for v in value]
-        return items if t is list else t(items)
-    if kind not in _COPIED:
-        return value
-    twin = memo.get(id(value))
-    if twin is not None:
-        return twin
-    if kind == "dict":
-        if t is dict:
-            twin = value.copy()
-        else:
-            twin = t.__new__(t)
-            dict.update(twin, value)
-        if not set(map(type, twin.values())) <= _IMMUTABLE:
-            for k, v in twin.items():
-                twin[k] = copy_of(v, memo)
-    elif kind == "random":
-        twin = t.__new__(t)
-        twin.setstate(value.getstate())
-    elif kind == "other":
-        twin = copy.deepcopy(value, memo)
-    elif hasattr(t, "__deepcopy__"):
-        twin = value.__deepcopy__(memo)
+    copier = _COPIERS.get(t)
+    if copier is None:
+        copier = _COPIERS[t] = _copier(value)
+    return copier(value, memo)
+
+
+def _copy_set(value: set, memo: dict[int, object]) -> set:
+    return value.copy()  # (the members of a set are hashable: immutable)
+
+
+def _copy_sequence(value: list | tuple, memo: dict[int, object]) -> list | tuple:
+    if set(map(type, value)) <= _IMMUTABLE:
+        return value.copy() if type(value) is list else value
+    items = [copy_of(v, memo) for v in value]
+    return items if type(value) is list else type(value)(items)
+
+
+def _copy_dict(value: dict, memo: dict[int, object]) -> dict:
+    t = type(value)
+    if t is dict:
+        twin = value.copy()
     else:
-        twin = copy_object(value, memo)
-    memo[id(value)] = twin
+        twin = t.__new__(t)
+        dict.update(twin, value)
+    if not set(map(type, twin.values())) <= _IMMUTABLE:
+        for k, v in twin.items():
+            if type(v) not in _IMMUTABLE:
+                twin[k] = copy_of(v, memo)
     return twin
+
+
+def _copy_random(value: random.Random, memo: dict[int, object]) -> random.Random:
+    twin = type(value).__new__(type(value))
+    twin.setstate(value.getstate())
+    return twin
+
+
+def _copy_once(copier):
+    """`copier`, for what may be met twice in one copy (rule 1: copied once)."""
+    def once(value: object, memo: dict[int, object]) -> object:
+        twin = memo.get(id(value))
+        if twin is None:
+            twin = memo[id(value)] = copier(value, memo)
+        return twin
+    return once
+
+
+def _copier(value: object):
+    kind = _KINDS.get(type(value)) or _kind(value)
+    if kind == "set":
+        return _copy_set if type(value) is not frozenset else _share
+    if kind == "sequence":
+        return _copy_sequence
+    if kind == "dict":
+        return _copy_once(_copy_dict)
+    if kind == "random":
+        return _copy_once(_copy_random)
+    if kind == "other":
+        return _copy_once(copy.deepcopy)
+    if kind == "object":
+        return _copy_once(type(value).__deepcopy__) if hasattr(type(value), "__deepcopy__") else copy_object
+    return _share
+
+
+def _share(value: object, memo: dict[int, object]) -> object:
+    return value
+
+
+_COPIERS: dict[type, object] = {}  # how a value of a type is copied, by type (found once)
 
 
 class _Plan:
@@ -134,6 +170,9 @@ class _Plan:
 
     def __init__(self, parts: dict[str, object], host: bool):
         special = _HOST_PARTS if host else {}
+        for v in parts.values():
+            if type(v) not in _KINDS:
+                _kind(v)  # (so that what is immutable is known to be)
         self.copied = tuple(k for k, v in parts.items() if k not in special and type(v) not in _IMMUTABLE)
         self.emptied = tuple(k for k in parts if special.get(k) == "emptied")
         others = [k for k in parts if k not in self.copied and k not in special]
@@ -145,11 +184,13 @@ _PLANS: dict[type, _Plan] = {}
 
 
 def copy_object(value: object, memo: dict[int, object]) -> object:
-    """An object (by its attributes), as _copy copies: a host's engine parts shared and
+    """An object (by its attributes), as copy_of copies: a host's engine parts shared and
     its lists new (_HOST_PARTS)."""
+    twin = memo.get(id(value))
+    if twin is not None:
+        return twin
     t = type(value)
-    twin = object.__new__(t)
-    memo[id(value)] = twin
+    twin = memo[id(value)] = object.__new__(t)
     if t.__dictoffset__:
         parts = vars(value).copy()
         plan = _PLANS.get(t)
@@ -159,16 +200,15 @@ def copy_object(value: object, memo: dict[int, object]) -> object:
             valid = False
         if not valid:
             plan = _PLANS[t] = _Plan(parts, isinstance(value, NodeHost))
-        immutable = _IMMUTABLE
+        immutable, copiers = _IMMUTABLE, _COPIERS
         for name in plan.copied:  # (the usual cases inline: this runs for every step)
             v = parts[name]
             kind = type(v)
-            if kind is set or kind is dict and set(map(type, v.values())) <= immutable:
+            if kind is set:
                 parts[name] = v.copy()
-            elif kind is tuple and set(map(type, v)) <= immutable:
-                pass
             elif kind not in immutable:
-                parts[name] = copy_of(v, memo)
+                copier = copiers.get(kind)
+                parts[name] = (copier or copy_of)(v, memo)
         for name in plan.emptied:
             parts[name] = []
         twin.__dict__ = parts
