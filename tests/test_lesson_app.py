@@ -3,9 +3,13 @@ keys a student would: the task's keys as the pane names them (once, first, a wro
 whose hint the pane must say), → where a step is read, and otherwise nothing but time.
 
 Time is the test's, as in test_app.py: the app's clock never runs by itself (the pace
-the lesson asks for is noted, not kept), and the test moves it a second at a time,
-waiting each time for the run to catch up and the app to take every event. Every
-step's condition must come within STEP_BOUND seconds of virtual time from its start. A
+the lesson asks for is noted, not kept), and the test moves it, waiting each time for
+the run to catch up and the app to take every event. Where a step waits for an event,
+the clock goes at once to the moment the same step ended in a headless play of the
+lesson (run/lesson_headless.py), and from there a second at a time until the app's
+step is over: the app itself must see the step end, with every event it took on the
+way, and no key is pressed meanwhile. Every step's condition must come within
+STEP_BOUND seconds of virtual time from its start. A
 step with a run of its own ends the app with a Restart, and the next app is opened as
 the command line opens it (cli/lesson.py's session_of)."""
 
@@ -17,7 +21,7 @@ from lessons import FOLDER
 from playground.cli.lesson import session_of
 from playground.record.lesson import read_lesson
 from playground.run.lesson import LessonAt
-from playground.run.lesson_headless import STEP_BOUND
+from playground.run.lesson_headless import STEP_BOUND, play_headless
 from playground.run.live import LiveRun
 from playground.ui.app import BullyApp
 from playground.ui.help_screen import HelpScreen
@@ -94,9 +98,10 @@ async def wrong_key(pilot, app: BullyApp, task) -> None:
     assert "✋" in str(app.guide.pane.status.render())
 
 
-async def play_app(app: BullyApp, wrong: list[bool]) -> list[tuple[int, str, float]]:
+async def play_app(app: BullyApp, wrong: list[bool], ends: dict[int, float]) -> list[tuple[int, str, float]]:
     """The app's steps played until the lesson ends or a step starts a run of its own:
-    (step, its title, the virtual seconds it took) for each."""
+    (step, its title, the virtual seconds it took) for each. `ends`: when each step
+    ended headless, where the clock goes first while a step waits."""
     played = []
     async with app.run_test(size=(80, 24)) as pilot:
         await settled(pilot, app)
@@ -119,7 +124,8 @@ async def play_app(app: BullyApp, wrong: list[bool]) -> list[tuple[int, str, flo
                     await settled(pilot, app)
                 elif step.until is not None and not now.met:
                     assert app.timeline.now() - began <= STEP_BOUND, f"step {step.title!r} did not end in time"
-                    await later(pilot, app, TICK)
+                    ahead = ends.get(index, 0.0) - app.live.now()
+                    await later(pilot, app, ahead if ahead > 0 else TICK)
                 else:
                     await pilot.press("right")
                     await settled(pilot, app)
@@ -138,10 +144,11 @@ async def play_app(app: BullyApp, wrong: list[bool]) -> list[tuple[int, str, flo
 @on_asyncio
 async def test_every_shipped_lesson_plays_to_its_end_in_the_app(tmp_path, path, clock_by_hand):
     lesson = read_lesson(str(path))
+    ends = {r.index: r.ended for r in play_headless(lesson, lambda k: session_of(lesson, k))}
     index, wrong, played = 0, [True], []
     while True:
         app = lesson_app(tmp_path, lesson, index)
-        played += await play_app(app, wrong)
+        played += await play_app(app, wrong, ends)
         if app.restart_with is None:
             break
         assert app.restart_with.lesson.step == played[-1][0] + 1

@@ -464,3 +464,30 @@ def test_the_critical_section_figures_in_words():
         ["1 entry", "1 message per entry", "1 s", "2.5 s"]
     cs.entries, cs.completed, cs.completed_messages = 3, 3, 8
     assert cs_text("entries", cs) == "3 entries" and cs_text("per-entry", cs) == "2.67 messages per entry"
+
+
+def test_a_condition_names_a_property_as_the_screen_does():
+    from playground.record.lesson import parse_condition
+    from playground.run.lesson import describe_condition
+
+    said = [describe_condition(parse_condition(f"violation {p}")) for p in ("sle2", "split-brain", "cs-liveness")]
+    assert said == ["the monitor to report SLE2", "the monitor to report split brain",
+                    "the monitor to report cs liveness"]
+
+
+def test_a_node_that_joins_takes_its_rank_for_the_steps_after():
+    from playground.core.commands import Leave
+    from playground.core.events import JoinEvent
+
+    lesson = read_lesson_text("title: T\nabout: A\n# S\ntask leave 4\n")
+    play = LessonPlay(lesson, (1, 2, 3))
+    assert play.given(Leave(3), frozenset()) is not None  # (node 4 is not there yet)
+    play.observe([JoinEvent(0, 1.0, 4)])
+    assert play.ids == (1, 2, 3, 4) and play.given(Leave(4), frozenset()) is None and play.now.task_done
+
+
+def test_a_rounds_messages_are_named_in_the_order_the_algorithm_declares_them():
+    last = Round(0.0, 1, 4)
+    last.messages.update({"halt": 3, "are_you_there": 6, "yes": 6, "ready": 0})
+    assert narration(read_lesson_text("title: T\nabout: A\n# S\ncontinue\n\n{round}\n").steps[0], "garcia-molina",
+                     Rounds(count=1, current=last), 0.0) == "6 AreYouThere, 6 Yes and 3 Halt messages"

@@ -37,7 +37,6 @@ from protocol import CsState, machine
 
 from ..core.commands import (
     ChangeTimeout,
-    Command,
     Crash,
     Elect,
     Heal,
@@ -50,7 +49,16 @@ from ..core.commands import (
     WantCs,
 )
 from ..core.cs_entries import CsEntries
-from ..core.events import AgreementEvent, CsEvent, ElectionStartEvent, Event, SendEvent, StateEvent, ViolationEvent
+from ..core.events import (
+    AgreementEvent,
+    CsEvent,
+    ElectionStartEvent,
+    Event,
+    JoinEvent,
+    SendEvent,
+    StateEvent,
+    ViolationEvent,
+)
 from ..core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
 from ..core.rounds import Round, Rounds
 from ..record.lesson import Condition, Lesson, Step, Task
@@ -144,7 +152,11 @@ class LessonPlay:
     # --- what ends a step ---------------------------------------------------------------
 
     def observe(self, events: Iterable[Event]) -> bool:
-        """Take the run's events (in order); whether the step is over now."""
+        """Take the run's events (in order); whether the step is over now. A node that
+        joins takes its rank among the ids (ranks count every node the run has had)."""
+        for e in events:
+            if type(e) is JoinEvent and e.node not in self.ids:
+                self.ids = tuple(sorted((*self.ids, e.node)))
         condition = self.step.until
         if condition is not None and not self.now.met:
             for k, e in enumerate(events):
@@ -260,10 +272,15 @@ def describe_condition(c: Condition, name=str) -> str:
     if c.kind == "message":
         return f"a {c.name} message"
     if c.kind == "violation":
-        return f"the monitor to report {c.name.replace('-', ' ') if c.name else 'a violation'}"
+        return f"the monitor to report {shown_property(c.name) if c.name else 'a violation'}"
     if c.kind == "enter":
         return f"{node or 'a node'} to enter the critical section"
     return f"{c.seconds:g} s to pass"
+
+
+def shown_property(name: str) -> str:
+    """A property as the screen names it: "SLE1", "split brain", "mutual exclusion"."""
+    return name.upper() if name.startswith("sle") else name.replace("-", " ")
 
 
 def describe_task(t: Task, name=str) -> str:
@@ -333,14 +350,16 @@ def cs_text(name: str, cs: CsEntries | None) -> str:
 
 
 def round_text(algorithm: str, last: Round | None) -> str:
-    """A round's messages by name, failure detection apart: "45 Election, 36 Answer and 9
+    """A round's messages by name, in the order the algorithm declares them (a request
+    before its reply), failure detection apart: "45 Election, 36 Answer and 9
     Coordinator messages"."""
     if last is None:
         return "no election round yet"
     labels = {m.type: m.label for m in machine(algorithm).messages}  # (a round counts no detector traffic)
-    parts = [f"{count:,} {labels.get(kind, kind)}" for kind, count in last.messages.items() if kind in labels]
+    counts = [(label, last.messages[kind]) for kind, label in labels.items() if last.messages.get(kind)]
+    parts = [f"{count:,} {label}" for label, count in counts]
     if not parts:
         return "no messages"
-    total = sum(count for kind, count in last.messages.items() if kind in labels)
+    total = sum(count for _, count in counts)
     return (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) + \
         (" message" if total == 1 else " messages")
