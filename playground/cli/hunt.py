@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from ..core.config import ClusterConfig, InputError, WriteError, parse_number, p
 from ..record.files import check_new
 from ..record.together import Together
 from ..run import interrupt
-from ..run.hunt_space import MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Space
+from ..run.hunt_space import LINK_FAULTS, MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Space
 from .live import replay_app
 from .output import emit, finished, need_a_terminal, warn
 from .parser import add_algorithm, add_seed, add_timing, algorithm_of, choice, given, seed_of, timing_value
@@ -35,7 +36,7 @@ EXHAUSTIVE_DEFAULTS = ClusterConfig(timeout=4.0, probe_interval=0.0, delay_min=1
 EXHAUSTIVE_MOST_NODES = 4
 EXHAUSTIVE_ONLY = ("async_", "timeout", "coordinator_timeout", "delay", "probe_interval", "faults", "depth", "max_states",
                    "midpoint")
-RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "workers")
+RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "link_faults", "workers")
 
 
 def _parser():
@@ -56,6 +57,9 @@ def _parser():
                         "the search keeps the synchrony every algorithm assumes)")
     random.add_argument("--commands", metavar="NAME,...", help="the commands a schedule may use (default: every one "
                         "the algorithm takes: crash, recover, elect, and join, leave, want where they apply)")
+    random.add_argument("--link-faults", metavar="F,...", help=f"what the links may do besides lossless FIFO: "
+                        f"{', '.join(LINK_FAULTS)} (each drawn per schedule, none first: a finding keeps only those it "
+                        f"needs; default none)")
     random.add_argument("--workers", metavar="W", help=f"processes sharing the search (default: the machine's cores, "
                         f"{os.cpu_count() or 1}); the finding does not depend on it")
     every = p.add_argument_group("an exhaustive search: every run of a tiny cluster, up to the bounds")
@@ -164,8 +168,11 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
     workers = parse_whole(args.workers, "--workers", 1, 64) if args.workers is not None else os.cpu_count() or 1
     space = Space(algorithm, (low, high), synchrony=not args.break_synchrony)
     if args.commands is not None:
-        space = Space(algorithm, (low, high), not args.break_synchrony,
-                      tuple(choice(c, "--commands", space.commands) for c in parse_list(args.commands, "--commands")))
+        space = replace(space, chosen=tuple(choice(c, "--commands", space.commands)
+                                            for c in parse_list(args.commands, "--commands")))
+    if args.link_faults is not None:
+        space = replace(space, link_faults=tuple(dict.fromkeys(
+            choice(f, "--link-faults", LINK_FAULTS) for f in parse_list(args.link_faults, "--link-faults"))))
     scenario_path, transcript = _outputs(args, default, (".scenario", ".jsonl"))
     _terminal_to_open(args)
     hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)

@@ -10,6 +10,9 @@ Rules:
   1. The model. Unless told to break it, T >= 2 x max delay (the synchrony every
      algorithm here assumes); links stay lossless and FIFO (no partitions, no held
      links), so a finding is a flaw of the algorithm in its own model, not of the model.
+     Told to (--link-faults loss,duplicate,reorder), a schedule may also draw a loss or
+     a duplication probability and links that reorder (config.Faults), none first: the
+     shrinker takes each away if the property still breaks without it.
   2. Commands mean something: each names a node the command can act on then (the
      parser's own Members says which), so no schedule is refused.
   3. The search and the shrinking are hypothesis's (`find`): its generator draws
@@ -66,6 +69,8 @@ DELAY_SPREAD = (0.0, 0.5, 1.0)
 T_OVER_TWO_DELAYS = (1.0, 1.5, 2.0)  # T / (2 x max delay), within the model
 T_UNDER_TWO_DELAYS = (1.0, 0.5, 0.25, 0.75, 1.5, 2.0)  # --break-synchrony: below 1 too
 PROBE_INTERVAL = (5.0, 2.0, 1.0)
+LOSS = (0.0, 0.1, 0.2, 0.5)  # with --link-faults loss (0, the first: none)
+DUPLICATE = (0.0, 0.1, 0.3)
 # A node's command, by name, with the class the parser's Members judges it by.
 NODE_COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": WantCs, "leave": Leave}
 
@@ -104,6 +109,15 @@ def schedules(draw, space: Space) -> Schedule:
     ratio = draw(st.sampled_from(T_OVER_TWO_DELAYS if space.synchrony else T_UNDER_TWO_DELAYS))
     config = ClusterConfig(timeout=round(2 * delay_max * ratio, 3), probe_interval=draw(st.sampled_from(PROBE_INTERVAL)),
                            delay_min=delay_min, delay_max=delay_max)
+    faults = {}
+    if "loss" in space.link_faults and (loss := draw(st.sampled_from(LOSS))):
+        faults["loss"] = loss
+    if "duplicate" in space.link_faults and (duplicate := draw(st.sampled_from(DUPLICATE))):
+        faults["duplicate"] = duplicate
+    if "reorder" in space.link_faults and delay_max > delay_min and draw(st.booleans()):  # (one delay: none overtakes)
+        faults["reorder"] = True
+    if faults:
+        config = config.with_faults(**faults)
     seed = draw(st.integers(0, 2**16))
     members = Members(tuple(range(1, nodes + 1)))
     lines: list[tuple[float, str]] = []

@@ -86,7 +86,10 @@ def scenario_text(hunt: Hunt, finding: Finding, command_line: str) -> str:
         w = Workload()
         lines += [f"set mutex {mutex}", f"set cs-think {_span(w.think)}", f"set cs-hold {_span(w.hold)}"]
     lines += [f"set nodes {s.nodes}", f"set seed {s.seed}", f"set timeout {c.timeout:g}", f"set delay {delay}",
-              f"set probe-interval {c.probe_interval:g}", f"set until {s.until(hunt.space.algorithm):g}", ""]
+              f"set probe-interval {c.probe_interval:g}"]
+    f = c.faults
+    lines += [*([f"set loss {f.loss:g}"] if f.loss else []), *([f"set duplicate {f.duplicate:g}"] if f.duplicate else []),
+              *(["set reorder on"] if f.reorder else []), f"set until {s.until(hunt.space.algorithm):g}", ""]
     lines += [f"{at:g} {text}" for at, text in s.lines]
     return "\n".join(lines) + "\n"
 

@@ -17,6 +17,7 @@ PROPERTIES = {"sle1": SLE1, "split-brain": SPLIT_BRAIN, "sle2": SLE2, "mutex-saf
               "mutex-liveness": CS_WAIT, "any": None}
 NEEDS_A_MUTEX = ("mutex-safety", "mutex-liveness")
 MAX_NODES = 64  # a hunt's runs are many and short: small clusters
+LINK_FAULTS = ("loss", "duplicate", "reorder")  # what --link-faults may let the links do (config.Faults)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,7 @@ class Space:
     nodes: tuple[int, int] = (2, 8)
     synchrony: bool = True  # keep T >= 2 x max delay
     chosen: tuple[str, ...] = ()  # the commands a schedule may use (none given: all it takes)
+    link_faults: tuple[str, ...] = ()  # what the links may do besides lossless FIFO (LINK_FAULTS): none by default
 
     @property
     def commands(self) -> tuple[str, ...]:
