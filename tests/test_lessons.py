@@ -466,6 +466,126 @@ def test_the_critical_section_figures_in_words():
     assert cs_text("entries", cs) == "3 entries" and cs_text("per-entry", cs) == "2.67 messages per entry"
 
 
+# --- the models, Bully variants, Raft, the hunt and epochs: what each narration claims ---------
+
+
+def reported(seen, *titles: str) -> set[str]:
+    """The properties the monitor reported broken while those steps played."""
+    return {e.property for t in titles for e in seen.get(t, ()) if type(e) is ViolationEvent and e.phase == "begin"}
+
+
+def following(seen, *titles: str) -> dict[int, int | None]:
+    """Whom each node follows at the end of those steps (of one run), by its last state."""
+    return {e.node: e.leader for t in titles for e in seen.get(t, ()) if type(e) is StateEvent}
+
+
+def run_longer(name: str, step: int, until: float) -> dict:
+    """The run of a lesson's step whose commands are its `at` lines, on to `until`: its summary."""
+    from playground.cli.lesson import open_lesson, session_of
+    from playground.run.wiring import run_headless
+
+    return run_headless(session_of(open_lesson(name), step), until)
+
+
+def test_the_synchrony_lesson_keeps_the_bound_then_breaks_it_two_ways(monkeypatch):
+    _, seen = play_shipped("synchrony", monkeypatch)
+    kept = ("Two models", "Who leads?", "An answer in time", "A crash, found by the clock")
+    assert not reported(seen, *kept)  # T >= 2 max delay: an elect answered in time, a crash found
+    assert reported(seen, "Another assumption") == {"sle1", "split_brain"}
+    assert following(seen, *kept, "Another assumption") == {1: None, 2: None, 3: 3, 4: 4, 5: None}  # (3 declared, 4 cut off)
+    assert not reported(seen, "A bound broken", "Once in time")  # below the bound, the first elect 4 is lucky...
+    assert reported(seen, "Once too late") == {"sle1", "split_brain"}  # ...and the same elect again is not
+
+
+def test_the_garcia_molina_lesson_counts_its_two_phases_and_classic_crosses_where_it_does_not(monkeypatch):
+    results, seen = play_shipped("garcia-molina", monkeypatch)
+    assert dict(results["Two phases, counted"].quoted) == {
+        "round": "6 AreYouThere, 6 Yes, 3 Halt, 3 HaltAck, 3 NewCoordinator, 3 NewCoordinatorAck, 3 Ready and "
+                 "3 ReadyAck messages"}
+    classic = ("Is the Bully safe during an election?", "Crossing Coordinators")
+    assert following(seen, *classic) == {1: 3, 2: 3, 3: 4, 4: 3}  # classic's Coordinators crossed
+    later = run_longer("garcia-molina", 2, 80)
+    assert later["leader"] == {"1": 3, "2": 3, "3": 4, "4": 3} and later["violations"][-1]["property"] == "sle2"
+    assert not reported(seen, "The same cluster, in Garcia-Molina's", "Crash it", "Bring it back, any time")
+    halted = [(e.src, e.dst) for e in sends(seen["Bring it back, any time"], "HaltAck")]
+    assert (3, 4) in halted  # (node 4, back, halted node 3, which was halting the others)
+    assert reported(seen, "Outside its model") == {"split_brain", "sle1"}
+
+
+def test_the_stoller_lesson_halts_one_node_at_a_time_and_leaves_wait_when_the_halter_dies(monkeypatch):
+    results, seen = play_shipped("stoller", monkeypatch)
+    assert dict(results["One at a time"].quoted) == {"round": "3 Halt, 3 Ack and 3 Ldr messages"}
+    assert [e.t for e in sends(seen["Norm, Elec1, Elec2, Wait"], "Halt")] == [0.0, 2.0, 4.0]  # each after an Ack
+    back = [(e.status.value, e.rule) for e in seen["Crash the halter"] if type(e) is StateEvent and e.node == 2]
+    assert back == [("wait", "5"), ("elec2", "3"), ("norm", "4")]  # (Elec1 took no time: nobody above)
+    first, second = [e.t for e in sends(seen["A recovery"], "Halt")][:2]
+    assert second - first == pytest.approx(4)  # (the Halt to node 3, down, waited for three silent ticks of T/2)
+    assert not reported(seen, "Norm, Elec1, Elec2, Wait", "Crash the leader", "Crash the halter", "A recovery")
+    assert "split_brain" in reported(seen, "A detector that is wrong")
+    assert following(seen, "A recovery", "A detector that is wrong", "Healed") == {1: 4, 2: 4, 4: 4}
+
+
+def test_the_invitation_lesson_makes_two_groups_and_merges_them_without_a_violation(monkeypatch):
+    results, seen = play_shipped("invitation", monkeypatch)
+    assert dict(results["Group numbers"].quoted) == {"round": "5 Invitation, 5 Accept and 5 Ready messages"}
+    assert dict(results["One group again"].quoted) == {"round": "9 Invitation, 7 Accept and 7 Ready messages"}
+    assert dict(results["No election at all"].quoted) == {"round": "4 Invitation, 4 Accept and 4 Ready messages"}
+    assert not reported(seen, *results)
+    groups = {e.node: e.epoch for t in ("Groups", "Cut in two", "Two groups") for e in seen[t] if type(e) is StateEvent}
+    assert groups == {1: 3_000_003, 2: 3_000_003, 3: 3_000_003, 4: 2_000_006, 5: 2_000_006, 6: 2_000_006}  # g3.3, g2.6
+    assert {e.epoch for e in seen["Healed"] if type(e) is StateEvent} == {3_000_006}  # g3.6
+
+
+def test_the_raft_lesson_elects_the_lowest_then_splits_votes_without_a_spread(monkeypatch):
+    results, seen = play_shipped("raft", monkeypatch)
+    assert dict(results["Not the highest"].quoted) == {"round": "4 RequestVote and 4 Vote messages"}
+    assert dict(results["One term, one leader"].quoted) == {"round": "4 RequestVote and 3 Vote messages"}
+    assert dict(results["Split votes for ever"].quoted) == {"round": "160 RequestVote and 120 Vote messages"}
+    assert results["No randomness"].ended == pytest.approx(12.725)  # c after the crash at 2.6
+    terms = [e.msg.epoch for e in sends(seen["No randomness"], "RequestVote")]
+    assert terms == [1] * 4 + [term for term in range(2, 12) for _ in range(16)]  # 4 candidates a term, every second
+    assert dict(results["What ends split votes"].quoted) == {"round": "4 RequestVote and 3 Vote messages"}
+
+
+def test_the_hunt_lesson_plays_the_hunts_own_finding_and_the_epoch_bully_mends_it(tmp_path, capsys, monkeypatch):
+    from playground.cli.entry import main
+    from playground.cli.lesson import open_lesson
+
+    lesson = open_lesson("hunt")
+    command = lesson.steps[0].narration.split("```")[1].replace("\\\n", " ").split()
+    assert command[:2] == ["bully-tui", "hunt"]
+    assert main([*command[1:], "--workers", "1", "-o", str(tmp_path / "found")]) == 1
+    said = capsys.readouterr().out
+    assert said.startswith("SLE2 broken: 2 nodes, 2 commands, at t=34.100") and "searched 40 schedules" in said
+    found = [line for line in (tmp_path / "found.scenario").read_text().splitlines() if not line.startswith("#")]
+    shown = lesson.steps[0].narration.split("```")[3].strip().splitlines()
+    assert shown == found[found.index("set algorithm classic"):]
+    results, seen = play_shipped("hunt", monkeypatch)
+    assert results["The finding, played"].ended == 7.0 and results["For good"].ended == pytest.approx(34.1)
+    assert following(seen, "The finding, played", "For good") == {1: 2, 2: 1}
+    assert reported(seen, "Bring it back") == {"sle1", "split_brain"}  # made by hand, in the window
+    mended = run_longer("hunt", 9, 60)
+    assert [(v["property"], v["duration"]) for v in mended["violations"]] == [("sle1", 1.0), ("split_brain", 1.0)]
+    assert mended["leader"] == {"1": 2, "2": 2}
+
+
+def test_the_epochs_lesson_bumps_the_epoch_and_its_storm_is_one_round_where_classics_is_ten(monkeypatch):
+    from playground.cli.lesson import open_lesson, session_of
+
+    ids = session_of(open_lesson("epochs"), 0).ids
+    assert [f"{i:032x}"[:4] for i in ids] == ["00f1", "04fb", "0ddc", "b4ef", "fc1b"]  # (as the narration names them)
+    results, seen = play_shipped("epochs", monkeypatch)
+    assert dict(results["Epochs"].quoted) == {"round": "10 Election, 10 Answer and 8 Coordinator messages"}
+    assert {e.epoch for e in seen["UUIDs"] if type(e) is StateEvent} == {1}
+    assert {e.epoch for e in seen["A new reign"] if type(e) is StateEvent and e.role.value == "normal"} == {2}
+    assert dict(results["The storm"].quoted) == {"rounds": "10"}
+    assert dict(results["Stale, and ignored"].quoted) == {"rounds": "1"}
+    leaves = results["The leader leaves"]
+    assert leaves.ended - leaves.began == pytest.approx(2.0, abs=1e-5)  # (told, not noticed: a Leave, a round)
+    assert reported(seen, "One joins") == {"sle1", "split_brain"}  # (for the second the newcomer's Coordinator travels)
+    assert not reported(seen, *(title for title in results if title != "One joins"))
+
+
 def test_a_condition_names_a_property_as_the_screen_does():
     from playground.record.lesson import parse_condition
     from playground.run.lesson import describe_condition
