@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -66,6 +67,7 @@ def main() -> None:
         print(json.dumps(run_case(args.one)))
         return
     names = args.case or [n for n in CASES if not (args.quick and n == "issue")]
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: on a shared machine, compare the CPU column)")
     print("| search | found | states | steps | wall | CPU | states/s (wall / CPU) | seen set B/state | peak B/state |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
