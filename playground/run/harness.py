@@ -77,15 +77,6 @@ class Harness:
         self.engine.subscribe(self.events.extend)
         self.now_us = 0
 
-    @classmethod
-    def of(cls, engine: Engine, now_us: int) -> Harness:
-        """A harness on an engine stepped by hand elsewhere, at `now_us` (an exhaustive
-        hunt's state, explore.py), with a trace of its own from here on."""
-        h = cls.__new__(cls)
-        h.engine, h.events, h.now_us = engine, [], now_us
-        engine.subscribe(h.events.extend)
-        return h
-
     @property
     def now(self) -> float:
         return to_seconds(self.now_us)
