@@ -28,7 +28,8 @@ CARDS = 0.15  # the top of the screen, where the cards are (7 nodes: one row of 
 def colours(image, top: float = 1.0) -> Counter:
     """How many pixels of each colour, in the top `top` of `image`."""
     width, height = image.size
-    return Counter(image.crop((0, 0, width, int(height * top))).convert("RGB").get_flattened_data())
+    part = image.crop((0, 0, width, int(height * top))).convert("RGB")
+    return Counter(getattr(part, "get_flattened_data", part.getdata)())  # (getdata: Pillow before 12)
 
 
 def reds(counts: Counter) -> int:
