@@ -1,14 +1,15 @@
 """`bully-tui serve`'s cases: its options with hostile values (a valid port or session
 count would serve until the case's time limit, so only values the contract refuses are
 drawn), addresses that are not this machine's, URLs that are not http(s), options that
-are unknown or lack their value, ARGS that would serve itself, its help; and signals at
-seeded moments while it serves (port 0: a free one), which end it with its one line."""
+are unknown or lack their value, ARGS that would serve itself, its help, a standard
+output that cannot take its address; and signals at seeded moments while it serves
+(port 0: a free one), which end it with its one line."""
 
 from __future__ import annotations
 
 import signal
 
-from .cases import HELP, HOSTILE, REFUSE, SIGNAL, Builder, SignalPlan, whole_verdict
+from .cases import HELP, HOSTILE, REFUSE, SIGNAL, WRITE_ERROR, Builder, SignalPlan, whole_verdict
 
 PUBLIC_URLS = [("ftp", "ftp://example.org"), ("no-scheme", "example.org:8000"), ("no-host", "http://"),
                ("query", "http://example.org/?a=1"), ("empty", ""), ("spaces", "   "), ("word", "classroom")]
@@ -38,6 +39,10 @@ def gen_serve(b: Builder) -> None:
     case("positional", ["lesson"], "lesson")
     case("serves-itself", ["--port", "0", "--", "serve", "--port", "0"], "serve")
     b.add("help:serve --help", "help", ["serve", "--help"], HELP)
+    # where it says its address cannot be written: one line, and nothing served
+    b.add("serve:stdout-full", "serve", ["serve", "--port", "0"], WRITE_ERROR, names="standard output", stdout_full=True)
+    b.add("serve:stdout-closed", "serve", ["serve", "--port", "0"], WRITE_ERROR, names="standard output",
+          stdout_closed=True)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         delay = round(r.uniform(0.05, 2.5), 3)
         b.add(f"serve:signal-{signal.Signals(signum).name}", "serve", ["serve", "--port", "0"], SIGNAL,
