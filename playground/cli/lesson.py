@@ -1,6 +1,9 @@
 """`bully-tui lesson [NAME|PATH] [--check] [--headless] [--step N]`: the lessons.
 
-With no lesson, the list of the shipped ones (lessons/*.lesson, in their order), a line
+With no lesson, on a terminal (or served, in a browser), the lesson menu (ui/lesson_menu.py):
+the shipped lessons (lessons/*.lesson, in their order) to pick from. The lesson picked
+plays in the live app as `bully-tui lesson NAME` plays it, and leaving that app (ctrl+q)
+comes back to the menu, at that lesson; q in the menu quits. Piped, the list, a line
 each. A NAME is a shipped lesson's (`bully`); a PATH, a teacher's own file. The lesson
 opens in the live app beside its run (`--step N` at its Nth step); `--headless` plays
 it with a scripted student and prints what ended each step and how long it took;
@@ -22,7 +25,7 @@ from ..core.commands import membership_refused, want_refused
 from ..core.config import InputError, parse_whole, shown
 from ..record.lesson import Lesson, Step, read_lesson, shipped, shipped_path
 from ..run.session import Session
-from .output import emit, need_a_terminal, say
+from .output import can_draw, emit, finished, left_by_page, need_a_terminal, say
 from .plan import plan
 from .subcommands import parser_for
 
@@ -32,8 +35,8 @@ MUTEX_PROPERTIES = ("mutual-exclusion", "cs-liveness")
 
 def run(argv: list[str]) -> int:
     p = parser_for("lesson", USAGE)
-    p.add_argument("lessons", nargs="*", metavar="NAME|PATH", help="a shipped lesson's name (bully-tui lesson lists "
-                   "them) or a lesson file; with --check, any number of files")
+    p.add_argument("lessons", nargs="*", metavar="NAME|PATH", help="a shipped lesson's name or a lesson file; with "
+                   "--check, any number of files. Without one: the lesson menu (piped: the lessons, a line each)")
     p.add_argument("--check", action="store_true", help="check the files (every shipped lesson if none is named): "
                    "'ok', or a line per problem naming the file and the line")
     p.add_argument("--headless", action="store_true", help="play the lesson without a screen, a scripted student doing "
@@ -47,7 +50,7 @@ def run(argv: list[str]) -> int:
     if not args.lessons:
         if args.headless or args.step is not None:
             raise InputError("name a lesson (bully-tui lesson lists them)")
-        return list_lessons()
+        return lesson_menu() if can_draw() else list_lessons()
     if len(args.lessons) > 1:
         raise InputError(f"one lesson at a time, not {len(args.lessons)} (--check takes several)")
     lesson = open_lesson(args.lessons[0])
@@ -72,6 +75,33 @@ def list_lessons() -> int:
     emit("\n".join(lines + ["", "bully-tui lesson NAME opens one; bully-tui lesson PATH a lesson file of your own "
                                 "(docs/guide/lessons.md says how to write one)"]) + "\n")
     return 0
+
+
+def lesson_menu() -> int:
+    """The menu, and the lesson picked in the live app, until the menu is quit (or a
+    lesson's app ends otherwise than by its quit key: a signal, a failure, its page gone)."""
+    from ..run.lesson import LessonAt
+    from ..ui.app import BullyApp  # noqa: F401 (imported before the menu is drawn: a served tab's spare does it)
+    from ..ui.lesson_menu import LessonMenu
+    from .live import play_live, release
+
+    lessons = shipped()
+    at = 0
+    while True:
+        menu = LessonMenu(lessons, at)
+        menu.run()
+        if menu.chosen is None:
+            return finished(menu)
+        at = menu.chosen
+        lesson = lessons[at]
+        check(lesson)
+        app = play_live(session_of(lesson, 0), speed=1.0, lesson=LessonAt(lesson, 0),
+                        session_of=lambda k, lesson=lesson: session_of(lesson, k))
+        status = finished(app)
+        if status or left_by_page(app):
+            return status
+        app = None
+        release()
 
 
 def open_lesson(name: str) -> Lesson:

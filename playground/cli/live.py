@@ -17,7 +17,12 @@ def run_live(session, speed: float, lesson=None, session_of=None, by_hand: bool 
     """The live app, again after the palette switched the algorithm; `lesson` (a
     run.lesson.LessonAt) played beside it, `session_of(k)` the run of its step k, which
     the next app runs when a step has a run of its own; `by_hand`: the user is the
-    network from the start (--by-hand)."""
+    network from the start (--by-hand). Its exit status."""
+    return finished(play_live(session, speed, lesson, session_of, by_hand))
+
+
+def play_live(session, speed: float, lesson=None, session_of=None, by_hand: bool = False):  # -> the last BullyApp
+    """run_live's apps, one after another; the last, once it has ended for good."""
     if session.transcript is not None:
         check_new(session.transcript, "transcript", session.overwrite)  # fail now, not inside the app
     need_a_terminal("the live app draws on the terminal", "for a run without a screen, use --headless")
@@ -35,7 +40,7 @@ def run_live(session, speed: float, lesson=None, session_of=None, by_hand: bool 
             warn(session.config, app)
         app.run()
         if app.restart_with is None:
-            return finished(app)
+            return app
         # The palette picked another algorithm: the same run again with it, the settings as
         # they were. A transcript goes to a new file beside the first, which stays as it was.
         restart, speed = app.restart_with, app.speed

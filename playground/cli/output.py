@@ -58,11 +58,23 @@ def served() -> bool:
     return os.environ.get("TEXTUAL_DRIVER") in (WEB_DRIVER, HELD_DRIVER)
 
 
+def can_draw() -> bool:
+    """Whether an app can draw here: on a terminal (standard input and output both), or
+    in a browser (`served`)."""
+    return served() or (sys.stdin.isatty() and sys.stdout.isatty())
+
+
 def need_a_terminal(what: str, instead: str) -> None:
     """The live app draws a full screen and reads keys: into a pipe it would draw for
     nobody, and spin (unless the pipe is the web driver's, `served`)."""
-    if not served() and not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not can_draw():
         raise InputError(f"{what}, so standard input and output must be a terminal ({instead})")
+
+
+def left_by_page(app) -> bool:
+    """Whether a served app ended because its page went (the tab closed: the driver's
+    quit, which no key gives, so the app never set its return code)."""
+    return served() and app.return_code is None
 
 
 def finished(app) -> int:

@@ -26,7 +26,7 @@ SUBCOMMANDS = {
     "merge": Subcommand("merge", "merge the traces of real nodes run by hand (their state folders) into one transcript",
                         "DIR ... -o FILE"),
     "lesson": Subcommand("lesson", "the lessons: the playground teaches an algorithm step by step, beside its run "
-                         "(no NAME: the list)", "[NAME|PATH] [--check] [--headless]"),
+                         "(no NAME: the menu to pick one)", "[NAME|PATH] [--check] [--headless]"),
     "attach": Subcommand("attach", "watch real nodes started by hand (bully-tui node), on this machine or others, live",
                          "ID@HOST:PORT,..."),
     "serve": Subcommand("serve", "the app in a browser, for a classroom: each tab runs bully-tui ARGS (by default the "
