@@ -106,6 +106,25 @@ def test_a_lesson_served_opens_at_its_first_step():
         run(tab(served))
 
 
+def test_a_tab_opens_on_the_lesson_menu_and_enter_opens_the_first_lesson_at_the_pages_size():
+    async def tab(served: Served) -> None:
+        async with aiohttp.ClientSession() as http:
+            page = await a_page(served, http, 120, 40)
+            await page.shows("a playground for leader election", "1 The Bully algorithm · 12 steps", "enter opens")
+            await page.keys("\r")
+            await page.until(lambda p: re.search(r"─ 1/12 · ", p.text) and "5 ●" in p.text, "the first lesson's pane")
+            pane = next(line for line in page.screen.display if "─ 1/12 · " in line)
+            assert pane.rindex("╮") > 100, page.text  # (the lesson's app at the page's size too, not 80x24)
+            await page.keys("\x11")  # ctrl+q: the lesson left, the menu again
+            await page.shows("bully-tui lesson bully", "enter opens")
+            assert not page.closed
+            await page.close()
+
+    with Served() as served:
+        assert " bully-tui lesson at http" in served.first_line
+        run(tab(served))
+
+
 def test_a_closed_tab_ends_its_process_and_its_real_nodes():
     async def tab(served: Served) -> None:
         async with aiohttp.ClientSession() as http:

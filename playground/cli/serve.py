@@ -1,6 +1,6 @@
 """`bully-tui serve [--host H] [--port P] [--public-url URL] [--max-sessions N] [-- ARGS ...]`:
 the app in a browser, for a classroom. Each tab that opens the printed address runs
-`bully-tui ARGS` (by default DEFAULT_ARGS) in a process of its own, drawn by Textual's
+`bully-tui ARGS` (by default DEFAULT_ARGS: the lesson menu) in a process of its own, drawn by Textual's
 web driver (web_server.py serves it, with textual-serve); the same app as in a terminal,
 where `s` and the exports are offered as downloads.
 
@@ -23,7 +23,7 @@ from .output import emit
 from .subcommands import parser_for
 
 USAGE = "bully-tui serve [--host H] [--port P] [--public-url URL] [--max-sessions N] [-- ARGS ...]"
-DEFAULT_ARGS: list[str] = []  # what a tab runs without ARGS: the live app (["lesson"]: the lesson menu)
+DEFAULT_ARGS = ["lesson"]  # what a tab runs without ARGS: the lesson menu, where a student starts
 MAX_SESSIONS = 8
 MOST_SESSIONS = 1000
 
@@ -31,7 +31,8 @@ MOST_SESSIONS = 1000
 def run(argv: list[str]) -> int:
     own, served = split_at_dashes(argv)
     p = parser_for("serve", USAGE)
-    p.epilog = ("ARGS, after --, are bully-tui's own: -- lesson bully, -- --nodes 7 --mutex central, -- replay FILE. "
+    p.epilog = ("ARGS, after --, are bully-tui's own (without them: lesson, the lesson menu): -- lesson bully, "
+                "-- --nodes 7 --mutex central, -- replay FILE. "
                 "Students open the printed address (this machine's, with --host 0.0.0.0); ?fontsize=24 after it "
                 "makes the page's text bigger, for a projector.")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine "

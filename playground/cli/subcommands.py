@@ -30,7 +30,7 @@ SUBCOMMANDS = {
     "attach": Subcommand("attach", "watch real nodes started by hand (bully-tui node), on this machine or others, live",
                          "ID@HOST:PORT,..."),
     "serve": Subcommand("serve", "the app in a browser, for a classroom: each tab runs bully-tui ARGS (by default the "
-                        "live app) in a process of its own", "[--port P] [-- ARGS ...]"),
+                        "lesson menu) in a process of its own", "[--port P] [-- ARGS ...]"),
 }
 
 

@@ -230,7 +230,7 @@ class LessonGuide:
     def _status(self) -> str:
         step, now = self.play.step, self.play.now
         if self.finished:
-            return "✓ the end of the lesson: escape leaves it, the run goes on"
+            return "✓ the end of the lesson: escape leaves it, the run goes on; ctrl+q leaves the app"
         if step.task is not None and not now.task_done:
             return f"your turn: {describe_task(step.task, self._name)} ({keys_for(step.task)})"
         if step.until is not None and not now.met:
