@@ -108,7 +108,7 @@ async def pick_second(menu, pilot):
 
 
 async def first_step_then_quit(app, pilot):
-    await wait_for(pilot, lambda: app.guide.play is not None, "the lesson to start")
+    await wait_for(pilot, lambda: app.guide.pane.border_title, "the lesson's pane drawn")
     assert app.guide.narrating and app.guide.play.index == 0 and app.guide.play.lesson.name == LESSONS[1].name
     assert re.match(r"1/\d+ · ", app.guide.pane.border_title)
     await pilot.press("ctrl+q")
