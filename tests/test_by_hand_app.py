@@ -74,7 +74,7 @@ async def test_a_message_no_longer_in_flight_is_refused_in_one_line_and_not_reco
         await at_rest(pilot, app, screen)
         assert commands(app) == before
         notes = [n.message for n in app._notifications]
-        assert "Message 999999 is not in flight (waiting at a held link, it arrives when it is released)." in notes
+        assert "Message 999999 is not in flight: it has arrived or been dropped, or was never sent." in notes
 
 
 @on_asyncio

@@ -20,8 +20,9 @@ from playground.core.commands import (
     FireTimer,
     LeaveByHand,
 )
-from playground.core.config import ClusterConfig, to_us
+from playground.core.config import ClusterConfig, Faults, to_us
 from playground.core.engine import run_sync
+from playground.core.faults import clock_rate
 from playground.record.export import collect
 from playground.record.mermaid_shiviz import to_mermaid, to_shiviz
 from playground.record.reader import load
@@ -214,3 +215,44 @@ def test_compare_runs_each_algorithm_again_with_the_faults_and_says_how_it_fared
     assert "the same run with loss 0.4" in out and "with faults: agree | msgs | violations |" in out
     assert main(["--headless", "--compare", "--mutex", "--loss", "0.1"]) == 2
     assert "--compare --mutex does not take --loss" in capsys.readouterr().err
+
+
+def test_real_nodes_lose_copy_and_drift_on_their_own_links_and_tcp_reorders_nothing(tmp_path, capsys):
+    """Each node draws for its own messages: a lost one is dropped by its sender as it
+    goes, a copy is sent twice (two deliveries of one message at the receiver), and a
+    drifting node's timers run at its clock's rate. Structure, not timing: what the
+    merged transcript says, however fast the machine."""
+    path = tmp_path / "real.jsonl"
+    assert main(["--headless", "--real", "--nodes", "3", "--timeout", "1", "--probe-interval", "0.5", "--delay", "0.02",
+                 "--until", "4", "--loss", "0.3", "--duplicate", "0.3", "--drift", "0.2", "--transcript", str(path)]) == 0
+    capsys.readouterr()
+    transcript = load(str(path))
+    assert transcript.header.real and transcript.header.config.faults == Faults(loss=0.3, duplicate=0.3, drift=0.2)
+    events = transcript.events
+    sends = {e.id: e for e in events if e.kind == "send"}
+    lost = [e for e in events if e.kind == "drop" and e.reason == "lost on the link"]
+    copies = [e for e in events if e.kind == "duplicate"]
+    assert lost and copies
+    assert all(e.t == sends[e.id].t for e in lost)  # dropped by its sender, as it went
+    delivered = Counter(e.id for e in events if e.kind == "deliver")
+    assert any(delivered[c.id] == 2 for c in copies)  # a copy is a second arrival (unless its receiver went down)
+    assert all(delivered[i] <= 1 for i in set(delivered) - {c.id for c in copies})
+    rates = {node: clock_rate(1, node, 0.2) for node in (1, 2, 3)}
+    probes = [e for e in events if e.kind == "timer_set" and e.name == "probe"]
+    assert probes and all(abs((e.fires - e.t) - 0.5 / rates[e.node]) < 0.01 for e in probes)  # (the wall times')
+    assert main(["node", "--id", "1", "--listen", "127.0.0.1:1", "--state-dir", str(tmp_path), "--reorder"]) == 2
+    assert "unknown option --reorder" in capsys.readouterr().err
+
+
+def test_a_by_hand_command_of_a_scenario_that_cannot_run_is_a_warning_and_not_recorded(tmp_path, capsys):
+    path = tmp_path / "w.jsonl"
+    assert main(["--headless", "--nodes", "3", "--until", "10", "--at", "5 deliver 99999", "--at", "6 fire 2 nope",
+                 "--transcript", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "bully-tui: warning: at 5 s, deliver 99999: message 99999 is not in flight: it has arrived or been dropped, "
+        "or was never sent; nothing done",
+        "bully-tui: warning: at 6 s, fire 2 nope: node 2 has no timer nope set; nothing done"]
+    assert [r["command"] for r in json.loads(captured.out)["refused"]] == ["deliver 99999", "fire 2 nope"]
+    assert not [e for e in load(str(path)).events if e.kind == "command"]
+    assert main(["verify", str(path)]) == 0  # (a re-run refuses them alike)

@@ -16,6 +16,7 @@ from playground.core.commands import (
     DuplicateMessage,
     EnterByHand,
     FireTimer,
+    HoldLink,
     LeaveByHand,
     Scheduled,
     from_words,
@@ -280,7 +281,13 @@ def test_by_hand_the_user_delivers_drops_and_fires_each_a_recorded_command():
 def test_a_message_not_in_flight_or_a_timer_not_set_is_refused_and_nothing_recorded():
     engine, events = hand_engine()
     assert by_hand.refusal(engine, DeliverMessage(10_000)) == (
-        "message 10000 is not in flight (waiting at a held link, it arrives when it is released)")
+        "message 10000 is not in flight: it has arrived or been dropped, or was never sent")
+    held = engine.links.flights()[0]
+    user(engine, HoldLink(held.src, held.dst))
+    user(engine, LeaveByHand())
+    run_sync(engine, to_seconds(held.due))  # (it reaches the held link's end, and waits)
+    assert by_hand.refusal(engine, DeliverMessage(held.id)) == (
+        f"message {held.id} is not in flight: it waits at a held link's end, and arrives when the link is released")
     assert by_hand.refusal(engine, FireTimer(1, "no_such_timer")) == "node 1 has no timer no_such_timer set"
     cut = len(events)
     user(engine, DropMessage(10_000))

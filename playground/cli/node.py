@@ -6,9 +6,30 @@ from __future__ import annotations
 
 import signal
 
-from ..core.config import DELAY, MAX_SEED, ClusterConfig, InputError, WriteError, parse_number, parse_whole, shown
+from ..core.config import (
+    DELAY,
+    MAX_SEED,
+    ClusterConfig,
+    Faults,
+    InputError,
+    WriteError,
+    check_drift,
+    check_probability,
+    parse_number,
+    parse_whole,
+    shown,
+)
 from ..real.wire import MAX_ID, Address
-from .parser import add_algorithm, add_seed, add_timing, add_workload, algorithm_of, timing_value, workload_of
+from .parser import (
+    add_algorithm,
+    add_faults,
+    add_seed,
+    add_timing,
+    add_workload,
+    algorithm_of,
+    timing_value,
+    workload_of,
+)
 from .subcommands import parser_for
 
 USAGE = "bully-tui node --id K --listen HOST:PORT --peers ID@HOST:PORT,... --state-dir DIR [--algorithm A] ..."
@@ -25,7 +46,8 @@ def parser():
     add_workload(p)
     p.add_argument("--state-dir", required=True, metavar="DIR", help="its safe storage (state.json) and trace (trace.jsonl)")
     add_timing(p, DEFAULTS, delay="hold each message S seconds before it goes")
-    add_seed(p, "draws Raft's timeouts")
+    add_seed(p, "draws Raft's timeouts, and the losses, copies and clock rate below")
+    add_faults(p, reorder=False)  # (TCP hands a connection's messages over in order: no --reorder)
     p.add_argument("--join", action="store_true", help="start as a new member: send Join to every peer first")
     p.add_argument("--parent", metavar="PID", help="stop when process PID, which started this one, is gone")
     p.add_argument("--held", metavar="ID,...", help="peers whose links are held from the start (a cluster's "
@@ -68,7 +90,8 @@ def options(argv: list[str]):  # -> real.node.NodeOptions
     hold = DEFAULTS.delay_max if a.delay is None else DELAY.check(parse_number(a.delay, "--delay"), "--delay")
     config = ClusterConfig(timeout=seconds("timeout", DEFAULTS.timeout),
                            coordinator_timeout=seconds("coordinator-timeout", DEFAULTS.coordinator_timeout),
-                           probe_interval=seconds("probe-interval", DEFAULTS.probe_interval), delay_min=0, delay_max=hold)
+                           probe_interval=seconds("probe-interval", DEFAULTS.probe_interval), delay_min=0, delay_max=hold,
+                           faults=_faults(a))
     peers = {} if a.peers is None else parse_peers(a.peers, me)
     if not a.state_dir.strip():
         raise InputError("--state-dir must name a folder, not ''")
@@ -83,6 +106,16 @@ def options(argv: list[str]):  # -> real.node.NodeOptions
                        None if a.start_at is None else parse_number(a.start_at, "--start-at"),
                        None if a.parent is None else parse_whole(a.parent, "--parent", 1), held, a.wait_to_start,
                        workload)
+
+
+def _faults(a) -> Faults:
+    """--loss, --duplicate and --drift: what this node does to its own messages and clock."""
+    faults = {}
+    for name, check in (("loss", check_probability), ("duplicate", check_probability), ("drift", check_drift)):
+        text = getattr(a, name)
+        if text is not None:
+            faults[name] = check(parse_number(text, f"--{name}"), f"--{name}")
+    return Faults(**faults)
 
 
 def run(argv: list[str]) -> int:

@@ -154,14 +154,16 @@ def add_timing(p: argparse._ActionsContainer, defaults: ClusterConfig, *, delay:
                    help=f"{delay or 'link delay bounds in seconds'} (default {bounds})")
 
 
-def add_faults(p: argparse._ActionsContainer) -> None:
-    """--loss, --duplicate, --reorder and --drift: the model's assumptions, broken on purpose."""
+def add_faults(p: argparse._ActionsContainer, *, reorder: bool = True) -> None:
+    """--loss, --duplicate, --reorder and --drift: the model's assumptions, broken on
+    purpose (`reorder`: whether links can reorder; a real node's TCP cannot)."""
     p.add_argument("--loss", metavar="P", help="links lose each message with probability P, drawn from the seed "
                    "(default 0: lossless; the lossy K L P command sets one link's)")
     p.add_argument("--duplicate", metavar="P", help="links deliver each message twice with probability P, the copy "
                    "after its own delay (default 0)")
-    p.add_argument("--reorder", action="store_true", help="links are not FIFO: each message's delay is its own, so a "
-                   "later one may overtake (needs a delay range MIN:MAX)")
+    if reorder:
+        p.add_argument("--reorder", action="store_true", help="links are not FIFO: each message's delay is its own, so "
+                       "a later one may overtake (needs a delay range MIN:MAX)")
     p.add_argument("--drift", metavar="R", help="each node's clock runs at its own rate in [1-R, 1+R], drawn from the "
                    "seed, R below 1 (default 0: clocks keep time)")
 

@@ -311,8 +311,6 @@ def _check_real(args: argparse.Namespace, commands: list, config: ClusterConfig,
     if config.faults.reorder:
         raise InputError("--real does not take --reorder: TCP hands each connection's messages over in the order sent, "
                          "so real links reorder nothing")
-    if config.faults.any:
-        raise InputError("--real does not take --loss, --duplicate or --drift (yet)")
     return config if args.delay is not None else replace(config, delay_min=0.0, delay_max=0.0)
 
 

@@ -6,7 +6,7 @@ import json
 import sys
 
 from ..run import interrupt
-from .output import emit, warn
+from .output import emit, say, warn
 from .plan import DEFAULT_UNTIL, RunPlan, plan
 
 
@@ -44,5 +44,7 @@ def run_plan(p: RunPlan) -> int:
     from ..run.wiring import run_headless
 
     summary = run_headless(session, DEFAULT_UNTIL if p.until is None else p.until, progress=sys.stderr.isatty())
+    for refused in summary.get("refused", ()):  # (a by-hand command no key checked first: one line each, not recorded)
+        say(f"bully-tui: warning: at {refused['t']:g} s, {refused['command']}: {refused['why']}; nothing done")
     emit(json.dumps(summary) + "\n")
     return 0

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 from .commands import Command, DeliverMessage, DropMessage, DuplicateMessage, FireTimer
 from .config import to_seconds
 from .events import UNSET, DuplicateEvent
-from .work import COMMAND, Deliver, Entry, Fire, Lost
+from .work import COMMAND, Deliver, Fire, Lost
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .engine import Engine, Window
 
 DROPPED_BY_HAND = "dropped by hand"  # a drop's reason
 
@@ -36,7 +36,9 @@ def refusal(engine: Engine, command: Command, name=str) -> str | None:
     """Why the by-hand `command` cannot run now (one line, nodes named by `name`), or None."""
     if type(command) in (DeliverMessage, DropMessage, DuplicateMessage):
         if engine.links.find(command.msg) is None:
-            return f"message {command.msg} is not in flight (waiting at a held link, it arrives when it is released)"
+            where = ("it waits at a held link's end, and arrives when the link is released"
+                     if engine.links.waits(command.msg) else "it has arrived or been dropped, or was never sent")
+            return f"message {command.msg} is not in flight: {where}"
     elif type(command) is FireTimer:
         host = engine.hosts.get(command.node)
         if host is None or command.timer not in host.timers:
@@ -44,17 +46,30 @@ def refusal(engine: Engine, command: Command, name=str) -> str | None:
     return None
 
 
-def work(engine: Engine, command: Command) -> tuple[int, list[Entry]] | DuplicateEvent:
-    """What `command` hands a node to run now (receiver or timer's node, its entries); for
-    a duplicate, which runs no node, the event that says its copy is on its link."""
+def allowed(engine: Engine, command: Command) -> bool:
+    """Whether the by-hand `command` can run now; if not, why is kept in the engine's
+    `refusals` (a scenario's or --at's, which no key checked first: the run says so)."""
+    why = refusal(engine, command)
+    if why is not None:
+        engine.refusals.append((engine.now, command, why))
+    return why is None
+
+
+def work(engine: Engine, command: Command) -> Window | None:
+    """The node work `command` gives (the receiver's, or the timer's node's), now; None
+    for a duplicate, which runs no node: the event that says its copy is on its link is
+    published at once."""
+    from .engine import Window  # (the engine imports this module)
+
     t = engine.now_us
     if type(command) is DuplicateMessage:
         src, dst, msg = engine.links.find(command.msg)
         arrives = engine.links.copy(src, dst, command.msg, msg, t + engine.network.delay())
-        return DuplicateEvent(UNSET, to_seconds(t), command.msg, src, dst, to_seconds(arrives))
+        engine.trace.publish([DuplicateEvent(UNSET, to_seconds(t), command.msg, src, dst, to_seconds(arrives))])
+        return None
     if type(command) is FireTimer:
         _, generation = engine.hosts[command.node].timers[command.timer]
-        return command.node, [(t, COMMAND, 0, Fire(command.timer, generation))]
+        return Window(t, t + 1, {command.node: [(t, COMMAND, 0, Fire(command.timer, generation))]})
     src, dst, msg = engine.links.take_message(command.msg)
     item = Deliver(src, command.msg, msg) if type(command) is DeliverMessage else Lost(src, command.msg, DROPPED_BY_HAND)
-    return dst, [(t, COMMAND, 0, item)]
+    return Window(t, t + 1, {dst: [(t, COMMAND, 0, item)]})

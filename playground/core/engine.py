@@ -87,7 +87,7 @@ from .commands import (
     delay_refused,
 )
 from .config import DELAY, TIMEOUT, US, ClusterConfig, Workload, to_seconds, to_us
-from .events import CommandEvent, DuplicateEvent, Event, SendEvent
+from .events import CommandEvent, Event, SendEvent
 from .faults import FaultDraws, clock_rate, route_faulty
 from .host import Internals, NodeHost, Roster
 from .ids import next_id
@@ -126,6 +126,7 @@ class Engine:
         self.lookahead = lookahead
         self.by_hand = by_hand  # rule 6
         self.hand = False  # rule 8: the user is the network
+        self.refusals: list[tuple[float, Command, str]] = []  # (when, what, why): rule 8's commands that could not run
         self.links = Links(fifo=not config.faults.reorder)
         self.network = (ByHand if by_hand else Network)(seed, to_us(config.delay_min), to_us(config.delay_max))
         self.lossy: tuple[tuple[int, int, float], ...] = ()  # the links `lossy` made lossy (Settings.lossy)
@@ -387,12 +388,7 @@ class Engine:
                     self.links.retime(self.now_us)
                     self.agenda.retime(self.now_us)
             case DeliverMessage() | DropMessage() | DuplicateMessage() | FireTimer():
-                work = by_hand.work(self, command)
-                if type(work) is DuplicateEvent:
-                    self.trace.publish([work])
-                else:
-                    t = self.now_us
-                    return Window(t, t + 1, {work[0]: work[1]})
+                return by_hand.work(self, command)
             case _:
                 if type(command) is Join:
                     self._admit(command.node)
@@ -420,9 +416,8 @@ class Engine:
                 return Join(next_id(self.ids, self.seed))
             case Leave(node) if node not in self.hosts or not self.hosts[node].up:
                 return None  # only an up member can leave gracefully
-            case DeliverMessage() | DropMessage() | DuplicateMessage() | FireTimer() \
-                    if by_hand.refusal(self, request) is not None:
-                return None
+            case DeliverMessage() | DropMessage() | DuplicateMessage() | FireTimer() if not by_hand.allowed(self, request):
+                return None  # (said in `refusals`)
             case EnterByHand() if self.hand:
                 return None
             case LeaveByHand() if not self.hand:

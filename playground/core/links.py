@@ -193,6 +193,10 @@ class Links:
             heapq.heappush(self._times, time)
         return instant
 
+    def waits(self, msg_id: int) -> bool:
+        """Whether message `msg_id` waits at a held link's end (rule 3)."""
+        return any(self._copies.get(key, key) == msg_id for queue in self._waiting.values() for key, _ in queue)
+
     def waiting_at(self) -> dict[tuple[int, int], int]:
         """How many messages wait at each held link's end."""
         return {link: len(queue) for link, queue in self._waiting.items()}

@@ -170,6 +170,9 @@ class RealCluster:
                 "--parent", str(os.getpid())]
         if c.coordinator_timeout is not None:
             argv += ["--coordinator-timeout", repr(c.coordinator_timeout)]
+        for name in ("loss", "duplicate", "drift"):  # (each node breaks the model on its own links and clock)
+            if value := getattr(c.faults, name):
+                argv += [f"--{name}", repr(value)]
         if wait_to_start:
             argv += ["--wait-to-start"]
         if mutex is not None:

@@ -35,6 +35,7 @@ from ..core.events import (
     CsEvent,
     DeliverEvent,
     DropEvent,
+    DuplicateEvent,
     ElectionStartEvent,
     Event,
     JoinEvent,
@@ -292,6 +293,8 @@ class _Play:
             self._emit(DeliverEvent(UNSET, t, self.numbers[r.message], e.src, e.dst))
         elif kind == "drop" and r.message in self.numbers:
             self._emit(DropEvent(UNSET, t, self.numbers[r.message], e.src, e.dst, e.reason))
+        elif kind == "duplicate" and r.message in self.numbers:  # (its sender sent it twice: a second arrival)
+            self._emit(DuplicateEvent(UNSET, t, self.numbers[r.message], e.src, e.dst, t))
         elif kind == "timer_set":
             self._emit(TimerSetEvent(UNSET, t, node, e.name, max(t, self.at(e.fires)), e.rule))
         elif kind == "leave":

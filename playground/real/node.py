@@ -17,6 +17,13 @@ How it runs (trio, one task steps the machine, so it needs no locks):
     comes back greets every member, so it is reached at once; Link). `--delay S` holds
     each message S seconds first (in order), so a real run can keep or break the
     synchrony bound T >= 2 x delay on purpose.
+  - Faults (--loss, --duplicate, --drift: config.Faults), each drawn by the sending node
+    from its own generator (its seed and id): a message lost is not sent, and the trace
+    drops it at once ("lost on the link"); a message duplicated is sent twice, the trace
+    saying so (a duplicate, then two deliveries at the receiver); a drifting node's
+    timers run at its own clock rate (faults.clock_rate, as the simulation's). TCP hands
+    a connection's messages over in the order sent: a real link reorders nothing, and
+    --reorder is not taken.
   - Timers run on trio's clock. A timer set again replaces the old one; a firing that
     was already on its way when its timer was set again or cancelled is recognised by
     its generation (the runner's) and ignored. A timer set with a range (Raft's) is drawn from the node's
@@ -55,7 +62,8 @@ from protocol import machine
 
 from ..core.commands import Elect, Join, Leave, Recover, WantCs
 from ..core.config import ClusterConfig, InputError, Workload
-from ..core.events import DropEvent, SendEvent
+from ..core.events import DropEvent, DuplicateEvent, SendEvent
+from ..core.faults import LOST_ON_THE_LINK, FaultDraws, clock_rate
 from ..core.runner import DROPPED_RECEIVER_DOWN, Draws, NodeRunner, Roster
 from ..core.work import Boot, Deliver, Fire
 from ..record.transcript import Header
@@ -109,6 +117,8 @@ class RealNode:
         self.sent = 0  # numbers this node's messages in this life (with its incarnation: unique at this sender)
         self.config = options.config  # T changes with the cluster's `timeout` command (_command)
         self.links = {peer: Link(self, peer, address) for peer, address in options.peers.items()}
+        self.rate = clock_rate(options.seed, options.node, options.config.faults.drift)  # its clock's
+        self.fault_draws = FaultDraws(f"{options.seed}:{options.node}")  # (its own: a real node draws alone)
         for peer in options.held:
             self.links[peer].hold(True)
         self.trace: TraceWriter | None = None  # DIR/trace.jsonl, once listening (_boot)
@@ -147,7 +157,7 @@ class RealNode:
                 e.id = runner.storage.incarnation * MESSAGE_NUMBERS + self.sent
                 self.trace.event(e, self.lamport)
                 if e.dst in self.links:
-                    self.links[e.dst].put(e.id, self.lamport, e.msg)
+                    self._send(e)
                 else:  # a member this node has no address for
                     self.trace.event(DropEvent(0, self.instant, e.id, e.src, e.dst, DROPPED_RECEIVER_DOWN), self.lamport)
             else:
@@ -156,6 +166,17 @@ class RealNode:
         if now != self.saved:
             state.save(self.options.state_dir, runner.storage, self.options.algorithm)
             self.saved = now
+
+    def _send(self, e: SendEvent) -> None:
+        """A message on its link, unless this node loses it; twice if it duplicates it."""
+        faults, happens = self.options.config.faults, self.fault_draws.happens
+        if happens(faults.loss):
+            self.trace.event(DropEvent(0, self.instant, e.id, e.src, e.dst, LOST_ON_THE_LINK), self.lamport)
+            return
+        self.links[e.dst].put(e.id, self.lamport, e.msg)
+        if faults.duplicate and happens(faults.duplicate):
+            self.links[e.dst].put(e.id, self.lamport, e.msg)
+            self.trace.event(DuplicateEvent(0, self.instant, e.id, e.src, e.dst, self.instant), self.lamport)
 
     def dropped(self, msg_id: int, peer: int) -> None:
         """A message its link could not hand over (the peer is down): traced, now."""
@@ -167,8 +188,9 @@ class RealNode:
             running[1].cancel()
         scope = trio.CancelScope()
         self.timers[request.name] = (request.generation, scope)
-        self.nursery.start_soon(self._timer, Fire(request.name, request.generation), request.delay, scope)
-        fires = round(self.instant + request.delay, 6)  # (wall time, as every line's)
+        delay = request.delay / self.rate  # (its clock's rate: 1 unless it drifts)
+        self.nursery.start_soon(self._timer, Fire(request.name, request.generation), delay, scope)
+        fires = round(self.instant + delay, 6)  # (wall time, as every line's)
         self.runner.due(request, fires)
         request.event.fires = fires
 

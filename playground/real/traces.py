@@ -34,6 +34,7 @@ from ..core.events import (
     CsEvent,
     DeliverEvent,
     DropEvent,
+    DuplicateEvent,
     ElectionStartEvent,
     Event,
     JoinEvent,
@@ -53,8 +54,9 @@ from ..record.transcript import Header, header_line
 TRACE_FILE = "trace.jsonl"
 STOP, TIMEOUT = "stop", "timeout"  # the lines that are not events
 STARTS = (StartEvent.kind, RecoverEvent.kind, JoinEvent.kind)  # what follows a header
-NODE_KINDS = {cls.kind for cls in (SendEvent, DeliverEvent, DropEvent, StateEvent, CsEvent, StartEvent, RecoverEvent,
-                                   JoinEvent, LeaveEvent, TimerEvent, TimerSetEvent, TimerCancelEvent, ElectionStartEvent)}
+NODE_KINDS = {cls.kind for cls in (SendEvent, DeliverEvent, DropEvent, DuplicateEvent, StateEvent, CsEvent, StartEvent,
+                                   RecoverEvent, JoinEvent, LeaveEvent, TimerEvent, TimerSetEvent, TimerCancelEvent,
+                                   ElectionStartEvent)}
 OLDER = "a trace of an older bully-tui (its lines are not transcript lines)"
 
 
@@ -81,10 +83,10 @@ class Line:
 
 
 def author(e: Event) -> int:
-    """The node whose trace holds `e`: a message's sender for its send and its drop (a
-    real link drops at the sender), its receiver for its delivery."""
+    """The node whose trace holds `e`: a message's sender for its send, its drop (a real
+    link drops at the sender) and its copy, its receiver for its delivery."""
     kind = type(e)
-    if kind is SendEvent or kind is DropEvent:
+    if kind is SendEvent or kind is DropEvent or kind is DuplicateEvent:
         return e.src
     if kind is DeliverEvent:
         return e.dst

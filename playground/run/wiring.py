@@ -53,10 +53,13 @@ def run_headless(session: Session, until: float, progress: bool = False) -> dict
             if written is None:
                 raise
             raise written from None
+    refused = [{"t": t, "command": " ".join(map(str, (command.name, *command.words()[1]))), "why": why}
+               for t, command, why in engine.refusals]
     return {
         "algorithm": session.algorithm,
         "nodes": session.nodes,
         "seed": session.seed,
         "until": until,
         **summary.report(),
+        **({"refused": refused} if refused else {}),  # by-hand commands that could not run (engine rule 8)
     }

@@ -6,6 +6,7 @@ from collections import Counter
 
 from .cases import Builder, Case
 from .gen_at import gen_at
+from .gen_faults import gen_faults
 from .gen_hunt import gen_hunt
 from .gen_lessons import gen_lessons
 from .gen_options import gen_compare, gen_help, gen_live, gen_options
@@ -23,7 +24,7 @@ def build_cases(seed: int = DEFAULT_SEED) -> list[Case]:
     """The campaign for `seed`: the same list every time."""
     b = Builder(seed)
     for family in (gen_options, gen_live, gen_at, gen_scenarios, gen_transcripts, gen_export_options, gen_compare,
-                   gen_write_errors, gen_signals, gen_hunt, gen_real, gen_help, gen_lessons, gen_serve):
+                   gen_write_errors, gen_signals, gen_hunt, gen_real, gen_help, gen_lessons, gen_serve, gen_faults):
         family(b)
     seen: Counter[str] = Counter()
     for index, case in enumerate(b.cases):
