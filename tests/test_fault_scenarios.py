@@ -132,6 +132,22 @@ def check_drift_suspects_live_leader():
     assert agreements(clean) == [(1.9, 5)]
 
 
+def check_reorder_garcia_molina():
+    session, _, _, events = _play("reorder-garcia-molina.scenario", 25.6)
+    assert session.config.faults.reorder and session.algorithm == "garcia-molina"
+    sent = {e.id: e for e in events if e.kind == "send"}
+    join, halt = (next(e for e in sent.values() if (e.src, e.dst, e.msg.type) == (3, 1, kind)) for kind in ("join", "halt"))
+    assert join.id < halt.id and halt.arrives < join.arrives  # the Halt sent after the Join arrives before it
+    [split] = violations(events, "split_brain")
+    assert (split.t, split.nodes) == (0.656745, (2, 3))
+    ended = next(e for e in events if e.kind == "violation" and e.property == "split_brain" and e.phase == "end")
+    assert ended.duration == 1.176057
+    led = sorted((e.t, e.node) for e in events if e.kind == "state" and e.leader == e.node and e.t < 1)
+    assert led == [(0.632802, 3), (0.656745, 2)]
+    fifo = without(session, 25.6, reorder=False)
+    assert not [e for e in fifo if e.kind == "violation"]
+
+
 FAULT_CLAIMS = {
     "lost-answer-classic.scenario": check_lost_answer_classic,
     "lost-coordinator-classic.scenario": check_lost_coordinator_classic,
@@ -139,4 +155,5 @@ FAULT_CLAIMS = {
     "duplicated-election-classic.scenario": check_duplicated_election_classic,
     "mutex-lost-release.scenario": check_mutex_lost_release,
     "drift-suspects-live-leader.scenario": check_drift_suspects_live_leader,
+    "reorder-garcia-molina.scenario": check_reorder_garcia_molina,
 }
