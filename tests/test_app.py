@@ -374,7 +374,8 @@ async def test_every_shipped_scenario_opens_in_the_tui(tmp_path, name):
         await advance(pilot, app, 35)
         joined = sum(s.command.name == "join" and s.at <= 35 for s in app.session.commands)
         assert len(app.model.nodes) == app.session.nodes + joined
-        assert [line.text for line in app.model.log if line.kind == "command"]  # its commands ran
+        ran = [line.text for line in app.model.log if line.kind == "command"]
+        assert ran or not [s for s in app.session.commands if s.at <= 35]  # its commands ran (a drift needs none)
         assert f"T={app.session.config.timeout:g}" in str(app.status_bar.render())
 
 
