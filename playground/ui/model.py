@@ -67,9 +67,11 @@ class LogLine:
 # Why a line that names no rule happened, by its kind (the runtime's, the network's, ...).
 NO_RULE = {
     "deliver": "the network delivered it: the send's line names its rule",
-    "drop": "the network dropped it (its receiver was down, or had left): no rule of the algorithm",
+    "drop": "the network dropped it (its receiver was down or had left, the link lost it, or you did, by hand): "
+            "no rule of the algorithm",
     "held": "the link is held: the message waits at its end until the link is released",
-    "duplicate": "the network delivered it twice: no rule of the algorithm",
+    "duplicate": "the link copied it (a duplicating link, or you, by hand): the copy arrives as a second delivery; "
+                 "no rule of the algorithm",
     "command": "a command (yours, the scenario's or a schedule's): no rule of the algorithm",
     "agreement": "the monitor's verdict on the nodes' states, not a node's doing",
     "violation": "the monitor's verdict on the nodes' states, not a node's doing",
