@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from playground.core.config import ClusterConfig
-from playground.core.monitor import SLE1, SPLIT_BRAIN
+from playground.core.monitor import CS_WAIT, MUTEX, SLE1, SPLIT_BRAIN
 from playground.run.explore import Bounds, Counterexample, Model, explore, interaction_text, steps_taken
 from playground.run.interaction import Interaction, read_blocks
 
@@ -205,18 +205,24 @@ def test_a_state_reached_by_two_paths_is_one_whatever_its_machines_hold():
     assert explored.steps > 1.5 * explored.states
 
 
-def test_a_state_once_made_is_never_changed_by_the_steps_from_it():
+@pytest.mark.parametrize("algorithm, prop, bounds", [
+    ("garcia-molina", None, Bounds(faults=1, most=4_000)),
+    ("garcia-molina+central", MUTEX, Bounds(faults=1, requests=2, joins=1, leaves=1, elects=1, most=20_000)),
+])
+def test_a_state_once_made_is_never_changed_by_the_steps_from_it(algorithm, prop, bounds):
     """Copy on write: the hosts a step leaves alone are shared with the state before it,
     and so is the monitor when the step did not change it; none of it may change while
-    other states are stepped from it. Checked at every step of a search with faults: the
-    state stepped from still has the hosts and the monitor it was made with (and the
-search, the same states)."""
+    other states are stepped from it. Checked at every step of a search with faults (and
+    with a lock, requests, a join, a leave and an elect: the roster every host shares
+    changes too): the state stepped from still has the hosts, the monitor and the
+    members it was made with (and the search, the same states)."""
     from playground.run.explore_state import Stepper
     from playground.run.explore_values import canonical_object
 
     def forms(state) -> tuple:
         return (tuple((host.up, canonical_object(host.storage), host.machine and canonical_object(host.machine),
-                       sorted(host.timers.items())) for host in state.hosts), canonical_object(state.monitor))
+                       sorted(host.timers.items())) for host in state.hosts), canonical_object(state.monitor),
+                state.members)
 
     made: dict[int, tuple] = {}
     real_after = Stepper.after
@@ -232,5 +238,67 @@ search, the same states)."""
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Stepper, "after", after)
-        _, explored = explore(model("garcia-molina"), None, Bounds(faults=1, most=4_000))
-    assert explored.states == 4_000 and len(checked) > 500
+        _, explored = explore(model(algorithm), prop, bounds)
+    assert explored.states == bounds.most and len(checked) > 150
+
+
+# --- what else may happen between steps: elect, want, join, leave ---------------------------
+
+
+def test_an_elect_is_a_step_at_any_up_node_up_to_its_bound():
+    """Garcia-Molina stays safe in the synchronous model with `elect`s anywhere (every
+    run of 2 nodes to its end), in more states the more there may be; the result says
+    the bound."""
+    from playground.run.hunt_report import explored_line
+
+    counts = []
+    for elects in (0, 1, 2):
+        found, explored = explore(model("garcia-molina", 2), None, Bounds(faults=0, elects=elects))
+        assert found is None and explored.bound is None
+        counts.append(explored.states)
+    assert counts[0] < counts[1] < counts[2]
+    line = explored_line(model("garcia-molina", 2), None, explored, Bounds(faults=0, elects=2), 1.0, found=False)
+    assert "(timed: each delay 1 or 2 s, T = 4 s; at most 0 faults, 2 elects; every run to its end; 1.0 s)" in line
+
+
+def test_with_a_lock_two_nodes_in_the_critical_section_is_found_and_runs_as_an_interaction():
+    """The central lock's server changes with the leader: two requests and an election
+    still under way let two nodes in, asynchronously, in 4 steps. Nodes ask only by
+    `want` (at most --requests); the cluster line says so, and the file runs as one."""
+    m = model("garcia-molina+central", timed=False)
+    found, _ = explore(m, MUTEX, Bounds(faults=0, requests=2))
+    assert found is not None and found.property == MUTEX and steps_taken(found.steps) == 4
+    assert sum(step.startswith("want ") for step in found.steps) == 2
+    text = interaction_text(m, found, ["Claim: two in the critical section."])
+    assert "\ncluster garcia-molina+central 3 timeout=4 delay=1:2 probe-interval=0 cs-think=none cs-hold=15\n" in text
+    blocks, _ = read_blocks(text)
+    interaction = Interaction()
+    assert [interaction.run(b.command) for b in blocks] == [b.expected for b in blocks]
+    assert any("mutual exclusion" in line for line in blocks[-1].expected)
+
+
+def test_a_request_the_crashed_server_never_answers_is_found_when_timed():
+    """Liveness, in the timed model: 2 nodes, classic with the central lock and no failure
+    detector; the server crashes, and the request sent to it waits for ever. Nothing is
+    left to happen, so time moves on to the horizon, and the monitor judges the wait."""
+    found, _ = explore(model("classic+central", 2), CS_WAIT, Bounds(faults=1, requests=1))
+    assert found is not None and found.property == CS_WAIT
+    assert found.steps[0] == "crash 2" and "want 1" in found.steps and found.steps[-1] == "at 60"
+
+
+def test_a_node_that_joins_is_a_step_and_counts_among_the_nodes():
+    """Classic Bully with a newcomer: the new highest node leads at once, beside the
+    old leader's followers, for a moment (SLE1 in 2 steps)."""
+    from playground.run.hunt_report import steps_line
+
+    m = model("classic")
+    found, _ = explore(m, None, Bounds(faults=0, joins=1))
+    assert found is not None and found.property == SLE1 and found.steps[0] == "join" and steps_taken(found.steps) == 2
+    assert steps_line(m, found, "f.txt", "f.jsonl").startswith("SLE1 broken: 4 nodes (3 at the start, 1 joining), 2 steps")
+
+
+def test_a_node_that_leaves_is_a_step():
+    """Classic Bully, node 3 (the leader to be) leaving at the start: its Coordinator
+    still reaches one node while the other takes over (SLE1 in 5 steps)."""
+    found, _ = explore(model("classic"), None, Bounds(faults=0, leaves=1))
+    assert found is not None and found.property == SLE1 and found.steps[0] == "leave 3"

@@ -21,7 +21,8 @@ from pathlib import Path
 from protocol import MUTEXES, split_name
 
 from ..core.command_lines import parse_delay, parse_list
-from ..core.config import ClusterConfig, InputError, WriteError, parse_number, parse_whole, shown
+from ..core.commands import membership_refused
+from ..core.config import CS_HOLD, ClusterConfig, InputError, Workload, WriteError, parse_number, parse_whole, shown
 from ..record.files import check_new
 from ..record.together import Together
 from ..run import interrupt
@@ -35,7 +36,7 @@ USAGE = "bully-tui hunt [--algorithm A] [--property P] [--budget B] [--exhaustiv
 EXHAUSTIVE_DEFAULTS = ClusterConfig(timeout=4.0, probe_interval=0.0, delay_min=1.0, delay_max=2.0)  # T = 2 x max delay
 EXHAUSTIVE_MOST_NODES = 4
 EXHAUSTIVE_ONLY = ("async_", "timeout", "coordinator_timeout", "delay", "probe_interval", "faults", "depth", "max_states",
-                   "midpoint")
+                   "midpoint", "elects", "requests", "joins", "leaves", "cs_hold")
 RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "link_faults", "workers")
 
 
@@ -64,11 +65,18 @@ def _parser():
                         f"{os.cpu_count() or 1}); the finding does not depend on it")
     every = p.add_argument_group("an exhaustive search: every run of a tiny cluster, up to the bounds")
     every.add_argument("--exhaustive", action="store_true", help="search every run, breadth first: the finding is a "
-                       "shortest one (safety only: sle1, split-brain or any)")
+                       "shortest one (safety; sle2 and mutex-liveness too when timed, within 60 s)")
     every.add_argument("--async", dest="async_", action="store_true", help="the asynchronous model: any message may "
                        "arrive and any timer fire next (default: timed, each delay one of the bounds)")
     add_timing(every, EXHAUSTIVE_DEFAULTS)
     every.add_argument("--faults", metavar="F", help="crashes and recoveries in a run, at most (default 2)")
+    every.add_argument("--elects", metavar="E", help="elect commands in a run, at most (default 0)")
+    every.add_argument("--joins", metavar="J", help="nodes that join in a run, at most (default 0)")
+    every.add_argument("--leaves", metavar="L", help="nodes that leave in a run, at most (default 0)")
+    every.add_argument("--requests", metavar="R", help="with --mutex: want commands in a run, at most: nodes ask for "
+                       "the critical section only so (default 2)")
+    every.add_argument("--cs-hold", metavar="H", help="with --mutex: seconds a node holds the critical section "
+                       f"(default {Workload().hold[0]:g})")
     every.add_argument("--depth", metavar="D", help="steps in a run, at most (default 40)")
     every.add_argument("--max-states", metavar="S", help="states to explore, at most (default 200000)")
     every.add_argument("--midpoint", action="store_true", help="timed: a delay may also be the bounds' midpoint "
@@ -220,15 +228,20 @@ def _open(args, transcript: str) -> None:
 
 
 def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from ..run.explore import SAFETY, Bounds, Model, explore, interaction_text, record, steps_taken
+    from ..run.explore import LIVENESS, SAFETY, Bounds, Model, explore, interaction_text, record, steps_taken
     from ..run.hunt_report import ExploreProgress, explored_line, steps_line
 
-    if split_name(algorithm)[1] is not None:
-        raise InputError("--exhaustive checks an election's safety: without --mutex")
     wanted = PROPERTIES[prop]
-    if prop != "any" and wanted not in SAFETY:
-        raise InputError(f"--exhaustive checks safety (sle1, split-brain or any), not {prop}: what must happen "
-                         "eventually needs time, which a bounded search does not have")
+    if wanted in LIVENESS and args.async_:
+        raise InputError(f"--exhaustive --async checks safety ({', '.join(p for p, w in PROPERTIES.items() if w in SAFETY)}"
+                         f" or any), not {prop}: what must happen eventually needs time, which the asynchronous model "
+                         "does not have (the timed one judges it within 60 s)")
+    mutex = split_name(algorithm)[1] is not None
+    for option in ("requests", "cs_hold"):
+        if getattr(args, option) is not None and not mutex:
+            raise InputError(f"--{option.replace('_', '-')} only applies with --mutex")
+    if (args.joins or args.leaves) and membership_refused(algorithm):
+        raise InputError(membership_refused(algorithm))
     low, high = parse_node_range(given(args.nodes, "3"), EXHAUSTIVE_MOST_NODES)
     d = EXHAUSTIVE_DEFAULTS
     delay = parse_delay(args.delay, "--delay") if args.delay is not None else (d.delay_min, d.delay_max)
@@ -241,13 +254,19 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
         delay_min=delay[0], delay_max=delay[1])
     bounds = Bounds(faults=parse_whole(given(args.faults, "2"), "--faults", 0, 10),
                     depth=parse_whole(given(args.depth, "40"), "--depth", 1, 10_000),
-                    most=parse_whole(given(args.max_states, "200000"), "--max-states", 1, 100_000_000))
+                    most=parse_whole(given(args.max_states, "200000"), "--max-states", 1, 100_000_000),
+                    elects=parse_whole(given(args.elects, "0"), "--elects", 0, 10),
+                    requests=parse_whole(given(args.requests, "2" if mutex else "0"), "--requests", 0, 10),
+                    joins=parse_whole(given(args.joins, "0"), "--joins", 0, 10),
+                    leaves=parse_whole(given(args.leaves, "0"), "--leaves", 0, 10))
+    hold = Workload().hold[0] if args.cs_hold is None else CS_HOLD.check(parse_number(args.cs_hold, "--cs-hold"),
+                                                                            "--cs-hold")
     path, transcript = _outputs(args, default, (".txt", ".jsonl"))
     _terminal_to_open(args)
     warn(config)
     started = time.monotonic()
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
-        model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint)
+        model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint, hold=hold)
         with ExploreProgress() if sys.stderr.isatty() else nullcontext() as progress, interrupt.checked():
             found, explored = explore(model, wanted, bounds, progress)
         if found is not None:
@@ -257,7 +276,7 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
                                                                        "each step below, then what it did.")])
             _write_finding(args.overwrite, (path, "interaction", text), transcript,
                            partial(record, model, found, overwrite=True),
-                           f"a finding ({model.nodes} nodes, {_steps(steps_taken(found.steps))}), not written")
+                           f"a finding ({model.nodes + found.steps.count('join')} nodes, {_steps(steps_taken(found.steps))}), not written")
             emit(steps_line(model, found, path, transcript) + "\n")
             emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=True) + "\n")
             _open(args, transcript)

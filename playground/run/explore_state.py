@@ -54,22 +54,24 @@ from .harness import Harness
 __all__ = ["SKIP", "State", "Stepper"]
 
 Link = tuple[int, int]
+Members = tuple[tuple[int, ...], frozenset[int], frozenset[int], int]
 Queue = tuple[tuple[int, int, Message], ...]  # a link's messages in flight, oldest first: (id, number, message)
 
 
 class State:
     """The engine between two steps (rule 1). Never changed once made (rule 2)."""
 
-    __slots__ = ("_form", "command_order", "engine_now_us", "flight", "host_keys", "hosts", "monitor", "msg_id",
-                 "now_us", "open", "seq", "taken", "waiting")
+    __slots__ = ("_form", "command_order", "engine_now_us", "flight", "host_keys", "hosts", "members", "monitor",
+                 "msg_id", "now_us", "open", "seq", "taken", "waiting")
 
-    def __init__(self, h: Harness, hosts: tuple[NodeHost, ...], host_keys: tuple[int, ...], monitor: Monitor,
-                 flight: dict[Link, Queue]):
+    def __init__(self, h: Harness, members: Members, hosts: tuple[NodeHost, ...], host_keys: tuple[int, ...],
+                 monitor: Monitor, flight: dict[Link, Queue]):
         engine = h.engine
+        self.members = members  # (every node there has been, lowest first; the members now; the engine's slice)
         self.now_us, self.engine_now_us = h.now_us, engine.now_us
         self.msg_id, self.command_order = engine._msg_id, engine._command_order
         self.seq, self.open = engine.trace._seq, engine.trace.open
-        self.hosts, self.host_keys = hosts, host_keys
+        self.hosts, self.host_keys = hosts, host_keys  # (in the order of members[0])
         self.monitor = monitor
         self.flight = flight  # link -> its queue, the busy links only, in (src, dst) order (rule 3)
         self._form: tuple[hashlib.blake2b, tuple[int, ...]] | None = None
@@ -85,21 +87,22 @@ class Stepper:
         self.h = h
         self.timed = timed
         self._empty_links = h.engine.links.__deepcopy__({})  # (what a step's sends go into: rule 3)
-        self.ids = tuple(sorted(h.hosts))
-        self._index = {i: n for n, i in enumerate(self.ids)}
+        self._places: dict[tuple[int, ...], dict[int, int]] = {}  # the ids of a cluster -> each one's place
         self._hosts: dict[object, int] = {}  # a host's canonical form -> its number
         self._messages: dict[Message, int] = {}  # a message -> its number
         self._state: State | None = None  # the state in the engine, if it was put there
         self._monitor_of: object | None = None  # the state's monitor the engine's equals, while it does
+        self._members_of: Members | None = None  # the state's members the engine's roster holds, while it does
 
     def start(self) -> State:
         """The state the engine is in now (the cluster, booted)."""
         engine = self.h.engine
-        hosts = tuple(engine.hosts[i] for i in self.ids)
+        members = self._members()
+        hosts = tuple(engine.hosts[i] for i in members[0])
         flight = {link: tuple((msg_id, self._number(msg), msg) for msg_id, msg in queue)
                   for link, queue in engine.links.in_flight().items()}
         monitor = copy_object(engine.monitor, {})
-        return State(self.h, hosts, tuple(self._host_key(host) for host in hosts), monitor, flight)
+        return State(self.h, members, hosts, tuple(self._host_key(host) for host in hosts), monitor, flight)
 
     def restore(self, state: State, node: int | None) -> Harness:
         """The engine as `state` has it, ready for `node` (None: no node) to step (rule 2)."""
@@ -113,7 +116,11 @@ class Stepper:
         if self._monitor_of is not state.monitor:  # (else the engine's equals it: rule 2)
             engine.monitor = trace.monitor = copy_object(state.monitor, {})
             self._monitor_of = state.monitor
-        hosts = dict(zip(self.ids, state.hosts))
+        if self._members_of is not state.members:  # (one roster, every host's: its sets new)
+            engine.ids, every, members, engine._slice = state.members
+            engine.roster.every, engine.roster.members = set(every), set(members)
+            self._members_of = state.members
+        hosts = dict(zip(state.members[0], state.hosts))
         if node is not None:
             hosts[node] = copy_object(hosts[node], {})
         engine.hosts = hosts
@@ -149,18 +156,28 @@ class Stepper:
                 flight[link] = (*flight.get(link, ()), (e.id, self._number(e.msg), e.msg))
             if len(flight) > busy:  # a link that was idle: keep them in order
                 flight = dict(sorted(flight.items()))
-        monitor = self.h.engine.monitor
+        engine = self.h.engine
+        monitor = engine.monitor
         if _same(monitor, state.monitor):  # unchanged: shared (rule 2)
             monitor = state.monitor
         else:  # the new state's from now on; the engine gets a copy of whichever it steps next
             self._monitor_of = None
+        members, roster = state.members, engine.roster
+        if engine.ids is not members[0] or roster.members != members[2]:  # (a join or a leave)
+            members = self._members_of = self._members()
         if node is None:
-            return State(self.h, state.hosts, state.host_keys, monitor, flight)
-        n = self._index[node]
-        host = self.h.engine.hosts[node]
+            return State(self.h, members, state.hosts, state.host_keys, monitor, flight)
+        if members[0] is not state.members[0]:  # a node joined: every host in the order of the ids
+            kept = dict(zip(state.members[0], zip(state.hosts, state.host_keys)))
+            hosts = tuple(engine.hosts[i] for i in members[0])
+            keys = tuple(kept[i][1] if i in kept and kept[i][0] is host else self._host_key(host)
+                         for i, host in zip(members[0], hosts))
+            return State(self.h, members, hosts, keys, monitor, flight)
+        n = self._place(members[0])[node]
+        host = engine.hosts[node]
         hosts = (*state.hosts[:n], host, *state.hosts[n + 1:])
         keys = (*state.host_keys[:n], self._host_key(host), *state.host_keys[n + 1:])
-        return State(self.h, hosts, keys, monitor, flight)
+        return State(self.h, members, hosts, keys, monitor, flight)
 
     def key(self, state: State, arrivals: dict[int, int], faults: int) -> bytes:
         """Rule 4: the state, whatever the time and the message ids (asynchronous: no
@@ -189,7 +206,8 @@ class Stepper:
         """What a state's keys have in common whatever the arrivals (a hasher fed with
         it), and the ids of the messages in flight, in the order their arrivals go in."""
         now, timed = state.now_us, self.timed
-        parts: list[object] = [*state.host_keys]
+        ids, _, members, _ = state.members
+        parts: list[object] = [*ids, None, *sorted(members), None, *state.host_keys]
         for host in state.hosts:
             parts.append(tuple(sorted((name, fires - now if timed else 0) for name, (fires, _) in host.timers.items())))
         flying = []
@@ -201,6 +219,16 @@ class Stepper:
             parts.append(None)  # (the link's end)
         form = state._form = (hashlib.blake2b(marshal.dumps(tuple(parts), 0), digest_size=16), tuple(flying))
         return form
+
+    def _members(self) -> Members:
+        engine = self.h.engine
+        return engine.ids, frozenset(engine.roster.every), frozenset(engine.roster.members), engine._slice
+
+    def _place(self, ids: tuple[int, ...]) -> dict[int, int]:
+        place = self._places.get(ids)
+        if place is None:
+            place = self._places[ids] = {i: n for n, i in enumerate(ids)}
+        return place
 
     def _host_key(self, host: NodeHost) -> int:
         m = host.machine

@@ -16,7 +16,8 @@ Rules:
      as their items in their order (it can mean something: oldest first), sequences as
      tuples, objects as their class and attributes, but a machine's that are no part of
      its state (SKIP); a random generator is nothing (a draw to come is no part of a
-     state: explore.py's rule on drawn timers).
+     state: explore.py's rule on drawn timers); a way back to an object whose form is
+     being made (a lock's machine holds the election's that holds it) is a mark.
   4. Fast where it runs for every step: how an object of a class is copied is found
      once (which attributes hold what must be copied) and checked each time at the
      speed of C (the others still hold immutable values), and the usual containers are
@@ -304,8 +305,18 @@ def canonical_object(value: object) -> tuple:
         except AttributeError:
             values = tuple(getattr(value, name, None) for name in form.names)
     if not set(map(type, values)) <= _IMMUTABLE:
-        values = tuple([v if type(v) in _IMMUTABLE else canonical(v) for v in values])
+        if id(value) in _WITHIN:  # (a way back to an object whose form is being made: a lock's machine)
+            return form, _BACK
+        _WITHIN.add(id(value))
+        try:
+            values = tuple([v if type(v) in _IMMUTABLE else canonical(v) for v in values])
+        finally:
+            _WITHIN.discard(id(value))
     return form, values
+
+
+_WITHIN: set[int] = set()  # the objects whose canonical forms are being made (rule 3)
+_BACK = "(back)"  # the form of a way back to one of them
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

@@ -47,7 +47,9 @@ def nothing_line(hunt: Hunt, result: Result, elapsed: float) -> str:
 def steps_line(model, found, path: str, transcript: str) -> str:
     """An exhaustive finding: "SLE1 broken: 3 nodes, 10 steps after the start, none shorter (...); the steps ...: FILE"."""
     steps = steps_taken(found.steps)
-    return (f"{PROPERTY_NAMES[found.property]} broken: {model.nodes} nodes, {steps} step{'' if steps == 1 else 's'} after "
+    joins = found.steps.count("join")
+    nodes = f"{model.nodes + joins} nodes" + (f" ({model.nodes} at the start, {joins} joining)" if joins else "")
+    return (f"{PROPERTY_NAMES[found.property]} broken: {nodes}, {steps} step{'' if steps == 1 else 's'} after "
             f"the start, none shorter ({found.text}); the steps, and what each did: {path}; replay with: bully-tui replay "
             f"{transcript} --at violation")
 
@@ -60,7 +62,9 @@ def explored_line(model, prop: str, explored, bounds, elapsed: float, found: boo
         how = f"timed: each delay {delays} s, T = {c.timeout:g} s"
     else:
         how = "asynchronous: any arrival or timer next"
-    faults = f"at most {bounds.faults} fault{'' if bounds.faults == 1 else 's'}"
+    faults = "at most " + ", ".join(f"{n} {what}{'' if n == 1 else 's'}" for what, n in (
+        ("fault", bounds.faults), ("elect", bounds.elects), ("request", bounds.requests), ("join", bounds.joins),
+        ("leave", bounds.leaves)) if n or what == "fault")
     if found:
         return f"searched {explored.states:,} states ({how}; {faults}; {elapsed:.1f} s)"
     cut = {None: "every run to its end", "depth": f"runs cut at {bounds.depth} steps",

@@ -15,14 +15,15 @@ separated by blank lines.
 
 Commands:
   cluster ALGORITHM N [timeout=T] [probe-interval=P] [coordinator-timeout=T'] [settle=C]
-          [delay=MIN[:MAX]]
+          [delay=MIN[:MAX]] [cs-think=none|A[:B]] [cs-hold=A[:B]]
                        the cluster (first); nothing runs yet. The probe interval is 0
                        unless given: no failure-detector timers the file does not ask
                        for. The test is the network, but the delay bounds still give
                        the monitor its c (SLE2), as the algorithm works it out.
                        ALGORITHM may be an election and a lock (`classic+lamport`):
                        the workload's timers, cs_think and cs_hold, then run as in a
-                       run, and wait for `fire` like the others (harness rule 5)
+                       run, and wait for `fire` like the others (harness rule 5); its
+                       think and hold times are the default workload's unless given
   boot                 every node starts, at t=0
   at T                 time moves on to T: the instant left behind is over, and the
                        monitor's reports on it (and any SLE2 check due on the way) show
@@ -66,7 +67,7 @@ from protocol import CsState, Message
 
 from ..core.command_lines import parse_delay
 from ..core.commands import COMMANDS
-from ..core.config import ClusterConfig, InputError
+from ..core.config import ClusterConfig, InputError, Workload
 from ..core.cs_entries import CsEntries
 from ..core.events import CsEvent, Event
 from ..core.monitor import PROPERTY_NAMES, describe
@@ -147,16 +148,22 @@ class Interaction:
         return [text for e in events if (text := self.line(e))] or ["ok"]
 
     def cluster(self, algorithm: str, nodes: str, *settings: str) -> list[str]:
-        config = {"probe_interval": 0.0}
+        config: dict[str, float] = {"probe_interval": 0.0}
+        workload: dict[str, tuple[float, float] | None] = {}
         for setting in settings:
             key, _, value = setting.partition("=")
             if key == "delay":  # the network is the test's, but the bounds give the monitor its c
                 config["delay_min"], config["delay_max"] = parse_delay(value)
             elif key in SETTINGS:
                 config[SETTINGS[key]] = float(value)
+            elif key in ("cs-think", "cs-hold"):
+                low, _, high = value.partition(":")
+                workload[key[3:]] = None if key == "cs-think" and value == "none" else (float(low), float(high or low))
             else:
-                raise ValueError(f"unknown setting {key!r} (expected one of: delay, {', '.join(SETTINGS)})")
-        self.h = Harness(algorithm, int(nodes), ClusterConfig(**config))
+                raise ValueError(f"unknown setting {key!r} (expected one of: delay, {', '.join(SETTINGS)}, cs-think, "
+                                 "cs-hold)")
+        self.h = Harness(algorithm, int(nodes), ClusterConfig(**config),
+                         workload=dataclasses.replace(Workload(), **workload) if workload else None)
         return ["ok"]
 
     @staticmethod

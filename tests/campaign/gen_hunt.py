@@ -41,6 +41,7 @@ HUNT_OPTIONS = {  # flag -> (verdict of a value, valid values)
 }
 EXHAUSTIVE_OPTIONS = {
     "--faults": (lambda v: whole_verdict(v, 0, 10), ("0", "1")),
+    "--elects": (lambda v: whole_verdict(v, 0, 10), ("0", "1")),
     "--depth": (lambda v: whole_verdict(v, 1, 10_000), ("5", "12")),
     "--max-states": (lambda v: whole_verdict(v, 1, 100_000_000), ("300", "2000")),
     "--timeout": (lambda v: seconds_verdict(v, 0.001, 1e6, False), ("4", "3")),
@@ -92,7 +93,7 @@ def gen_hunt(b: Builder) -> None:
         b.add(f"hunt-name:{flag}={shortened(value, 16)}", "hunt", ["hunt", *b.spelled(flag, value), "--budget", "20"],
               REFUSE, names=flag)
     together = [(["--exhaustive", "--budget", "50"], "--budget"), (["--timeout", "3"], "--timeout"),
-                (["--exhaustive", "--property", "sle2"], "sle2"), (["--exhaustive", "--mutex", "central"], "--mutex"),
+                (["--exhaustive", "--async", "--property", "sle2"], "sle2"), (["--exhaustive", "--requests", "2"], "--mutex"),
                 (["--exhaustive", "--nodes", "5"], "--nodes"), (["--property", "mutex-safety"], "--mutex"),
                 (["--open", "--budget", "20"], TERMINAL), (["--exhaustive", "--open"], TERMINAL),
                 (["--async"], "--async"), (["stray"], "stray")]

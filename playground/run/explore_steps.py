@@ -1,0 +1,250 @@
+"""What can happen next in a state of the exhaustive search (explore.py), and taking it.
+
+A step is an action on the engine (explore_state.Stepper puts the state into it, runs
+the action, and keeps what it left): a message delivered, a timer fired, time moving on,
+or a command, as an interaction file says each (`deliver 1 2`, `fire 2 answer_wait`,
+`at 12`, `crash 3`, `recover 3`, `elect 2`, `want 2`, `join`, `leave 3`).
+
+Rules (explore.py's rules 1-3 say what a state and the bounds are):
+  1. What happens next. Timed: the one thing due first (deliveries before timers, then by
+     node), at its time, each message it sends with each delay the model allows (a
+     choice of arrivals per state on the frontier). Asynchronous: any link's head
+     message, or any running timer, each step an instant of its own (1 ms on).
+  2. Besides, between any two steps, each within its own bound (Bounds): a crash (right
+     after a step of the node's own: any later moment before its next step is the same
+     to every node, and it being up longer only adds to what the monitor sees) or a
+     recovery (faults); an `elect` at an up node (its failure detector fires); with a
+     lock, `want` at an up node that is out of the critical section and does not want it
+     (requests: the workload asks nothing by itself, so the space is finite); a new node
+     joining (joins); an up member leaving (leaves). What is used of each bound is part
+     of the state.
+  3. Liveness (a property that must hold eventually, `prop` SLE2 or the critical
+     section's): timed only, judged by the monitor when its time comes, as any
+     instant; a run where nothing is left to happen has time move on to the horizon,
+     so that a wait that never ends is judged (and is found).
+  4. A state's steps are taken once, however many entries on the frontier it has (a
+     state with each choice of arrivals is one state to the engine: its crash, say, is
+     one state too): kept on the state until its last entry has been expanded.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from protocol import CsState
+
+from ..core.commands import Crash, Elect, Join, Leave, Recover, WantCs
+from ..core.config import to_seconds
+from ..core.events import ViolationEvent
+from ..core.monitor import MUTEX, SLE1, SPLIT_BRAIN
+from .explore_state import State, Stepper
+from .harness import Harness
+
+if TYPE_CHECKING:
+    from .explore import Bounds, Explored
+
+SAFETY = (SLE1, SPLIT_BRAIN, MUTEX)  # what is judged when no property is named
+ASYNC_STEP_US = 1000  # the asynchronous model's steps each come 1 ms apart: instants, not time
+COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": WantCs, "leave": Leave}
+# What a state has used of each bound of rule 2, in this order (a frontier entry's `spent`).
+FAULTS, ELECTS, REQUESTS, JOINS, LEAVES = range(5)
+NOTHING_SPENT = (0, 0, 0, 0, 0)
+
+
+class Trail:
+    """The steps that led to a state: its own (a step, with the `at` that says when) after
+    those of the state it came from, shared with it."""
+
+    __slots__ = ("before", "depth", "own", "stepper")
+
+    def __init__(self, before: Trail | None, own: tuple[str, ...], depth: int, stepper: int | None):
+        self.before, self.own = before, own
+        self.depth = depth  # steps taken (the `at` lines are no step)
+        self.stepper = stepper  # the node that took the last step (-1: a crash, nobody's step; None: the start)
+
+    def then(self, own: tuple[str, ...], stepper: int | None = None) -> Trail:
+        """`own`: a step and its `at`; `stepper`: the node that took it (None: time only
+        moved on, and `own` is an `at`)."""
+        if stepper is None:
+            return Trail(self, own, self.depth, self.stepper)
+        return Trail(self, own, self.depth + 1, stepper)
+
+    def steps(self) -> tuple[str, ...]:
+        trails, trail = [], self
+        while trail is not None:
+            trails.append(trail.own)
+            trail = trail.before
+        return tuple(step for own in reversed(trails) for step in own)
+
+
+# A state on the frontier: the engine as it was, the arrival of each message in flight
+# (timed), what it has used of each bound (rule 2) and the steps that led to it.
+Node = tuple[State, dict[int, int], tuple[int, ...], Trail]
+
+
+@dataclass(slots=True)
+class Search:
+    """One search: what it looks for, up to where, and the engine it steps."""
+
+    timed: bool
+    prop: str | None
+    bounds: Bounds
+    stepper: Stepper
+    explored: Explored
+    delays_us: tuple[int, ...]  # (the model's, asked for each state)
+    horizon_us: int
+    liveness: bool  # rule 3
+
+
+def successors(search: Search, node: Node) -> Iterator[tuple[State, tuple[int, ...], Trail, list, ViolationEvent | None]]:
+    """(state, what it has used of the bounds, its steps, the arrivals each choice of delays
+    gives, what it broke) of every state one step on."""
+    state, arrivals, spent, trail = node
+    bounds = search.bounds
+    ids, _, members, _ = state.members
+    hosts = list(zip(ids, state.hosts))
+    actions: list[tuple[tuple, int | None]] = []  # (action, the bound it uses)
+    if spent[FAULTS] < bounds.faults:
+        stepped = trail.stepper
+        actions += [(("crash", i), FAULTS) for i, host in hosts if host.up and stepped in (None, i)]
+        actions += [(("recover", i), FAULTS) for i, host in hosts if not host.up and i in members]
+    if spent[ELECTS] < bounds.elects:
+        actions += [(("elect", i), ELECTS) for i, host in hosts if host.up]
+    if spent[REQUESTS] < bounds.requests:
+        actions += [(("want", i), REQUESTS) for i, host in hosts if host.up and host.mutex and host.cs is CsState.RELEASED]
+    if spent[JOINS] < bounds.joins:
+        actions.append((("join",), JOINS))
+    if spent[LEAVES] < bounds.leaves:
+        actions += [(("leave", i), LEAVES) for i, host in hosts if host.up]
+    for action, bound in actions:
+        child, own, who, violation = take(search, state, action)
+        used = (*spent[:bound], spent[bound] + 1, *spent[bound + 1:])
+        yield child, used, trail.then(own, who), delays(search, child, arrivals), violation
+    if search.timed:
+        action = timed_next(search, state, arrivals)
+        if action is None:
+            return
+        child, own, who, violation = take(search, state, action)
+        if action[0] == "deliver":
+            arrivals = dict(arrivals)
+            del arrivals[state.flight[action[1:3]][0][0]]
+        yield child, spent, trail.then(own, who), delays(search, child, arrivals), violation
+        return
+    steps = [("deliver", src, dst) for src, dst in state.flight]
+    steps += [("fire", i, name) for i, host in hosts if host.up for name in sorted(host.timers)]
+    for action in steps:
+        child, own, who, violation = take(search, state, action)
+        yield child, spent, trail.then(own, who), [{}], violation
+
+
+def timed_next(search: Search, state: State, arrivals: dict[int, int]) -> tuple | None:
+    """Timed: the one thing due first (deliveries before timers, then by node), as an
+    action at its time; at the horizon, time moving on to it (or nothing, once there)."""
+    due = [(arrivals[queue[0][0]], 0, dst, src, "") for (src, dst), queue in state.flight.items()]
+    for i, host in zip(state.members[0], state.hosts):
+        if host.up:
+            due += [(fires, 1, i, 0, name) for name, (fires, _) in host.timers.items()]
+    if not due:  # nothing will ever happen again: a run that ends here (or waits: rule 3)
+        judged = search.liveness and state.monitor.deadline is not None and state.now_us < search.horizon_us
+        return ("at", search.bounds.horizon) if judged else None
+    t_us, kind, i, src, name = min(due)
+    if t_us > search.horizon_us:
+        search.explored.bound = "horizon"
+        return ("at", search.bounds.horizon) if state.now_us < search.horizon_us else None
+    return ("deliver", src, i, t_us) if kind == 0 else ("fire", i, name, t_us)
+
+
+def take(search: Search, state: State, action: tuple) -> tuple[State, tuple[str, ...], int | None,
+                                                                 ViolationEvent | None]:
+    """(the state after `action`, its steps, the node that took it, what it broke): rule 4."""
+    taken = state.taken.get(action) if state.taken is not None else None
+    if taken is not None:
+        return taken
+    stepper = search.stepper
+    kind = action[0]
+    delivered = None
+    if kind in COMMANDS:
+        node = who = action[1]
+        stepper.restore(state, node).command(COMMANDS[kind](node))
+        own: tuple[str, ...] = (f"{kind} {node}",)
+        if kind == "crash":
+            who = -1  # (nobody's step)
+    elif kind == "join":
+        stepper.restore(state, None).command(Join())
+        node = who = max(set(stepper.h.engine.ids) - set(state.members[0]))
+        own = ("join",)
+    elif kind == "at":  # (the horizon: the last instant before it is judged)
+        stepper.restore(state, None).at(action[1])
+        node, who, own = None, None, (f"at {action[1]:g}",)
+    else:
+        node = who = action[2] if kind == "deliver" else action[1]
+        h = stepper.restore(state, node)
+        own = ()
+        if search.timed and action[3] > h.now_us:
+            h.at(to_seconds(action[3]))
+            own = (f"at {to_seconds(action[3]):g}",)
+        if kind == "deliver":
+            delivered = action[1:3]
+            stepper.deliver(*delivered)
+            own += (f"deliver {action[1]} {action[2]}",)
+        else:
+            stepper.fire(node, action[2])
+            own += (f"fire {node} {action[2]}",)
+    own = tick(search, stepper.h, own)
+    taken = (stepper.after(state, node, delivered), own, who, broken(stepper.h, search.prop))
+    if state.taken is None:
+        state.taken = {}
+    state.taken[action] = taken
+    return taken
+
+
+def tick(search: Search, h: Harness, steps: tuple[str, ...]) -> tuple[str, ...]:
+    """Asynchronous: each step is an instant of its own, over 1 ms on (so the monitor
+    judges it); the steps, with the `at` that says so. Timed: the instant stays open
+    until the next thing due comes later."""
+    if search.timed:
+        return steps
+    t = to_seconds(h.now_us + ASYNC_STEP_US)
+    h.at(t)
+    return (*steps, f"at {t:g}")
+
+
+def delays(search: Search, state: State, arrivals: dict[int, int]) -> list[dict[int, int]]:
+    """Timed: the arrival of every message in flight, for each choice of delay for
+    those just sent (FIFO: none before the one ahead of it). `arrivals`: those of the
+    messages that were in flight already (the state's before, but the one delivered).
+    Asynchronous: none."""
+    if not search.timed:
+        return [{}]
+    new: list[tuple[tuple[int, int], int]] = []
+    last: dict[tuple[int, int], int] = {}  # a link with new messages: the arrival of its last one before them
+    for link, queue in state.flight.items():
+        if queue[-1][0] not in arrivals:  # (new messages are at the end of their link)
+            for msg_id, _, _ in queue:
+                arrives = arrivals.get(msg_id)
+                if arrives is None:
+                    new.append((link, msg_id))
+                else:
+                    last[link] = arrives
+    if not new:
+        return [arrivals]
+    out = []
+    for chosen_delays in itertools.product(search.delays_us, repeat=len(new)):
+        chosen, ahead = dict(arrivals), dict(last)
+        for (link, msg_id), delay in zip(new, chosen_delays, strict=True):
+            chosen[msg_id] = ahead[link] = max(state.now_us + delay, ahead.get(link, 0))
+        out.append(chosen)
+    return out
+
+
+def broken(h: Harness, prop: str | None) -> ViolationEvent | None:
+    """The first report of `prop` (None: of any safety property) in what the last step did."""
+    events, h.events[:] = list(h.events), []
+    for e in events:
+        if type(e) is ViolationEvent and e.phase == "begin" and (e.property == prop or prop is None and
+                                                                 e.property in SAFETY):
+            return e
+    return None
