@@ -62,6 +62,7 @@ class Cluster:
         self._submitted: list[tuple[LiveCommand, str]] = []
         self._wake = trio.Event()
         self._t0 = 0.0
+        self.in_window = False  # a window of node work is being run (its nodes' tasks at work)
         # Awaited before each step: the live run holds the cluster here while the UI
         # catches up (live.py). None: never held.
         self.gate: Callable[[], Awaitable[None]] | None = None
@@ -146,8 +147,10 @@ class Cluster:
                 await self.gate()
             window = engine.step(until_us)
             if window is not None:
+                self.in_window = True  # (its work taken off the agenda: what is due next says nothing of it)
                 await self._dispatch(window)
                 engine.finish(window)
+                self.in_window = False
             if self.between_instants is not None and engine.between_instants:
                 self.between_instants(engine)
 

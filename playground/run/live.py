@@ -32,7 +32,7 @@ import outcome
 import trio
 
 from ..core.commands import LiveCommand
-from ..core.config import to_seconds
+from ..core.config import to_seconds, to_us
 from ..core.events import Event
 from .cluster import Cluster, MockClock
 
@@ -221,11 +221,14 @@ class LiveRun:
 
     @property
     def idle(self) -> bool:
-        """The run has done everything due up to its clock, every command and clock move
-        handed to it has arrived, and the host has taken every event."""
+        """The run has done everything due up to its clock (no window of node work under
+        way), every command and clock move handed to it has arrived, and the host has taken
+        every event."""
         due = self.cluster.engine.due()
-        return (due is None or to_seconds(due) > self.cluster.clock_time()) and not self._buffer \
-            and self._in_transit == 0 and not self.cluster.submitted
+        # (Compared in microseconds, as the cluster's loop compares them: a clock between two
+        # microseconds has reached work due at the nearer one, which the loop runs.)
+        return (due is None or due > to_us(self.cluster.clock_time())) and not self._buffer \
+            and self._in_transit == 0 and not self.cluster.submitted and not self.cluster.in_window
 
     @property
     def behind(self) -> float:
