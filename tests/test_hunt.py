@@ -178,7 +178,13 @@ def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_
     again = subprocess.run([sys.executable, "-m", "playground", "--headless", "--scenario", "hunt-classic-sle1.scenario",
                             "--transcript", "again.jsonl"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
-    assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "hunt-classic-sle1.jsonl").read_bytes()
+    (again_head, *again_lines), (head, *lines) = ((tmp_path / name).read_text().splitlines()
+                                                  for name in ("again.jsonl", "hunt-classic-sle1.jsonl"))
+    assert again_lines == lines
+    # The same header, but that a run from a scenario keeps the scenario's name and claim.
+    again_head = json.loads(again_head)
+    assert again_head.pop("scenario")["file"] == "hunt-classic-sle1.scenario"
+    assert again_head == json.loads(head)
     violations = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()[1:]]
     assert any(v.get("kind") == "violation" and v["property"] == "sle1" for v in violations)
     # A second hunt does not overwrite the first: it takes the next free name.
