@@ -80,11 +80,28 @@ spells out its names: the runtime, the monitor and the UI read these declaration
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from operator import attrgetter
 from typing import ClassVar
+
+from .step_io import (  # (inputs, outputs, Config, SafeStorage: step_io.py)
+    CancelTimer,
+    Config,
+    ElectionStarted,
+    Input,
+    Joining,
+    Leaving,
+    Output,
+    Receive,
+    SafeStorage,
+    Send,
+    SetTimer,
+    Start,
+    Suspect,
+    TimerFired,
+)
 
 MEMBERS = "members"  # the key word of this module's rules
 
@@ -193,134 +210,6 @@ class Ids(tuple):
 
     def __deepcopy__(self, memo: dict) -> Ids:
         return self
-
-
-# --- inputs -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Start:
-    """The node starts or recovers with only its safe storage."""
-
-
-@dataclass(frozen=True, slots=True)
-class Receive:
-    src: int
-    msg: Message
-
-
-@dataclass(frozen=True, slots=True)
-class TimerFired:
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Suspect:
-    """The failure detector says the coordinator is gone (the `elect` command)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Joining:
-    """The node starts for the first time as a new member: it tells the members, then
-    starts as a recovering node does."""
-
-
-@dataclass(frozen=True, slots=True)
-class Leaving:
-    """The node leaves gracefully: it tells the members; the caller then stops it for good."""
-
-
-Input = Start | Receive | TimerFired | Suspect | Joining | Leaving
-
-
-# --- outputs ----------------------------------------------------------------------
-
-
-# Each output carries the key of the rule that made it (`rule`, see "Rules, as data"): why
-# the node did it, not what it does, so it takes no part in comparing outputs.
-def _rule() -> object:
-    return field(default=None, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    dst: int
-    msg: Message
-    rule: str | None = _rule()
-
-
-@dataclass(frozen=True, slots=True)
-class SetTimer:
-    """Fire `name` after `delay` seconds; or, with `longest`, after a delay the runtime
-    draws uniformly from [delay, longest] (Raft's randomized election timeout: the
-    machine stays pure, and the run's seed decides, as it decides the links' delays)."""
-
-    name: str
-    delay: float
-    longest: float | None = None
-    rule: str | None = _rule()
-
-
-@dataclass(frozen=True, slots=True)
-class CancelTimer:
-    name: str
-    rule: str | None = _rule()
-
-
-@dataclass(frozen=True, slots=True)
-class ElectionStarted:
-    """This node has just begun an election run (for counting; it changes nothing)."""
-
-    rule: str | None = _rule()
-
-
-Output = Send | SetTimer | CancelTimer | ElectionStarted
-
-
-# --- configuration and storage ----------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Config:
-    """The protocol's knobs, in seconds.
-
-    timeout             T: how long a request may go unanswered before the peer is
-                        presumed down. The synchrony assumption is T >= 2 * max delay.
-    coordinator_timeout T': how long to wait for the Coordinator after an Answer;
-                        None means 2T (see PROTOCOLS.md: T' = T races the Coordinator).
-    probe_interval      P: how often a follower probes its coordinator; 0 turns it off.
-    ring                the ring algorithms' order of the ids round the ring (ring_order.py);
-                        None: ascending, each node's successor the next higher id.
-    """
-
-    timeout: float = 4.0
-    coordinator_timeout: float | None = None
-    probe_interval: float = 5.0
-    ring: tuple[int, ...] | None = None
-
-    @property
-    def coordinator_wait(self) -> float:
-        if self.coordinator_timeout is not None:
-            return self.coordinator_timeout
-        return 2 * self.timeout
-
-
-@dataclass(slots=True)
-class SafeStorage:
-    """What survives a crash. Everything a node keeps outside this object is volatile.
-
-    `incarnation` counts starts, `epoch` is the latest cluster epoch this node knows,
-    `members` the cluster's members as this node knows them (itself included). An
-    algorithm that needs more cells subclasses it and names the subclass in its
-    `storage_class`.
-    """
-
-    incarnation: int = 0
-    epoch: int = 0
-    members: tuple[int, ...] = ()
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 # --- the node ---------------------------------------------------------------------
