@@ -14,7 +14,7 @@ from playground.run.state import ClusterState
 from playground.ui.message_log import MessageLog
 from protocol.classic import ClassicStatus, Election
 from tests.support import at
-from tests.test_app import advance, make_app, on_asyncio, settled
+from tests.test_app import advance, make_app, on_asyncio, settled, wait_for
 
 
 @asynccontextmanager
@@ -93,6 +93,8 @@ async def test_y_and_Y_pick_a_log_line_and_the_panel_says_what_made_it(tmp_path)
 async def test_a_click_picks_a_line_and_a_second_lets_it_go(tmp_path):
     async with five_nodes(tmp_path, 3) as (app, pilot):
         log = app.log_view
+        # (following its last line: scrolled there once its new size is laid out, which a busy machine may do late)
+        await wait_for(pilot, lambda: 0 < log.max_scroll_y == log.scroll_y, "the log to show its last lines")
         top = int(log.scroll_y)
         await pilot.click(MessageLog, offset=(12, 2))  # the border, then the second line shown
         await settled(pilot, app)
