@@ -10,6 +10,7 @@ signal at any moment, before they take their names, leaves nothing."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -37,7 +38,7 @@ EXHAUSTIVE_DEFAULTS = ClusterConfig(timeout=4.0, probe_interval=0.0, delay_min=1
 EXHAUSTIVE_MOST_NODES = 4
 EXHAUSTIVE_ONLY = ("async_", "timeout", "coordinator_timeout", "delay", "probe_interval", "faults", "depth", "max_states",
                    "midpoint", "elects", "requests", "joins", "leaves", "cs_hold")
-RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "link_faults", "workers")
+RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "link_faults", "workers", "scheduler")
 
 
 def _parser():
@@ -63,6 +64,8 @@ def _parser():
                         f"needs; default none)")
     random.add_argument("--workers", metavar="W", help=f"processes sharing the search (default: the machine's cores, "
                         f"{os.cpu_count() or 1}); the finding does not depend on it")
+    random.add_argument("--scheduler", metavar="ADDRESS", help="run the search on a Dask cluster, its scheduler at "
+                        "tcp://HOST:PORT (the extra bully-tui[cluster]); the finding is the same as on one process")
     every = p.add_argument_group("an exhaustive search: every run of a tiny cluster, up to the bounds")
     every.add_argument("--exhaustive", action="store_true", help="search every run, breadth first: the finding is a "
                        "shortest one (safety; sle2 and mutex-liveness too when timed, within 60 s)")
@@ -174,6 +177,9 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
     schedules, seconds = parse_budget(given(args.budget, "60s"))
     seed = seed_of(args.seed)
     workers = parse_whole(args.workers, "--workers", 1, 64) if args.workers is not None else os.cpu_count() or 1
+    scheduler = None if args.scheduler is None else parse_scheduler(args.scheduler)
+    if scheduler is not None and args.workers is not None:
+        raise InputError("--workers and --scheduler do not go together: on a cluster, its workers share the search")
     space = Space(algorithm, (low, high), synchrony=not args.break_synchrony)
     if args.commands is not None:
         space = replace(space, chosen=tuple(choice(c, "--commands", space.commands)
@@ -183,6 +189,10 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
             choice(f, "--link-faults", LINK_FAULTS) for f in parse_list(args.link_faults, "--link-faults"))))
     scenario_path, transcript = _outputs(args, default, (".scenario", ".jsonl"))
     _terminal_to_open(args)
+    if scheduler is not None:
+        from ..run.hunt_cluster import need_distributed, on_cluster
+
+        need_distributed()
     hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)
     started = time.monotonic()
     latest: list[Result] = []  # the search so far, for a signal's line
@@ -194,7 +204,11 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
                 progress(result, found)
 
         try:
-            result = search(hunt, workers, seen)
+            if scheduler is None:
+                result = search(hunt, workers, seen)
+            else:
+                with on_cluster(scheduler) as batches:
+                    result = search(hunt, on_batch=seen, batches=batches)
         except interrupt.Stopped as stop:
             if latest:
                 stop.done = searched_so_far(latest[0])
@@ -298,6 +312,23 @@ def parse_node_range(text: str, most: int) -> tuple[int, int]:
     if low > high:
         raise InputError(f"--nodes: {low} is above {high}")
     return low, high
+
+
+SCHEDULER = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]{1,5})")
+SCHEMES = ("tcp", "tls")  # (how a Dask scheduler is reached)
+
+
+def parse_scheduler(text: str) -> str:
+    """--scheduler's value, "tcp://HOST:PORT" (HOST:PORT, tls://HOST:PORT), checked before
+    anything is imported or reached."""
+    m = SCHEDULER.fullmatch(text.strip())
+    if m is None or not 1 <= int(m["port"]) <= 65535:
+        raise InputError(f"--scheduler must be a Dask scheduler's address, tcp://HOST:PORT, not {shown(text)}")
+    scheme = m["scheme"] or "tcp"
+    if scheme not in SCHEMES:
+        raise InputError(f"--scheduler {shown(text)}: a Dask scheduler is reached over {' or '.join(SCHEMES)}, "
+                         f"not {scheme}")
+    return f"{scheme}://{m['host']}:{int(m['port'])}"
 
 
 def parse_budget(text: str) -> tuple[int | None, float | None]:

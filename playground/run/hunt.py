@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from random import Random
+from typing import Protocol, Self
 
 from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis import strategies as st
@@ -294,10 +295,28 @@ class Result:
     batches: int  # batches whose schedules count (those up to the finding's)
 
 
-def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None], None] | None = None) -> Result:
-    """Run the batches, `workers` processes at a time, until the budget is spent or a
-    batch finds (then those before it finish: rule 4). `on_batch(result so far, batch
-    that found or None)` after each batch."""
+class Batches(Protocol):
+    """Where batches run side by side: a pool of this machine's processes (`_Pool`), or
+    a Dask cluster's workers (hunt_cluster.py). `search` decides which batches run and
+    which finding wins (rule 4); a Batches only runs them."""
+
+    def room(self) -> int:
+        """How many batches may be under way at once."""
+
+    def submit(self, hunt: Hunt, index: int) -> None: ...
+
+    def next(self) -> BatchResult:
+        """A batch that is done (whichever ends first); what one raised is raised here."""
+
+    def drop(self, indices: set[int]) -> None:
+        """Batches whose schedules no longer count (rule 4): stop them where it can."""
+
+
+def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None], None] | None = None,
+           batches: Batches | None = None) -> Result:
+    """Run the batches, `workers` processes at a time (or on `batches`: a cluster), until
+    the budget is spent or a batch finds (then those before it finish: rule 4).
+    `on_batch(result so far, batch that found or None)` after each batch."""
     deadline = None if hunt.seconds is None else time.monotonic() + hunt.seconds
     done: dict[int, BatchResult] = {}
     best: int | None = None  # the lowest batch that found
@@ -324,6 +343,26 @@ def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None]
         if on_batch is not None:
             on_batch(so_far(), result.index if result.finding is not None else None)
 
+    def share(batches: Batches) -> Result:
+        pending: set[int] = set()
+        index = 0
+        while True:
+            while len(pending) < batches.room() and more(index):
+                batches.submit(hunt, index)
+                pending.add(index)
+                index += 1
+            late = {i for i in pending if best is not None and i >= best}  # rule 4: they no longer count
+            if late:
+                batches.drop(late)
+                pending -= late
+            if not pending:
+                return so_far()
+            result = batches.next()
+            pending.discard(result.index)
+            take(result)
+
+    if batches is not None:
+        return share(batches)
     if workers <= 1:
         # Here hypothesis runs in this process, and a signal's Stopped raised inside its
         # garbage-collector callback would be lost (the hunt then ran its whole budget):
@@ -334,35 +373,51 @@ def search(hunt: Hunt, workers: int = 1, on_batch: Callable[[Result, int | None]
                 take(run_batch(hunt, index))
                 index += 1
         return so_far()
-    pool = None
-    try:
+    with _Pool(workers) as pool:
+        return share(pool)
+
+
+class _Pool:
+    """`workers` processes of this machine, forked for one search and ended after it."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.results: queue.SimpleQueue = queue.SimpleQueue()
+
+    def __enter__(self) -> Self:
         # Forked before anything else runs (no thread yet: the progress display starts
         # later), with the signals that stop the hunt blocked: a worker is born with the
         # hunt's handler, and one that came before the worker ignored it raised there
         # (a traceback from "Process ForkPoolWorker-1"). One that comes meanwhile is the
         # hunt's when the block ends.
-        with interrupt.held():
-            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_ignores_signals)
-        results: queue.SimpleQueue = queue.SimpleQueue()
-        pending: set[int] = set()
-        index = 0
-        while True:
-            while len(pending) < workers and more(index):
-                pool.apply_async(run_batch, (hunt, index), callback=results.put, error_callback=results.put)
-                pending.add(index)
-                index += 1
-            pending = {i for i in pending if best is None or i < best}  # rule 4: later ones no longer count
-            if not pending:
-                return so_far()
-            result = results.get()
-            if isinstance(result, BaseException):
-                raise result
-            pending.discard(result.index)
-            take(result)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        self.pool = None
+        try:
+            with interrupt.held():
+                self.pool = multiprocessing.get_context("fork").Pool(self.workers, initializer=_worker_ignores_signals)
+        except BaseException:  # (the signal held meanwhile, raised as the block ends)
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+
+    def room(self) -> int:
+        return self.workers
+
+    def submit(self, hunt: Hunt, index: int) -> None:
+        self.pool.apply_async(run_batch, (hunt, index), callback=self.results.put, error_callback=self.results.put)
+
+    def next(self) -> BatchResult:
+        result = self.results.get()
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def drop(self, indices: set[int]) -> None:
+        pass  # (a pool's task cannot be taken back: what it returns is not counted, `search`)
 
 
 def _worker_ignores_signals() -> None:

@@ -99,6 +99,13 @@ def gen_hunt(b: Builder) -> None:
                 (["--async"], "--async"), (["stray"], "stray")]
     for extra, names in r.sample(together, 6):
         b.add(f"hunt-together:{' '.join(extra)}", "hunt", ["hunt", *extra], REFUSE, names=names)
+    for label, value in [("empty", ""), ("no-port", "tcp://127.0.0.1"), ("scheme", "http://127.0.0.1:8786"),
+                         ("garbage", r.choice([LONG_GARBAGE, "tcp://:8786", "127.0.0.1:0", "-1"])),
+                         ("unreachable", "tcp://127.0.0.1:1")]:  # (no scheduler there: refused within its bound)
+        b.add(f"hunt-scheduler:{label}", "hunt", [*_hunt_run(r)[:-2], *b.spelled("--scheduler", value), "-o", "f"],
+              REFUSE, names="--scheduler", forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
+    b.add("hunt-scheduler:exhaustive", "hunt", [*_exhaustive_run(r), "--scheduler", "tcp://127.0.0.1:8786"], REFUSE,
+          names="--scheduler")
     precious = b"my own notes\n"
     b.add("hunt-output:exists", "hunt", [*_hunt_run(r), "-o", "f"], REFUSE, names="f.scenario",
           files={"f.scenario": precious})
