@@ -205,31 +205,33 @@ def test_a_state_reached_by_two_paths_is_one_whatever_its_machines_hold():
     assert explored.steps > 1.5 * explored.states
 
 
-@pytest.mark.parametrize("algorithm, prop, bounds", [
-    ("garcia-molina", None, Bounds(faults=1, most=4_000)),
-    ("garcia-molina+central", MUTEX, Bounds(faults=1, requests=2, joins=1, leaves=1, elects=1, most=20_000)),
+@pytest.mark.parametrize("algorithm, prop, bounds, network", [
+    ("garcia-molina", None, Bounds(faults=1, most=4_000), ""),
+    ("garcia-molina+central", MUTEX, Bounds(faults=1, requests=2, joins=1, leaves=1, elects=1, most=20_000), ""),
+    ("classic", None, Bounds(faults=1, most=3_000), "drop,duplicate,reorder"),
 ])
-def test_a_state_once_made_is_never_changed_by_the_steps_from_it(algorithm, prop, bounds):
+def test_a_state_once_made_is_never_changed_by_the_steps_from_it(algorithm, prop, bounds, network):
     """Copy on write: the hosts a step leaves alone are shared with the state before it,
     and so is the monitor when the step did not change it; none of it may change while
     other states are stepped from it. Checked at every step of a search with faults (and
     with a lock, requests, a join, a leave and an elect: the roster every host shares
     changes too): the state stepped from still has the hosts, the monitor and the
-    members it was made with (and the search, the same states)."""
+    members it was made with (and the search, the same states); and on links that drop,
+    duplicate and reorder, the messages in flight too."""
     from playground.run.explore_state import Stepper
     from playground.run.explore_values import canonical_object
 
     def forms(state) -> tuple:
         return (tuple((host.up, canonical_object(host.storage), host.machine and canonical_object(host.machine),
                        sorted(host.timers.items())) for host in state.hosts), canonical_object(state.monitor),
-                state.members)
+                state.members, dict(state.flight), state.fresh)
 
     made: dict[int, tuple] = {}
     real_after = Stepper.after
     checked = []
 
-    def after(self, state, node, delivered=None):
-        child = real_after(self, state, node, delivered)
+    def after(self, state, node, *taken):
+        child = real_after(self, state, node, *taken)
         if id(state) in made:
             assert forms(state) == made[id(state)][1], "a state changed while a step was taken from it"
             checked.append(state)
@@ -238,7 +240,8 @@ def test_a_state_once_made_is_never_changed_by_the_steps_from_it(algorithm, prop
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Stepper, "after", after)
-        _, explored = explore(model(algorithm), prop, bounds)
+        m = Model(algorithm, 3, EDGE, network=frozenset(network.split(",")) - {""})
+        _, explored = explore(m, prop, bounds)
     assert explored.states == bounds.most and len(checked) > 150
 
 

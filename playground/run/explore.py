@@ -38,6 +38,14 @@ Rules:
      stepped by hand, to replay and export (no settings and commands re-create it).
   6. With a lock, nodes hold the critical section `hold` seconds and ask for it only by
      `want` (the workload's think time is none): the cluster line says so.
+  7. The network (`network`): lossless FIFO links (none of the faults: the model every
+     algorithm assumes), or links that may drop, duplicate or reorder, as DSLabs'
+     checker lets them, the drops and the copies each within their bound
+     (explore_steps.py's rule 5). A finding on such a network is a run of the user as
+     the network (core/by_hand.py): `by-hand` at the start, then each step as its
+     command at its time (`deliver ID`, `drop ID`, `duplicate ID`, `fire K NAME`, `crash
+     K`, ...), written as a scenario and a transcript that `verify` re-creates
+     (explore_network.py).
 """
 
 from __future__ import annotations
@@ -55,7 +63,19 @@ from ..record.recorder import Recorder
 from ..record.transcript import Header
 from . import interrupt
 from .explore_state import SKIP, State, Stepper
-from .explore_steps import NOTHING_SPENT, SAFETY, Node, Search, Trail, broken, delays, successors, tick
+from .explore_steps import (
+    DROP,
+    DUPLICATE,
+    NOTHING_SPENT,
+    SAFETY,
+    Node,
+    Search,
+    Trail,
+    broken,
+    delays,
+    successors,
+    tick,
+)
 from .interaction import Block, Interaction, write_blocks
 
 __all__ = ["LIVENESS", "SAFETY", "SKIP", "Bounds", "Counterexample", "Explored", "Model", "explore", "interaction_text",
@@ -74,6 +94,8 @@ class Bounds:
     requests: int = 0  # `want`, with a lock
     joins: int = 0
     leaves: int = 0
+    drops: int = 1  # rule 7, with a network that drops
+    duplicates: int = 1  # rule 7, with a network that duplicates
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +106,7 @@ class Model:
     timed: bool = True
     midpoint: bool = False  # timed: a delay may also be the midpoint of the bounds
     hold: float = Workload().hold[0]  # with a lock: seconds a node holds the critical section (rule 6)
+    network: frozenset[str] = frozenset()  # rule 7: what the links may do besides lossless FIFO (drop, duplicate, reorder)
 
     @property
     def cluster_line(self) -> str:
@@ -184,8 +207,9 @@ def _start(model: Model, prop: str | None, bounds: Bounds, explored: Explored) -
     if said != ["ok"]:
         raise ValueError(f"{model.cluster_line}: {' '.join(said)}")
     h = interaction.h
-    search = Search(model.timed, prop, bounds, Stepper(h, model.timed), explored, model.delays_us,
-                    to_us(bounds.horizon), model.timed and prop in LIVENESS)
+    faulty = bool(model.network & {DROP, DUPLICATE})
+    search = Search(model.timed, prop, bounds, Stepper(h, model.timed, faulty), explored, model.delays_us,
+                    to_us(bounds.horizon), model.timed and prop in LIVENESS, model.network)
     h.events.clear()
     h.boot()
     own = tick(search, h, ())

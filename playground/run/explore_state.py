@@ -27,6 +27,11 @@ Rules:
      go through the harness, as in an interaction file. That is Harness.deliver and
      Harness.fire without the links' bookkeeping of when each message is due: a
      finding replays as an interaction file step for step (tests/test_explore.py).
+     With a faulty network (explore.py's rule 7) a step may take any message of its
+     link (`deliver`'s index), lose one (`drop`: it leaves its link, no node steps) or
+     copy one (`duplicate`: the copy joins the tail of its link under a key of its own,
+     below zero, delivered as the message it copies); a state keeps what the step that
+     made it sent (`fresh`), for the faults strike a message as it is sent.
   4. The key (explore rule 1): the canonical form of each host (up, safe storage, the
      machine's variables but SKIP's) is numbered when the host is made, each message
      when it is sent (numbers handed out in the order met: the same search numbers
@@ -61,8 +66,8 @@ Queue = tuple[tuple[int, int, Message], ...]  # a link's messages in flight, old
 class State:
     """The engine between two steps (rule 1). Never changed once made (rule 2)."""
 
-    __slots__ = ("_form", "command_order", "engine_now_us", "flight", "host_keys", "hosts", "members", "monitor",
-                 "msg_id", "now_us", "open", "seq", "taken", "waiting")
+    __slots__ = ("_form", "command_order", "engine_now_us", "flight", "fresh", "host_keys", "hosts", "members",
+                 "monitor", "msg_id", "now_us", "open", "seq", "taken", "waiting")
 
     def __init__(self, h: Harness, members: Members, hosts: tuple[NodeHost, ...], host_keys: tuple[int, ...],
                  monitor: Monitor, flight: dict[Link, Queue]):
@@ -74,6 +79,7 @@ class State:
         self.hosts, self.host_keys = hosts, host_keys  # (in the order of members[0])
         self.monitor = monitor
         self.flight = flight  # link -> its queue, the busy links only, in (src, dst) order (rule 3)
+        self.fresh: frozenset[int] = frozenset()  # a faulty network's: the keys of what the last step sent (rule 3)
         self._form: tuple[hashlib.blake2b, tuple[int, ...]] | None = None
         self.taken: dict[tuple, tuple] | None = None  # the search's: the states one step on, by action
         self.waiting = 0  # the search's: its entries on the frontier
@@ -82,10 +88,13 @@ class State:
 class Stepper:
     """The template engine (a booted harness), stepped through states; the numbering of rule 4."""
 
-    def __init__(self, h: Harness, timed: bool):
-        """`h`: a harness whose cluster has not booted yet."""
+    def __init__(self, h: Harness, timed: bool, faulty: bool = False):
+        """`h`: a harness whose cluster has not booted yet; `faulty`: the network may drop
+        or copy a message as it is sent (rule 3)."""
         self.h = h
         self.timed = timed
+        self.faulty = faulty
+        self._copies: dict[int, int] = {}  # a copy's key -> the id of the message it copies (rule 3)
         self._empty_links = h.engine.links.__deepcopy__({})  # (what a step's sends go into: rule 3)
         self._places: dict[tuple[int, ...], dict[int, int]] = {}  # the ids of a cluster -> each one's place
         self._hosts: dict[object, int] = {}  # a host's canonical form -> its number
@@ -102,7 +111,10 @@ class Stepper:
         flight = {link: tuple((msg_id, self._number(msg), msg) for msg_id, msg in queue)
                   for link, queue in engine.links.in_flight().items()}
         monitor = copy_object(engine.monitor, {})
-        return State(self.h, members, hosts, tuple(self._host_key(host) for host in hosts), monitor, flight)
+        state = State(self.h, members, hosts, tuple(self._host_key(host) for host in hosts), monitor, flight)
+        if self.faulty:  # (what the boot sent is fresh: rule 3)
+            state.fresh = frozenset(key for queue in flight.values() for key, _, _ in queue)
+        return state
 
     def restore(self, state: State, node: int | None) -> Harness:
         """The engine as `state` has it, ready for `node` (None: no node) to step (rule 2)."""
@@ -127,35 +139,59 @@ class Stepper:
         self._state = state
         return h
 
-    def deliver(self, src: int, dst: int) -> None:
-        """The head of the link src->dst arrives now (rule 3; after restore(state, dst))."""
-        msg_id, _, msg = self._state.flight[(src, dst)][0]
-        self._run(dst, (self.h.now_us, DELIVERY, 0, Deliver(src, msg_id, msg)))
+    def deliver(self, src: int, dst: int, index: int = 0) -> None:
+        """The message at `index` on the link src->dst (0: its head) arrives now (rule 3;
+        after restore(state, dst))."""
+        key, _, msg = self._state.flight[(src, dst)][index]
+        self._run(dst, (self.h.now_us, DELIVERY, 0, Deliver(src, self.message_id(key), msg)))
+
+    def message_id(self, key: int) -> int:
+        """The id of the message a key in flight stands for (a copy's: the one it copies)."""
+        return self._copies[key] if key < 0 else key
 
     def fire(self, node: int, name: str) -> None:
         """The node's running timer `name` fires now (rule 3; after restore(state, node))."""
         _, generation = self.h.engine.hosts[node].timers[name]
         self._run(node, (self.h.now_us, TIMER, 0, Fire(name, generation)))
 
-    def after(self, state: State, node: int | None, delivered: Link | None = None) -> State:
+    def after(self, state: State, node: int | None, delivered: tuple[int, int, int] | None = None,
+              copied: tuple[int, int, int] | None = None) -> State:
         """The state the engine is in after `node` (None: no node) stepped from `state`,
-        which took the head of the link `delivered` (None: none)."""
+        which took the message `delivered` (src, dst, its index on the link; None: none),
+        or copied the message `copied` (rule 3)."""
         flight = state.flight
         sent = [e for e in self.h.events if type(e) is SendEvent]
-        if delivered is not None or sent:
+        if delivered is not None or sent or copied is not None:
             flight = dict(flight)
             if delivered is not None:
-                rest = flight[delivered][1:]
+                link, index = delivered[:2], delivered[2]
+                queue = flight[link]
+                rest = queue[1:] if index == 0 else (*queue[:index], *queue[index + 1:])
                 if rest:
-                    flight[delivered] = rest
+                    flight[link] = rest
                 else:
-                    del flight[delivered]
+                    del flight[link]
+            if copied is not None:
+                link = copied[:2]
+                key, number, msg = flight[link][copied[2]]
+                copy_key = -1 - len(self._copies)
+                self._copies[copy_key] = self.message_id(key)
+                flight[link] = (*flight[link], (copy_key, number, msg))
             busy = len(flight)
             for e in sent:
                 link = (e.src, e.dst)
                 flight[link] = (*flight.get(link, ()), (e.id, self._number(e.msg), e.msg))
             if len(flight) > busy:  # a link that was idle: keep them in order
                 flight = dict(sorted(flight.items()))
+        child = self._child(state, node, flight)
+        if self.faulty:  # (a drop keeps the rest of what was sent fresh; a node's step, what it sent)
+            child.fresh = (frozenset(e.id for e in sent) if node is not None else
+                           state.fresh - {state.flight[delivered[:2]][delivered[2]][0]} if delivered is not None else
+                           state.fresh)
+        return child
+
+    def _child(self, state: State, node: int | None, flight: dict[Link, Queue]) -> State:
+        """The state after `node` stepped from `state`, with `flight` in flight (rule 2)."""
         engine = self.h.engine
         monitor = engine.monitor
         if _same(monitor, state.monitor):  # unchanged: shared (rule 2)

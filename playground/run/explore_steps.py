@@ -25,6 +25,15 @@ Rules (explore.py's rules 1-3 say what a state and the bounds are):
   4. A state's steps are taken once, however many entries on the frontier it has (a
      state with each choice of arrivals is one state to the engine: its crash, say, is
      one state too): kept on the state until its last entry has been expanded.
+  5. A faulty network (explore.py's rule 7). Reordering: any message in flight on a
+     link may arrive next, not only its head (asynchronous: of those alike on a link,
+     the first; timed: each message's delay is its own, and what is due first arrives
+     first). Dropping and duplicating, each within its bound, strike a message the step
+     before sent, as a step of their own (`drop ID`, `duplicate ID`) that is still that
+     node's turn (a crash may follow): nothing tells a message lost later from one lost
+     as it is sent, for no node sees it meanwhile. A copy joins the tail of its link with
+     a delay of its own. The steps are then the by-hand commands (`deliver ID`, `fire K
+     NAME`, ...), each message by the id the trace gives it.
 """
 
 from __future__ import annotations
@@ -49,9 +58,11 @@ if TYPE_CHECKING:
 SAFETY = (SLE1, SPLIT_BRAIN, MUTEX)  # what is judged when no property is named
 ASYNC_STEP_US = 1000  # the asynchronous model's steps each come 1 ms apart: instants, not time
 COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": WantCs, "leave": Leave}
-# What a state has used of each bound of rule 2, in this order (a frontier entry's `spent`).
-FAULTS, ELECTS, REQUESTS, JOINS, LEAVES = range(5)
-NOTHING_SPENT = (0, 0, 0, 0, 0)
+DROP, DUPLICATE, REORDER = "drop", "duplicate", "reorder"  # what a faulty network may do (rule 5)
+# What a state has used of each bound of rules 2 and 5, in this order (a frontier entry's `spent`).
+FAULTS, ELECTS, REQUESTS, JOINS, LEAVES, DROPS, DUPLICATES = range(7)
+NOTHING_SPENT = (0, 0, 0, 0, 0, 0, 0)
+SAME_TURN = -2  # a Trail's stepper: a drop or a copy, still the turn of the node before it (rule 5)
 
 
 class Trail:
@@ -70,7 +81,7 @@ class Trail:
         moved on, and `own` is an `at`)."""
         if stepper is None:
             return Trail(self, own, self.depth, self.stepper)
-        return Trail(self, own, self.depth + 1, stepper)
+        return Trail(self, own, self.depth + 1, self.stepper if stepper == SAME_TURN else stepper)
 
     def steps(self) -> tuple[str, ...]:
         trails, trail = [], self
@@ -97,6 +108,7 @@ class Search:
     delays_us: tuple[int, ...]  # (the model's, asked for each state)
     horizon_us: int
     liveness: bool  # rule 3
+    network: frozenset[str] = frozenset()  # rule 5: what the network may do besides lossless FIFO
 
 
 def successors(search: Search, node: Node) -> Iterator[tuple[State, tuple[int, ...], Trail, list, ViolationEvent | None]]:
@@ -119,10 +131,16 @@ def successors(search: Search, node: Node) -> Iterator[tuple[State, tuple[int, .
         actions.append((("join",), JOINS))
     if spent[LEAVES] < bounds.leaves:
         actions += [(("leave", i), LEAVES) for i, host in hosts if host.up]
+    network = search.network
+    if network:
+        actions += network_faults(search, state, spent)
     for action, bound in actions:
         child, own, who, violation = take(search, state, action)
         used = (*spent[:bound], spent[bound] + 1, *spent[bound + 1:])
-        yield child, used, trail.then(own, who), delays(search, child, arrivals), violation
+        before = arrivals
+        if bound == DROPS and search.timed:  # (what is no longer in flight has no arrival)
+            before = {key: t for key, t in arrivals.items() if key != state.flight[action[1:3]][action[3]][0]}
+        yield child, used, trail.then(own, who), delays(search, child, before), violation
     if search.timed:
         action = timed_next(search, state, arrivals)
         if action is None:
@@ -130,20 +148,54 @@ def successors(search: Search, node: Node) -> Iterator[tuple[State, tuple[int, .
         child, own, who, violation = take(search, state, action)
         if action[0] == "deliver":
             arrivals = dict(arrivals)
-            del arrivals[state.flight[action[1:3]][0][0]]
+            del arrivals[state.flight[action[1:3]][action[3]][0]]
         yield child, spent, trail.then(own, who), delays(search, child, arrivals), violation
         return
-    steps = [("deliver", src, dst) for src, dst in state.flight]
+    if REORDER in network:  # rule 5
+        steps = [("deliver", src, dst, n, None) for (src, dst), queue in state.flight.items() for n in _unlike(queue)]
+    else:
+        steps = [("deliver", src, dst, 0, None) for src, dst in state.flight]
     steps += [("fire", i, name) for i, host in hosts if host.up for name in sorted(host.timers)]
     for action in steps:
         child, own, who, violation = take(search, state, action)
         yield child, spent, trail.then(own, who), [{}], violation
 
 
+def network_faults(search: Search, state: State, spent: tuple[int, ...]) -> list[tuple[tuple, int]]:
+    """Rule 5: the drops and copies of what the step before sent, within their bounds
+    (action, the bound it uses)."""
+    fresh, bounds, network = state.fresh, search.bounds, search.network
+    if not fresh:
+        return []
+    just_sent = [(src, dst, n) for (src, dst), queue in state.flight.items()
+                 for n, (key, _, _) in enumerate(queue) if key in fresh]
+    actions = []
+    if DROP in network and spent[DROPS] < bounds.drops:
+        actions += [(("drop", *where), DROPS) for where in just_sent]
+    if DUPLICATE in network and spent[DUPLICATES] < bounds.duplicates:
+        actions += [(("duplicate", *where), DUPLICATES) for where in just_sent]
+    return actions
+
+
+def _unlike(queue: tuple) -> list[int]:
+    """The places on a link of its messages unlike any ahead of them (asynchronous,
+    reordering: delivering either of two alike gives one state)."""
+    seen, places = set(), []
+    for n, (_, number, _) in enumerate(queue):
+        if number not in seen:
+            seen.add(number)
+            places.append(n)
+    return places
+
+
 def timed_next(search: Search, state: State, arrivals: dict[int, int]) -> tuple | None:
     """Timed: the one thing due first (deliveries before timers, then by node), as an
     action at its time; at the horizon, time moving on to it (or nothing, once there)."""
-    due = [(arrivals[queue[0][0]], 0, dst, src, "") for (src, dst), queue in state.flight.items()]
+    if REORDER in search.network:  # rule 5: any message of a link may be due first
+        due = [(arrivals[key], 0, dst, src, n) for (src, dst), queue in state.flight.items()
+               for n, (key, _, _) in enumerate(queue)]
+    else:
+        due = [(arrivals[queue[0][0]], 0, dst, src, 0) for (src, dst), queue in state.flight.items()]
     for i, host in zip(state.members[0], state.hosts):
         if host.up:
             due += [(fires, 1, i, 0, name) for name, (fires, _) in host.timers.items()]
@@ -154,7 +206,7 @@ def timed_next(search: Search, state: State, arrivals: dict[int, int]) -> tuple 
     if t_us > search.horizon_us:
         search.explored.bound = "horizon"
         return ("at", search.bounds.horizon) if state.now_us < search.horizon_us else None
-    return ("deliver", src, i, t_us) if kind == 0 else ("fire", i, name, t_us)
+    return ("deliver", src, i, name, t_us) if kind == 0 else ("fire", i, name, t_us)
 
 
 def take(search: Search, state: State, action: tuple) -> tuple[State, tuple[str, ...], int | None,
@@ -165,7 +217,7 @@ def take(search: Search, state: State, action: tuple) -> tuple[State, tuple[str,
         return taken
     stepper = search.stepper
     kind = action[0]
-    delivered = None
+    delivered = copied = None
     if kind in COMMANDS:
         node = who = action[1]
         stepper.restore(state, node).command(COMMANDS[kind](node))
@@ -179,22 +231,32 @@ def take(search: Search, state: State, action: tuple) -> tuple[State, tuple[str,
     elif kind == "at":  # (the horizon: the last instant before it is judged)
         stepper.restore(state, None).at(action[1])
         node, who, own = None, None, (f"at {action[1]:g}",)
+    elif kind in (DROP, DUPLICATE):  # rule 5: no node steps
+        stepper.restore(state, None)
+        node, who = None, SAME_TURN
+        own = (f"{kind} {stepper.message_id(state.flight[action[1:3]][action[3]][0])}",)
+        if kind == DROP:
+            delivered = action[1:]
+        else:
+            copied = action[1:]
     else:
         node = who = action[2] if kind == "deliver" else action[1]
         h = stepper.restore(state, node)
         own = ()
-        if search.timed and action[3] > h.now_us:
-            h.at(to_seconds(action[3]))
-            own = (f"at {to_seconds(action[3]):g}",)
+        t_us = action[-1]
+        if search.timed and t_us > h.now_us:
+            h.at(to_seconds(t_us))
+            own = (f"at {to_seconds(t_us):g}",)
         if kind == "deliver":
-            delivered = action[1:3]
+            delivered = action[1:4]
             stepper.deliver(*delivered)
-            own += (f"deliver {action[1]} {action[2]}",)
+            own += (f"deliver {stepper.message_id(state.flight[action[1:3]][action[3]][0])}" if search.network else
+                    f"deliver {action[1]} {action[2]}",)
         else:
             stepper.fire(node, action[2])
             own += (f"fire {node} {action[2]}",)
     own = tick(search, stepper.h, own)
-    taken = (stepper.after(state, node, delivered), own, who, broken(stepper.h, search.prop))
+    taken = (stepper.after(state, node, delivered, copied), own, who, broken(stepper.h, search.prop))
     if state.taken is None:
         state.taken = {}
     state.taken[action] = taken
@@ -221,6 +283,7 @@ def delays(search: Search, state: State, arrivals: dict[int, int]) -> list[dict[
         return [{}]
     new: list[tuple[tuple[int, int], int]] = []
     last: dict[tuple[int, int], int] = {}  # a link with new messages: the arrival of its last one before them
+    fifo = REORDER not in search.network  # (else each delay is its own: rule 5)
     for link, queue in state.flight.items():
         if queue[-1][0] not in arrivals:  # (new messages are at the end of their link)
             for msg_id, _, _ in queue:
@@ -235,7 +298,7 @@ def delays(search: Search, state: State, arrivals: dict[int, int]) -> list[dict[
     for chosen_delays in itertools.product(search.delays_us, repeat=len(new)):
         chosen, ahead = dict(arrivals), dict(last)
         for (link, msg_id), delay in zip(new, chosen_delays, strict=True):
-            chosen[msg_id] = ahead[link] = max(state.now_us + delay, ahead.get(link, 0))
+            chosen[msg_id] = ahead[link] = max(state.now_us + delay, ahead.get(link, 0)) if fifo else state.now_us + delay
         out.append(chosen)
     return out
 
