@@ -1,8 +1,9 @@
 """`bully-tui hunt`: its arguments, checked before anything runs, and what it says and
 writes. A random search (run/hunt.py) ends with a scenario and a transcript; an
-exhaustive one (run/explore.py) with an interaction file and a transcript. Either way:
-1 for a finding, 0 for none, 2 for bad input (one line), as the package's header says of
-every command.
+exhaustive one (run/explore.py) with an interaction file and a transcript (on links
+that drop, duplicate or reorder: a scenario of by-hand commands, run/explore_network.py).
+Either way: 1 for a finding, 0 for none, 2 for bad input (one line), as the package's
+header says of every command.
 
 A finding's two files appear whole and together, or not at all (record/together.py): a
 signal at any moment, before they take their names, leaves nothing."""
@@ -37,7 +38,7 @@ USAGE = "bully-tui hunt [--algorithm A] [--property P] [--budget B] [--exhaustiv
 EXHAUSTIVE_DEFAULTS = ClusterConfig(timeout=4.0, probe_interval=0.0, delay_min=1.0, delay_max=2.0)  # T = 2 x max delay
 EXHAUSTIVE_MOST_NODES = 4
 EXHAUSTIVE_ONLY = ("async_", "timeout", "coordinator_timeout", "delay", "probe_interval", "faults", "depth", "max_states",
-                   "midpoint", "elects", "requests", "joins", "leaves", "cs_hold")
+                   "midpoint", "elects", "requests", "joins", "leaves", "cs_hold", "network", "drops", "duplicates")
 RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "link_faults", "workers", "scheduler")
 
 
@@ -84,6 +85,12 @@ def _parser():
     every.add_argument("--max-states", metavar="S", help="states to explore, at most (default 200000)")
     every.add_argument("--midpoint", action="store_true", help="timed: a delay may also be the bounds' midpoint "
                        "(many times the states)")
+    every.add_argument("--network", metavar="N,...", help="what the links may do: fifo (lossless FIFO, the default), "
+                       "or drop, duplicate, reorder, together as you like (drop,reorder); a finding is then written as "
+                       "the user being the network: BASE.scenario and BASE.jsonl, which verify re-creates")
+    every.add_argument("--drops", metavar="K", help="with --network drop: messages lost in a run, at most (default 1)")
+    every.add_argument("--duplicates", metavar="K", help="with --network duplicate: messages copied in a run, at most "
+                       "(default 1)")
     return p
 
 
@@ -243,6 +250,9 @@ def _open(args, transcript: str) -> None:
 
 def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
     from ..run.explore import LIVENESS, SAFETY, Bounds, Model, explore, interaction_text, record, steps_taken
+    from ..run.explore_network import finding_line as network_line
+    from ..run.explore_network import rerun
+    from ..run.explore_network import scenario_text as network_scenario
     from ..run.hunt_report import ExploreProgress, explored_line, steps_line
 
     wanted = PROPERTIES[prop]
@@ -256,6 +266,7 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
             raise InputError(f"--{option.replace('_', '-')} only applies with --mutex")
     if (args.joins or args.leaves) and membership_refused(algorithm):
         raise InputError(membership_refused(algorithm))
+    network = parse_network(args)
     low, high = parse_node_range(given(args.nodes, "3"), EXHAUSTIVE_MOST_NODES)
     d = EXHAUSTIVE_DEFAULTS
     delay = parse_delay(args.delay, "--delay") if args.delay is not None else (d.delay_min, d.delay_max)
@@ -272,26 +283,36 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
                     elects=parse_whole(given(args.elects, "0"), "--elects", 0, 10),
                     requests=parse_whole(given(args.requests, "2" if mutex else "0"), "--requests", 0, 10),
                     joins=parse_whole(given(args.joins, "0"), "--joins", 0, 10),
-                    leaves=parse_whole(given(args.leaves, "0"), "--leaves", 0, 10))
+                    leaves=parse_whole(given(args.leaves, "0"), "--leaves", 0, 10),
+                    drops=parse_whole(given(args.drops, "1"), "--drops", 1, 10),
+                    duplicates=parse_whole(given(args.duplicates, "1"), "--duplicates", 1, 10))
     hold = Workload().hold[0] if args.cs_hold is None else CS_HOLD.check(parse_number(args.cs_hold, "--cs-hold"),
                                                                             "--cs-hold")
-    path, transcript = _outputs(args, default, (".txt", ".jsonl"))
+    path, transcript = _outputs(args, default, (".scenario" if network else ".txt", ".jsonl"))
     _terminal_to_open(args)
     warn(config)
     started = time.monotonic()
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
-        model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint, hold=hold)
+        model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint, hold=hold, network=network)
         with ExploreProgress() if sys.stderr.isatty() else nullcontext() as progress, interrupt.checked():
             found, explored = explore(model, wanted, bounds, progress)
         if found is not None:
             claim = steps_line(model, found, path, transcript).split("; the steps")[0]  # (the line, without the files)
-            text = interaction_text(model, found, [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}",
-                                                  f"Claim: {claim}.", ("A shortest run that breaks it (breadth first): "
-                                                                       "each step below, then what it did.")])
-            _write_finding(args.overwrite, (path, "interaction", text), transcript,
-                           partial(record, model, found, overwrite=True),
-                           f"a finding ({model.nodes + found.steps.count('join')} nodes, {_steps(steps_taken(found.steps))}), not written")
-            emit(steps_line(model, found, path, transcript) + "\n")
+            comments = [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}", f"Claim: {claim}."]
+            unwritten = f"a finding ({model.nodes + found.steps.count('join')} nodes, {_steps(steps_taken(found.steps))}), not written"
+            if network:  # (the user as the network: a scenario, and a transcript its commands re-create)
+                run = rerun(model, found)
+                text = network_scenario(model, run, [*comments, ("A shortest run that breaks it (breadth first), "
+                                                     "the user being the network: each step a command at its time.")])
+                _write_finding(args.overwrite, (path, "scenario", text), transcript,
+                               partial(run.record, overwrite=True), unwritten)
+                emit(network_line(path, transcript, claim) + "\n")
+            else:
+                text = interaction_text(model, found, [*comments, ("A shortest run that breaks it (breadth first): "
+                                                                   "each step below, then what it did.")])
+                _write_finding(args.overwrite, (path, "interaction", text), transcript,
+                               partial(record, model, found, overwrite=True), unwritten)
+                emit(steps_line(model, found, path, transcript) + "\n")
             emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=True) + "\n")
             _open(args, transcript)
             return 1
@@ -301,6 +322,24 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
 
 def _steps(n: int) -> str:
     return f"{n} step{'' if n == 1 else 's'}"
+
+
+def parse_network(args) -> frozenset[str]:
+    """--network: what the links may do besides lossless FIFO (none: `fifo`, the
+    default); --drops and --duplicates only with the fault they bound."""
+    from ..run.explore_network import FAULTS
+
+    network: frozenset[str] = frozenset()
+    if args.network is not None:
+        names = {choice(name, "--network", ("fifo", *FAULTS)): None for name in parse_list(args.network, "--network")}
+        if "fifo" in names and len(names) > 1:
+            raise InputError(f"--network {shown(args.network)}: fifo is lossless FIFO links, which do not "
+                             f"{' or '.join(n for n in names if n != 'fifo')}: name the faults alone")
+        network = frozenset(names) - {"fifo"}
+    for option, fault in (("drops", "drop"), ("duplicates", "duplicate")):
+        if getattr(args, option) is not None and fault not in network:
+            raise InputError(f"--{option} only applies with --network {fault} (it bounds the messages the links {fault})")
+    return network
 
 
 def parse_node_range(text: str, most: int) -> tuple[int, int]:

@@ -13,6 +13,7 @@ from protocol import split_name
 from ..core.config import Workload, instant_text, to_seconds
 from ..core.monitor import PROPERTY_NAMES
 from .explore import steps_taken
+from .explore_network import network_text
 from .hunt import Finding, Hunt, Result, Searched
 
 REFRESH = 0.2  # seconds between redraws
@@ -62,6 +63,8 @@ def explored_line(model, prop: str, explored, bounds, elapsed: float, found: boo
         how = f"timed: each delay {delays} s, T = {c.timeout:g} s"
     else:
         how = "asynchronous: any arrival or timer next"
+    if model.network:
+        how += f"; {network_text(model.network, bounds.drops, bounds.duplicates)}"
     faults = "at most " + ", ".join(f"{n} {what}{'' if n == 1 else 's'}" for what, n in (
         ("fault", bounds.faults), ("elect", bounds.elects), ("request", bounds.requests), ("join", bounds.joins),
         ("leave", bounds.leaves)) if n or what == "fault")

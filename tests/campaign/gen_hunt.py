@@ -131,6 +131,53 @@ def gen_hunt(b: Builder) -> None:
     limit = r.randint(2048, 8192)
     b.add(f"fsize:hunt-finding-{limit}", "hunt", split_brain, WRITE_ERROR, fsize=limit, outputs=dict(found))
     gen_hunt_signals(b, found, steps)
+    gen_hunt_network(b)
+
+
+NETWORK_OPTIONS = {  # the exhaustive search's network: each fault's bound
+    "--drops": (lambda v: whole_verdict(v, 1, 10), ("1", "2")),
+    "--duplicates": (lambda v: whole_verdict(v, 1, 10), ("1", "2")),
+}
+
+
+def _network_run(r: random.Random) -> list[str]:
+    """A small exhaustive search on links that drop and duplicate (and may reorder)."""
+    return ["hunt", "--exhaustive", "--algorithm", r.choice(ALGORITHMS), "--nodes", "2", *r.choice([["--async"], []]),
+            "--faults", "0", "--network", r.choice(["drop,duplicate", "drop,duplicate,reorder"]), "--max-states", "1500"]
+
+
+def gen_hunt_network(b: Builder) -> None:
+    """`hunt --exhaustive --network`: a finding is a scenario and a transcript; each
+    fault's bound, hostile values; names that are no fault; options without the search
+    or the fault they belong to; a signal while a finding's files are written."""
+    r = b.rng
+    written = {"f.scenario": "text", "f.jsonl": "transcript"}
+    lossless = {"f.txt": "text", "f.jsonl": "transcript"}  # (fifo: the interaction file, as ever)
+    lost = ["hunt", "--exhaustive", "--algorithm", "classic", "--nodes", "2", "--faults", "0", "--elects", "1",
+            "--network", "drop", "-o", "f"]  # (found at once: the files are written)
+    b.add("hunt-network:finding", "hunt", lost, SEARCHED, outputs=dict(written))
+    for _ in range(3):
+        b.add("hunt-network:valid", "hunt", [*_network_run(r), "-o", "f"], SEARCHED, outputs=dict(written))
+    for flag, (verdict, valid) in NETWORK_OPTIONS.items():
+        base = _network_run(r)
+        for label, value in [("valid", r.choice(valid)), *r.sample(HOSTILE, 3)]:
+            expect = {"ok": SEARCHED, "bad": REFUSE}[verdict(value)]
+            b.add(f"hunt-network-option:{flag}={shortened(value, 16)}", "hunt", [*base, *b.spelled(flag, value), "-o", "f"],
+                  expect, names=flag, outputs=dict(written), forbid=ARGPARSE_MISREAD if value.startswith("-") else None)
+    for value, expect in [("fifo", SEARCHED), ("Reorder", SEARCHED), ("drop,drop", SEARCHED), ("bogus", REFUSE),
+                          ("", REFUSE), ("fifo,drop", REFUSE), ("drop,,reorder", REFUSE), ("loss", REFUSE),
+                          (LONG_GARBAGE, REFUSE)]:
+        argv = [w for w in _network_run(r) if w not in ("--network", "drop,duplicate", "drop,duplicate,reorder")]
+        b.add(f"hunt-network-name:{shortened(value, 16)}", "hunt", [*argv, *b.spelled("--network", value), "-o", "f"],
+              expect, names="--network", outputs=dict(lossless if value == "fifo" else written))
+    for extra, names in [(["--network", "drop", "--budget", "20"], "--network"), (["--drops", "2", "--budget", "20"],
+                                                                                  "--drops"),
+                         (["--exhaustive", "--drops", "2"], "--drops"),
+                         (["--exhaustive", "--network", "reorder", "--duplicates", "2"], "--duplicates")]:
+        b.add(f"hunt-network-together:{' '.join(extra)}", "hunt", ["hunt", *extra], REFUSE, names=names)
+    plan = SignalPlan(signal.SIGTERM, round(r.uniform(0, 0.09), 3), after_file=True)
+    b.add(f"signal:{_signal_name(signal.SIGTERM, plan)}-hunt-network-finding", "hunt", lost, SIGNAL, signal=plan,
+          outputs=dict(written), limit=BIG_LIMIT)
 
 
 def _signal_name(signum: int, plan: SignalPlan) -> str:
