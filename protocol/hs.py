@@ -20,68 +20,99 @@ replies (and 63 Elected). On a random ring more survive: 1,219 on average over t
 shuffles, where C&R takes 308.5 Elections on the same rings; C&R costs more only near
 its worst order, 2,080 reversed (scenarios/hs-vs-chang-roberts.scenario, `--compare`).
 
-Crashes (what HS leaves out: it assumes nobody fails during the election). What makes
-it heal, once crashes and recoveries stop:
+Crashes (what HS leaves out: it assumes nobody fails during the election). Its hops are
+the ring's (ring_hops.py), both ways. What makes it heal, once crashes and recoveries
+stop:
   - every hop is acked, and a neighbour that does not ack within T is presumed down:
     what awaited its ack goes on to the next node the same way, and later messages skip
-    it at once, until it is heard from again or for a lap at most (a held link can hide
-    a live node);
+    it at once, until it is heard from again (a lap on, it is asked again); a skip asks
+    every member whether it is up, and presumes down all that stay silent, so a run of
+    dead nodes costs one wait, not one each;
+  - a node keeps the probes and replies it has passed on, once acked, until its round
+    is over, and sends them on past the node holding them if that node goes down, so
+    that a phase does not wait for rule 8's bound when a message of it was lost with a
+    crashed node;
   - a message whose next node would be its own candidate (or leader) presumed down is
     dropped: that election cannot end in it;
   - an election is named by its round, the epoch its initiator started it in (epochs
     live in safe storage, and every message carries the sender's): the first message of
     a later round makes a node a candidate again in phase 0, and messages of an earlier
     round are stale;
-  - a participant that sees no Elected within a bound on a whole election (messages
-    were lost with a node that crashed holding them) initiates a new round, as does a
-    node that recovers, one whose leader stops answering its probes or no longer leads,
-    and one that hears a lower node announced;
+  - a relay asks the candidate that put it out whether it is up, and initiates a new
+    round if it is not; a participant that sees no Elected within a bound on a whole
+    election (the announcement was lost with a node that crashed holding it) does the
+    same, as does a node that recovers, a leader that hears a lower node has come back,
+    one whose leader stops answering its probes or no longer leads, and one that hears
+    a lower node announced;
   - a node that follows a leader and gets a probe of its own round from a node higher
     than itself that is not its leader knows that a second election has come in its
     round (a node that recovered with an epoch the others had used already; or a late
     probe of its own election, which costs a needless round, never a wrong leader): it
     initiates a new round.
-Once faults stop, each dead node costs each of its two neighbours one wait of T, the
-last round runs as in the failure-free case over the nodes that are up, and every up
-node follows the highest up node (SLE2, within `settle_time`). While faults go on, a
-node follows only the leader of the latest round it took part in, and a leader's probe
-has passed every up node before it leads; we have not argued SLE1 from that as ring.py
-argues its own, but the property tests (random crash and recovery schedules, recoveries
-mid-election included) and `bully-tui hunt` (20,000 schedules of crashes, recoveries,
-elects, joins and leaves) find no violation of SLE1, split brain or SLE2.
+Once faults stop, a run of dead nodes costs each of its two neighbours a wait of T or
+two, the last round runs as in the failure-free case over the nodes that are up, and
+every up node follows the highest up node (SLE2, within `settle_time`). While faults go
+on, a node follows only the leader of the latest round it took part in, and a leader's
+probe has passed every up node before it leads; we have not argued SLE1 from that as
+ring.py argues its own, but the property tests (random crash and recovery schedules,
+recoveries mid-election included) and `bully-tui hunt` (20,000 schedules of crashes,
+recoveries, elects, joins and leaves) find no violation of SLE1, split brain or SLE2.
 
-Rules (P is this node, r the round it takes part in):
-  1. First start with the cluster: P initiates. Recovery, or joining: P sends Back to
-     every other member (whoever presumes it down stops, rule 9), and initiates. P also
-     initiates on `elect`, when its leader does not answer a probe within T or answers
-     that it no longer leads, and by rules 7 and 8. Initiating: a new epoch is the round,
-     and P takes part in it (rule 2).
-  2. Taking part in round r: P is a candidate in phase 0, sends Probe(P, 0, hop 1) both
+Rules (Q is this node, r the round it takes part in; T the timeout, P the probe interval):
+  1. First start with the cluster: Q initiates. Recovery, or joining: Q sends Back to
+     every other member (whoever presumes it down stops, rule 9), and initiates. Q also
+     initiates on `elect`, when its leader does not answer a probe within T, answers
+     that it no longer leads or does not ack a message within T (rule 9), by rules 7, 8
+     and 12, and when it leads and a lower node says it is back: a node that comes back
+     may start a round the others have run already (its epoch is behind), whose probes
+     they swallow (rule 4) while it waits out rule 8; Q's new round takes it in.
+     Initiating: a new epoch is the round, and Q takes part in it (rule 2).
+  2. Taking part in round r: Q is a candidate in phase 0, sends Probe(Q, 0, hop 1) both
      ways, and waits for Elected (rule 8). The first HS message of a round later than
-     P's makes P take part in that round, before it handles the message; a message of
-     an earlier round is stale, and dropped (but acked, and the ack carries P's epoch:
+     Q's makes Q take part in that round, before it handles the message; a message of
+     an earlier round is stale, and dropped (but acked, and the ack carries Q's epoch:
      a participant acked from a later round than its own initiates, rather than wait
      for rule 8; a node that was down while the others went on is back in step at once).
-  3. Probe(c, k, hop h) with c > P: P is out (a relay, if it was a candidate). If
-     h < 2^k, P passes the probe on the way it was going, hop h+1; otherwise it sends
-     Reply(c, k) back. But if P is normal and c is not its leader, P's round has been
-     taken by a second election: P initiates (rule 1).
-  4. Probe(c, ...) with c < P: swallowed.
-  5. Probe(P, ...) back at P: it went round the ring, P is the highest alive: P leads,
-     and sends Elected(P) to the right. A second one (from the other way) is dropped.
-  6. Reply(c, k) with c != P: passed on towards c. Reply(P, k): once both of phase k's
-     have come, and P is still a candidate, P sends phase k+1's probes.
-  7. Elected(L): L > P: P follows L, and passes it on unless the next node is L.
-     L < P: P never follows a lower node; it initiates. L = P: it has gone round.
+  3. Probe(c, k, hop h) with c > Q: Q is out (a relay, if it was a candidate; rule 12).
+     If h < 2^k, Q passes the probe on the way it was going, hop h+1; otherwise it sends
+     Reply(c, k) back. But if Q is normal and c is not its leader, Q's round has been
+     taken by a second election: Q initiates (rule 1).
+  4. Probe(c, ...) with c < Q: swallowed.
+  5. Probe(Q, ...) back at Q: it went round the ring, Q is the highest alive: Q leads,
+     and sends Elected(Q) to the right. A second one (from the other way) is dropped.
+  6. Reply(c, k) with c != Q: passed on towards c. Reply(Q, k): once both of phase k's
+     have come, and Q is still a candidate, Q sends phase k+1's probes.
+  7. Elected(L): L > Q: Q follows L, and passes it on unless the next node is L.
+     L < Q: Q never follows a lower node; it initiates. L = Q: it has gone round.
   8. A participant that sees no Elected within ELECTED_WAIT_LAPS laps of the ring
      (`elected_wait`, more than a whole failure-free election takes) initiates again.
-  9. Every HS message is acked (by its `seq`, the sender's number for it). One not acked
-     within T: its receiver is presumed down, and it and everything else awaiting that
-     node's ack go on to the next node the same way, without waiting; until the node
-     is heard from, or for a lap at most, messages skip it at once. A message is
-     dropped rather than sent past its own candidate or leader. If every other node
-     is skipped, a probe of P's own has come round (rule 5); anything else is dropped.
-     Acks are transport, not election: the counts above leave them out.
+  9. Hops, as the ring's rules 7 and 10 (ring_hops.py), both ways. Every HS message is
+     acked (by its `seq`, the sender's number for it); an ack for a later message means
+     the earlier ones were lost. One not acked within T goes on to the next node the
+     same way, and its receiver is presumed down unless it has said it is back since
+     (then it was down when the message came, and runs a later round now): everything
+     else awaiting its ack goes on at once, later messages skip it, and a lap on Q asks
+     it again whether it is up (Probe), presuming it down for another lap if it stays
+     silent for T. A skip calls the roll: Q asks every other member it does not presume
+     down whether it is up, and presumes down each that sends nothing within T. A
+     message is dropped rather than sent past its own candidate or leader, and Elected
+     is not sent to its leader. If every other node is skipped, a probe of Q's own has
+     come round (rule 5); anything else is dropped. Acks are transport, not election:
+     the counts above leave them out.
+ 10. Keeping, as the ring's rule 12: Q keeps each probe and reply of its round that it
+     has passed on, once acked, until the round is over for it (it follows, or takes
+     part in a later one), and every P asks the node holding it whether it is up (a
+     roll call, rule 9). One presumed down may have crashed holding it: it goes on past
+     that node, the same way. One that says it is back lost what it held, and what
+     awaited its ack: Q sends them to it again at once (it takes part at once, rule 1).
+ 11. Copies. Q drops an HS message of its round that it has already taken (a probe or
+     reply of one candidate, phase and way, or an Elected): one kept by rule 10 and
+     sent on past a node that had passed it on before it crashed.
+ 12. A relay asks the candidate that put it out (the highest whose probe it took in its
+     round) every P whether it is up, in rule 10's roll call, and initiates if that
+     candidate is found down (silent for T, or it did not ack a message within T): the
+     round cannot end in it, and the relay would otherwise wait out rule 8. (With P = 0,
+     only the ack.)
 
 Statuses: candidate (electing), relay (out, waiting for Elected), normal.
 """
@@ -93,6 +124,7 @@ from typing import ClassVar
 
 from .interface import Config, Message, MessageRole, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
+from .ring_hops import Announcement, Back, Hops
 from .ring_order import AFTER, BEFORE, OnARing
 
 RULES = {
@@ -107,8 +139,12 @@ RULES = {
     6: "Reply: passed on towards its candidate; a candidate with both replies of its phase probes in the next.",
     7: "Elected of a higher node: the node follows it and passes it on; of a lower node: it initiates.",
     8: "A participant that sees no Elected within six laps of the ring initiates again.",
-    9: "Every message is acked; a neighbour that does not ack within T is presumed down and skipped, and what "
-       "awaited its ack goes on past it.",
+    9: "Every message is acked; one not acked within T goes on past its receiver, which is presumed down and "
+       "skipped, and a roll call asks the other members whether they are up (the ring's hops, both ways).",
+    10: "The node keeps the probes and replies of its round it has passed on, and sends them on past their holder "
+        "if that node is found down; one that says it is back gets them again.",
+    11: "Copies: a probe, reply or Elected of its round the node has taken before is dropped.",
+    12: "A relay asks the candidate that put it out every P whether it is up, and initiates if it is found down.",
 }
 
 
@@ -123,8 +159,6 @@ CANDIDATE, RELAY, NORMAL = HsStatus
 RIGHT, LEFT = AFTER, BEFORE  # directions round the ring: to the successor, to the predecessor
 ELECTED_WAIT = "elected_wait"
 ELECTED_WAIT_LAPS = 6  # a failure-free election: under 8n hops of phases and n of Elected, each <= T/2
-HOP_WAIT = "hop_wait "  # + the node whose ack is awaited, a space and the message's seq
-PRESUMED_DOWN = "presumed_down "  # + a node presumed down: when this fires, it is tried again (rule 9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +174,16 @@ class HsProbe(Message):
     seq: int
 
     @property
+    def key(self) -> int:
+        return self.seq  # (its ack names it: rule 9)
+
+    @property
     def towards(self) -> int:
         return self.candidate  # rule 9: it is never sent on past its candidate
+
+    @property
+    def sighting(self) -> tuple:
+        return (self.type, self.candidate, self.phase, self.way)  # rule 11: a node takes each once a round
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,22 +199,31 @@ class HsReply(Message):
     seq: int
 
     @property
+    def key(self) -> int:
+        return self.seq
+
+    @property
     def towards(self) -> int:
         return self.candidate
 
+    @property
+    def sighting(self) -> tuple:
+        return (self.type, self.candidate, self.phase, self.way)
+
 
 @dataclass(frozen=True, slots=True)
-class HsElected(Message):
-    type: ClassVar[str] = "elected"
+class HsElected(Announcement):
     label: ClassVar[str] = "Elected"
-    role: ClassVar[MessageRole] = MessageRole.ANNOUNCEMENT
-    leader: int
     way: int
     seq: int
 
     @property
-    def towards(self) -> int:
-        return self.leader
+    def key(self) -> int:
+        return self.seq
+
+    @property
+    def sighting(self) -> tuple:
+        return (self.type, self.leader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,33 +236,23 @@ class HsAck(Message):
     acked: int
 
 
-@dataclass(frozen=True, slots=True)
-class HsBack(Message):
-    """The sender has just started again (rule 1): it is not down (rule 9)."""
-
-    type: ClassVar[str] = "back"
-    label: ClassVar[str] = "Back"
-    role: ClassVar[MessageRole] = MessageRole.DETECTOR
-
-
-RING_MESSAGES = (HsProbe, HsReply, HsElected)
-
-
-class HirschbergSinclair(OnARing, ProbingNode):
+class HirschbergSinclair(OnARing, Hops, ProbingNode):
     name = "hs"
     title = "Hirschberg & Sinclair"
-    messages = (HsProbe, HsReply, HsElected, HsAck, HsBack, Probe, ProbeReply)
+    messages = (HsProbe, HsReply, HsElected, HsAck, Back, Probe, ProbeReply)
     statuses = HsStatus
     rules = RULES
+    quiet_after_back = False  # (a node that comes back takes part at once: rule 1)
+    ACK_RULE, DOWN_RULE, KEEP_RULE, QUIET_RULE = 9, 9, 10, 9  # rules 9 and 10: the hops' (ring_hops.py)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.round = 0  # the round P takes part in, or last took part in (volatile: rule 1 starts a new one)
+        self.round = 0  # the round Q takes part in, or last took part in (volatile: rule 1 starts a new one)
         self.phase = 0
         self.replies: set[int] = set()  # the ways this phase's replies came back from
-        self.seq = 0  # numbers the messages P sends, for their acks (rule 9)
-        self.unacked: dict[int, dict[int, HsProbe | HsReply | HsElected]] = {}  # per neighbour, by seq
-        self.presumed_down: set[int] = set()
+        self.seq = 0  # numbers the messages Q sends, for their acks (rule 9)
+        self.seen: set[tuple] = set()  # the HS messages of its round it has taken (rule 11)
+        self.outbid_by: int | None = None  # the candidate that put Q out of its round (rule 12)
 
     counted = (HsProbe, HsReply, HsElected)  # (acks and Backs are transport)
 
@@ -255,8 +296,8 @@ class HirschbergSinclair(OnARing, ProbingNode):
         return {
             "round": self.round,
             "phase": self.phase if self.status is CANDIDATE else None,
-            "left": self._next(self.id, LEFT),
-            "right": self._next(self.id, RIGHT),
+            "left": self.ring_next(self.id, LEFT),
+            "right": self.ring_next(self.id, RIGHT),
             "presumed down": sorted(self.presumed_down),
         }
 
@@ -266,7 +307,7 @@ class HirschbergSinclair(OnARing, ProbingNode):
         self.rule(1)
         self.storage.incarnation += 1
         if self.storage.incarnation > 1 or self.joined:
-            self.broadcast(self.others, HsBack)
+            self.broadcast(self.others, Back)
         self._initiate()
 
     def on_suspect(self) -> None:  # rule 1
@@ -281,13 +322,19 @@ class HirschbergSinclair(OnARing, ProbingNode):
         return reply.leads
 
     def on_message(self, src: int, msg: Message) -> None:
-        self._heard(src)  # rule 9: whoever sends anything is not down
-        if self.handle_probe(src, msg) or type(msg) is HsBack:
+        self._up(src)  # rule 9: whoever sends anything is not down
+        if type(msg) is Back:  # rule 9
+            self.heard_back(src)
+            if self.normal and self.leader == self.id and src < self.id:  # rule 1
+                self.rule(1)
+                self._initiate()
+            return
+        if self.handle_probe(src, msg):
             return
         if type(msg) is HsAck:  # rule 9
             self.rule(9)
             self._acked(src, msg.acked)
-            if msg.epoch > self.round and self.status is not NORMAL:  # rule 2: P's round is stale
+            if msg.epoch > self.round and self.status is not NORMAL:  # rule 2: Q's round is stale
                 self.rule(2)
                 self._initiate()
             return
@@ -298,6 +345,10 @@ class HirschbergSinclair(OnARing, ProbingNode):
         if msg.epoch > self.round:  # rule 2
             self.rule(2)
             self._take_part(msg.epoch)
+        if msg.sighting in self.seen:  # rule 11: a copy
+            self.rule(11)
+            return
+        self.seen.add(msg.sighting)
         match msg:
             case HsProbe(candidate=c) if c == self.id:  # rule 5
                 if self.status is CANDIDATE:
@@ -305,10 +356,10 @@ class HirschbergSinclair(OnARing, ProbingNode):
                     self._lead()
             case HsProbe(candidate=c) if c > self.id and self.normal and c != self.leader:  # rule 3
                 self.rule(3)
-                self._initiate()  # a second election in P's round: P's is over, so P's round is taken
+                self._initiate()  # a second election in Q's round: Q's is over, so Q's round is taken
             case HsProbe(candidate=c) if c > self.id:  # rule 3
                 self.rule(3)
-                self._out()
+                self._out(c)
                 if msg.hop < 2 ** msg.phase:
                     self._pass(HsProbe, c, msg.phase, msg.hop + 1, msg.way)
                 else:
@@ -330,33 +381,22 @@ class HirschbergSinclair(OnARing, ProbingNode):
             case HsElected(leader=leader) if leader < self.id:  # rule 7
                 self.rule(7)
                 self._initiate()
-            # Otherwise: a reply of a phase gone by, or P's own Elected come round (rule 7).
+            # Otherwise: a reply of a phase gone by, or Q's own Elected come round (rule 7).
 
     def on_member_left(self, node: int) -> None:
-        """What awaited the leaver's ack goes on past it at once, as a skip does (rule 9);
-        and if it led, the leader is gone (rule 1)."""
-        self.presumed_down.discard(node)
-        self.cancel_timer(PRESUMED_DOWN + str(node))
-        self._skip(node)
+        """What awaited the leaver's ack, or what it holds (rule 10), goes on past it at
+        once, as a skip does (rule 9); and if it led, the leader is gone (rule 1)."""
+        self.left(node)
         if node == self.leader:
             self.leader = None
             self.on_leader_lost()
 
     def on_timer(self, name: str) -> None:
-        if self.probe_timer(name):
+        if self.probe_timer(name) or self.hop_timer(name):
             return
         if name == ELECTED_WAIT:  # rule 8
             self.rule(8)
             self._initiate()
-        elif name.startswith(HOP_WAIT):  # rule 9
-            self.rule(9)
-            node = int(name.removeprefix(HOP_WAIT).split()[0])
-            self.presumed_down.add(node)
-            self.set_timer(PRESUMED_DOWN + str(node), self.lap(len(self.ids), self.config))
-            self._skip(node)
-        elif name.startswith(PRESUMED_DOWN):  # rule 9
-            self.rule(9)
-            self.presumed_down.discard(int(name.removeprefix(PRESUMED_DOWN)))
 
     # --- the election -----------------------------------------------------------------
 
@@ -368,6 +408,9 @@ class HirschbergSinclair(OnARing, ProbingNode):
         self.round = round
         self.leader = None
         self.stop_probing()
+        self.forget_handed()  # rule 10: the round before is over for Q
+        self.seen = set()  # rule 11
+        self.outbid_by = None  # rule 12
         self.set_timer(ELECTED_WAIT, self.elected_wait(len(self.ids), self.config))
         self.status = CANDIDATE
         self._probe(0)
@@ -378,9 +421,14 @@ class HirschbergSinclair(OnARing, ProbingNode):
             if self.status is CANDIDATE:  # (its first probe may have come round already: rule 5)
                 self._pass(HsProbe, self.id, phase, 1, way)
 
-    def _out(self) -> None:  # rule 3
+    def _out(self, by: int) -> None:  # rule 3
         if self.status is CANDIDATE:
             self.status = RELAY
+        if self.status is RELAY and by > (self.outbid_by or by - 1):  # rule 12
+            self.rule(12)
+            self.outbid_by = by
+            self.watch()
+            self.rule(3)  # (what it passes on)
 
     def _lead(self) -> None:  # rule 5
         self._follow(self.id)
@@ -388,54 +436,35 @@ class HirschbergSinclair(OnARing, ProbingNode):
 
     def _follow(self, leader: int) -> None:
         self.cancel_timer(ELECTED_WAIT)
+        self.forget_handed()  # rule 10: the round is over for Q
         self.status, self.leader = NORMAL, leader
         if leader == self.id:
             self.stop_probing()
         else:
             self.schedule_probe()
 
-    # --- hops, acks and skips (rule 9) -------------------------------------------------
-
-    def _next(self, node: int, way: int) -> int:
-        """The member next to `node` going `way` (node itself if it is alone)."""
-        return self.ring_next(node, way)
-
     def _pass(self, kind: type[HsProbe | HsReply | HsElected], *fields: int) -> None:
-        """Send a new message the way it goes (its last field), from this node."""
+        """Send a new message the way it goes (its last field), from this node, in its
+        round's name (rule 2)."""
         self.seq += 1
-        self._send_on(self.id, kind(*fields, self.seq, epoch=self.round))
+        self._send_on(self.id, [kind(*fields, self.seq, epoch=self.round)])  # rule 9
 
-    def _send_on(self, after: int, msg: HsProbe | HsReply | HsElected) -> None:
-        """Send `msg` to the first node after `after`, going its way, that is not
-        presumed down, to be acked within T. Dropped rather than sent past its own
-        candidate or leader; back at this node, only a probe of its own is taken."""
-        dst = self._next(after, msg.way)
-        while dst in self.presumed_down:
-            if dst == msg.towards:
-                return
-            dst = self._next(dst, msg.way)
-        if dst == self.id or (dst == msg.towards and type(msg) is HsElected):  # (rule 7: not back to L)
-            if type(msg) is HsProbe and msg.candidate == self.id and self.status is CANDIDATE:
-                self._lead()  # rule 5: everyone else is down
-            return
-        self.unacked.setdefault(dst, {})[msg.seq] = msg
-        self.send_as_is(dst, msg)  # (in its round's name: rule 2)
-        self.set_timer(f"{HOP_WAIT}{dst} {msg.seq}", self.config.timeout)
+    # --- the hops' questions (ring_hops.py) ---------------------------------------------
 
-    def _acked(self, src: int, seq: int) -> None:
-        if self.unacked.get(src, {}).pop(seq, None) is not None:
-            self.cancel_timer(f"{HOP_WAIT}{src} {seq}")
+    def _keeps(self, msg: Message) -> bool:  # rule 10
+        return self.status is not NORMAL and msg.epoch == self.round and type(msg) is not HsElected
 
-    def _skip(self, node: int) -> None:
-        """Everything awaiting `node`'s ack goes on past it, at once (rule 9)."""
-        for seq, msg in self.unacked.pop(node, {}).items():
-            self.cancel_timer(f"{HOP_WAIT}{node} {seq}")
-            if msg.towards != node:
-                self._send_on(node, msg)
+    def _watched(self) -> set[int]:  # rule 12
+        return {self.outbid_by} if self.status is RELAY and self.outbid_by not in self.presumed_down else set()
 
-    def _heard(self, node: int) -> None:  # rule 9
-        if node in self.presumed_down:
-            self.rule(9)
-            self.presumed_down.discard(node)
-            self.cancel_timer(PRESUMED_DOWN + str(node))
+    def _gone(self, silent: set[int]) -> int | None:  # rules 1 and 12
+        return super()._gone(silent) or (12 if self.status is RELAY and self.outbid_by in silent else None)
 
+    def _ends_before(self, msg: Message, dst: int) -> bool:  # rule 7: not back to L
+        return type(msg) is HsElected and dst == msg.leader
+
+    def _alone(self, msg: Message) -> bool:  # rule 9
+        if type(msg) is HsProbe and msg.candidate == self.id and self.status is CANDIDATE:
+            self.rule(5)
+            self._lead()  # rule 5: everyone else is down
+        return False

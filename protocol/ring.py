@@ -17,19 +17,22 @@ Crashes (what the lecture leaves out). C&R assumes nobody fails. Here a node can
 and recover at any time, so messages get lost with the nodes that held them, a node
 comes back knowing nothing, and two elections can overlap. What makes it heal:
   - every hop is acked, and a successor that does not ack within T is skipped; one that
-    stays silent is presumed down and skipped at once, until it says it is back;
-  - a node that comes back says so first, and takes no ring message for T;
+    stays silent is presumed down and skipped at once, until it is heard from;
+  - a node that comes back says so first, and takes no ring message for T; what is
+    meant for it meanwhile waits for it, so that the election going by takes it in;
   - a node that skips another asks every member whether it is up, and presumes down
     all that stay silent: a run of dead nodes costs one wait, not one each;
-  - a participant starts again as soon as it learns its election cannot end well (its
-    candidate did not ack its Election coming back, a leader at least as high was
-    announced, its own id came back round in vain), and at the latest when no Elected
-    came within a lap;
-  - a participant asks its candidate every P how their election stands, and starts
-    again as soon as the candidate is down or has given the election up;
-  - a participant watches the node it handed its election's Election to, and sends it
-    on past that node if it goes down: an Election lost with a crashed node is sent on
-    within P + T, where it was found lost a lap later (bench/healing.py found these);
+  - a participant starts again, or asks its candidate to, as soon as it learns its
+    election cannot end well: its candidate is down or has given the election up, did
+    not ack its Election coming back, or leads while no Elected comes; a leader at
+    least as high was announced; its own id came back in vain; a node its Election
+    went past has come back. At the latest it starts again when no Elected came
+    within a lap;
+  - a participant keeps its election's Election once handed on, and sends it on past
+    the node holding it if that node goes down: an Election lost with a crashed node
+    goes on within P + T, where otherwise its participants would wait a lap;
+  - a leader starts again when a lower node comes back, so that its own Election
+    takes that node in at once, rather than after the node's Election has come round;
   - a node never follows a node lower than itself: an announcement of a lower leader
     means that election went round while this node was away, so it starts its own;
   - followers probe their leader, and the reply says whether it still leads.
@@ -45,66 +48,74 @@ without waiting, and that is no different: a node that comes back first says so 
 which arrives within max delay) and then takes no ring message for T >= 2 * max delay,
 so any message that skips it unheard of would have reached it while it was down or
 still quiet. (A node silent for T when asked whether it is up was down when asked: a
-quiet node answers.) Rules 11 and 12 make nobody follow anyone: they only start
-elections, and send on an Election that a crashed node held. Nobody follows on a
-candidate's word that it leads, either: Elected's way round is part of what makes it
-safe, for a higher node on the way that did not back the election (it was quiet when
-its Election came by) swallows it; a participant that followed on the word was found
-following a leader while that higher node led (SLE1, a random schedule).
+quiet node answers.) Rule 13 only holds a message back until its node can take it.
+Rules 11, 12 and 14 make nobody follow anyone: they only start elections, and send on
+an Election that a crashed node held. Nobody follows on a candidate's word that it
+leads, either: a node higher than the leader that did not back the election (it was
+quiet when the Election came by) swallows Elected on its way round, and may then lead
+by an election that skipped a node further on while that node was quiet; that node,
+following on the word, would follow the lower leader beside it.
 With T >= 2 * max delay, once crashes and recoveries stop, every up node is normal
 under the highest up node within `settle_time` (SLE2). The property tests check both;
 bench/healing.py measures how long it takes, beside Garcia-Molina.
 
-Rules (P is this node; an election is named by its candidate, initiator and round):
-  1. First start with the cluster: P initiates (nobody can have presumed it down).
-     Recovery, or joining: P sends Back to every other member and is quiet for T: it
+Rules (Q is this node; an election is named by its candidate, initiator and round; P is
+the probe interval, T the timeout):
+  1. First start with the cluster: Q initiates (nobody can have presumed it down).
+     Recovery, or joining: Q sends Back to every other member and is quiet for T: it
      takes no Election or Elected (it leaves them unacked, as a down node would, rules
      7 and 10) and ignores the elect command; then it initiates. (A node that joins at
-     the same moment is known to it by then: its Join arrives within max delay <= T/2.
-     Initiating at once, two nodes that joined together each led a ring the other was
-     not in yet, for a moment: `bully-tui hunt` found it.) P also initiates when the failure detector fires: the
-     leader did not answer a probe within T, answered that it no longer leads, or did
-     not ack a ring message within T (rule 7). Initiating: P sends Election(P) to its
-     successor, takes part and backs its own election.
-  2. Election(c) with c > P: P takes part, forwards it and backs it, whatever it backed
-     before. (That Election got to P past every node above c while they were down or
-     quiet, rule 3: a higher election P backed has lost its candidate, or is stale.)
-  3. Election(c) with c < P: if P does not take part yet, it takes part, backs and
-     forwards Election(P) instead. If it takes part and backs its own election, it
+     the same moment is known to it by then, its Join arriving within max delay <= T/2,
+     so its election goes round a ring with every joiner in it.) Q also initiates when
+     the failure detector fires: the leader did not answer a probe within T, answered
+     that it no longer leads, or did not ack a ring message within T (rule 7); and when
+     it leads and a lower node says it is back: its Election takes that node in when
+     the node's quiet is over (rule 13), where the node's own Election would first go
+     round to Q. Initiating: Q sends Election(Q) to its successor, takes part and backs
+     its own election.
+  2. Election(c) with c > Q: Q takes part, forwards it and backs it, whatever it backed
+     before: a node backs the last Election to come by (the safety argument rests on
+     it). (It got to Q past every node above c since its initiator while they were
+     down or quiet, rule 3.)
+  3. Election(c) with c < Q: if Q does not take part yet, it takes part, backs and
+     forwards Election(Q) instead. If it takes part and backs its own election, it
      swallows the message: its own Election will come by the sender's initiator. If it
      backs a higher node's election, that Election has come by the initiator already
-     (who was down then, or has started again since): P forwards Election(P), still
+     (who was down then, or has started again since): Q forwards Election(Q), still
      backing what it backed, so that the initiator's election goes on to the nodes above.
-  4. Election(P) comes back: if P still backs it, P is the largest alive. It leads, and
-     sends Elected(P). If it does not, the nodes it went through back it in vain (rule
-     2): P initiates if it is normal, and otherwise swallows it.
-  5. Elected(L) with L > P: P forwards it, and follows L if it backs that election. If
+  4. Election(Q) comes back: if Q still backs it, Q is the largest alive. It leads, and
+     sends Elected(Q). If it does not, the nodes it went through back it in vain (rule
+     2): Q initiates if it is normal, and otherwise swallows it.
+  5. Elected(L) with L > Q: Q forwards it, and follows L if it backs that election. If
      it does not, but takes part in an election whose candidate is at most L, that
-     election was swallowed, or can only end in L taking it over: P initiates again
-     rather than wait (rule 8) to find out which. Elected(P) back at P: the announcement
+     election was swallowed, or can only end in L taking it over: Q asks L to start
+     again (rule 14), whose Election comes by Q sooner than one of Q's own would reach L
+     (if L is down, rules 8 and 11 start one). Elected(Q) back at Q: the announcement
      has gone round.
-  6. Elected(L) with L < P: P never follows a lower node. It swallows the message and,
+  6. Elected(L) with L < Q: Q never follows a lower node. It swallows the message and,
      unless it already takes part in an election (which will decide), initiates (rule 1).
-  7. (Rules 7, 9, 10 and 12 are the hops: ring_hops.py.)
+  7. (Rules 7, 10, 12 and 13 are the hops: ring_hops.py.)
      Every ring message is acked by its receiver, and the ack names the message. Each
-     message P sends must be acked within T; one that is not goes to the node after the
+     message Q sends must be acked within T; one that is not goes to the node after the
      receiver, which again must ack it within T (or it goes on to the next). An ack for
      a later message means the earlier ones were lost (the successor was down when they
      came; it has come back since, and runs its own election). Each new message first
      tries the immediate successor (unless it is presumed down, rule 10), so a node that
      comes back is part of the ring again at once. A message going back to its
      candidate or leader that does not ack it has gone round: it is dropped (a candidate
-     that comes back backs a new election), and if P backs that Election, P initiates.
-     If every other node is skipped, P is alone: the message has come back, and P leads
+     that comes back backs a new election), and if Q backs that Election, Q initiates.
+     If every other node is skipped, Q is alone: the message has come back, and Q leads
      if it backs its own election; if it backs another's, that candidate was skipped
-     too, and P initiates. Acks are transport, not election: the 3N-1 counts Election
+     too, and Q initiates. Acks are transport, not election: the 3N-1 counts Election
      and Elected only.
   8. A participant that sees no Elected within ELECTED_WAIT_LAPS laps of the ring, N * T
      (the Election or the announcement was lost with a crashed node), initiates again.
-     One lap is enough: from the Election P took part in to the next one it takes part
+     One lap is enough: from the Election Q took part in to the next one it takes part
      in or the Elected that answers it is at most once round (on to the candidate and
-     back; or on to the highest node, whose own Election then comes by P), and a lap
+     back; or on to the highest node, whose own Election then comes by Q), and a lap
      takes less than N * T (a live hop at most max delay <= T/2, each node skipped T).
+     A node waited for in its quiet (rule 13) can make a lap longer: then this starts
+     an election that was not needed, which costs time, not safety.
   9. Copies. If T is too short, a slow successor is skipped although it is alive, and
      both it and the node after it pass the message on; every late ack would double the
      traffic, and the copies would go round for ever. So ring messages name their
@@ -112,51 +123,64 @@ Rules (P is this node; an election is named by its candidate, initiator and roun
      live in safe storage and each start bumps them, so no initiator reuses one). A
      node drops a message it has already taken (it remembers the last 4N).
  10. Presumed down. A node that did not ack within T, and from which no Back came within
-     2T before that message was sent or since, is presumed down: everything else P has
+     2T before that message was sent or since, is presumed down: everything else Q has
      sent it goes on at once, and later messages skip it without waiting, until it says
-     it is back or sends anything, or for a lap at most (a held link can hide a live
-     node; after a lap it is tried again). The roll call: when P skips a node, it also
-     asks every other member it does not presume down whether it is up (Probe; one roll
-     call at a time), and presumes down each that sends nothing within T: what waits for
-     it goes on at once, so a run of k dead nodes costs one T, not k.
+     it is back or sends anything. A lap on, Q asks it again whether it is up (Probe),
+     and if it stays silent for T, presumes it down for another lap (a held link can
+     hide a live node: once released, its answer ends the presumption). The roll call:
+     when Q skips a node, it also asks every other member it does not presume down
+     whether it is up (Probe; one roll call at a time), and presumes down each that
+     sends nothing within T: what waits for it goes on at once, so a run of k dead
+     nodes costs one T, not k.
  11. A participant that backs another's election asks that candidate every P how it
      stands (Ask; with P = 0, never). The candidate tells (Told) that it leads, elected
      by that election; that it still takes part in an election (that one, or one that
-     took it over: a higher node's, or a later one of its own, which will come by P too);
+     took it over: a higher node's, or a later one of its own, which will come by Q too);
      or that the election is lost (it follows a leader another election made, or it
-     crashed since and backs nothing). P initiates in the last case, or when no answer
+     crashed since and backs nothing). Q initiates in the last case, or when no answer
      comes within T (the candidate is down), and otherwise asks again after P: it follows
-     only on Elected (rule 5), never on the word.
+     only on Elected (rule 5), never on the word. Told that its candidate leads, Q waits
+     for Elected T a node from the candidate round to itself at most, and then asks the
+     candidate to start again (rule 14): the announcement was lost with a node that
+     crashed holding it.
  12. A participant keeps the Election of the election it backs once its successor has
      acked it (that node holds it now), until it backs another or follows, and every P
      asks that node whether it is up (a roll call, rule 10). One presumed down may have
      crashed holding it: it goes on past it (rule 7); a copy that got through is dropped
      there (rule 9).
+ 13. Quiet nodes are waited for. A message for a node whose Back came within T (it is
+     quiet, rule 1) waits until T after that Back, and then goes to it; so does one that
+     awaited its ack when the Back came (it was lost there). Skipped, the node would miss
+     the election going by, and need another one.
+ 14. Again. A participant whose election's Election has gone on past a node that says it
+     is back (skipped while the node was down, or handed to it before it crashed, rule
+     12) asks the candidate to start again (Again, naming the election), or initiates if
+     it is the candidate: the node that came back is then taken in at once, where it
+     would otherwise find itself left out only when Elected came by (rule 5). A candidate
+     asked so initiates if it still takes part in that election or leads by it
+     (otherwise a later election of its own is under way, and will come by the asker).
 
 Statuses: election (a participant, or quiet after a recovery), normal (following a leader).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
-from .interface import Config, Message, MessageRole, Status, StatusRole
+from .interface import Config, Message, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
-from .ring_hops import Back, Elected, Election, Hops, RingAck
+from .ring_hops import LEADS, LOST, WAITING, Again, Ask, Back, Elected, Election, Hops, RingAck, Told, restamped
 from .ring_order import OnARing
 
 RULES = {
-    1: "Start, recovery or joining, elect, or the failure detector fires: the node initiates (after a recovery "
-       "or a join, once it has sent Back and been quiet for T): it sends Election with its id to its successor, "
-       "takes part and backs it.",
+    1: "Start, recovery or joining, elect, the failure detector fires, or a lower node comes back while this one "
+       "leads: the node initiates (after a recovery or a join, once it has sent Back and been quiet for T): it "
+       "sends Election with its id to its successor, takes part and backs it.",
     2: "Election of a higher candidate: the node takes part, backs that election and forwards it.",
     3: "Election of a lower candidate: a node not taking part yet backs its own election and forwards Election "
        "with its id instead; one backing its own swallows it; one backing a higher one forwards Election with its id.",
     4: "Its own Election back round: if it still backs that election, the node leads and sends Elected; if not, "
        "a normal node initiates.",
     5: "Elected of a higher node: the node forwards it, and follows that leader if it backed that election; "
-       "if not, and its own candidate is no higher, it initiates.",
+       "if not, and its own candidate is no higher, it asks that leader to start again.",
     6: "Elected of a lower node: the node never follows a lower node: it swallows it and, unless it takes part "
        "in an election, initiates.",
     7: "Every ring message is acked; one not acked within T goes on to the node after its receiver.",
@@ -165,9 +189,12 @@ RULES = {
     10: "A node that did not ack within T, with no Back from it lately, is presumed down and skipped at once, "
         "and a roll call asks the other members whether they are up.",
     11: "A participant asks the candidate it backs every P how their election stands; lost, or no answer "
-        "within T: it initiates.",
+        "within T: it initiates; told it leads, and no Elected comes in time: it asks it to start again.",
     12: "A participant keeps the Election its successor acked and asks that node every P whether it is up; "
         "if it is presumed down, the Election goes on past it.",
+    13: "A message for a node that is quiet after saying it is back waits until its quiet is over.",
+    14: "A participant whose election went past a node that has come back asks its candidate to start again "
+        "(Again); a candidate asked so initiates if it still takes part in that election or leads by it.",
 }
 
 
@@ -181,38 +208,14 @@ ELECTION, NORMAL = RingStatus
 ELECTED_WAIT = "elected_wait"
 ELECTED_WAIT_LAPS = 1  # what a participant still needs, at most: its Election to the candidate, then Elected back
 QUIET = "quiet"  # rule 1: a node that has just recovered takes no ring message until this fires
-WATCH = "watch"  # rule 12: when a participant next asks the nodes it handed messages to whether they are up
 ASK, ASK_WAIT = "ask", "ask_wait"  # rule 11: when a participant asks its candidate next, and waits for the answer
-LEADS, WAITING, LOST = "leads", "waiting", "lost"  # rule 11: what a candidate tells of an election
-
-
-@dataclass(frozen=True, slots=True)
-class Ask(Message):
-    """A participant asks the candidate of the election it backs how that election
-    stands (rule 11)."""
-
-    type: ClassVar[str] = "ask"
-    role: ClassVar[MessageRole] = MessageRole.DETECTOR
-    initiator: int
-    round: int
-
-
-@dataclass(frozen=True, slots=True)
-class Told(Message):
-    """The candidate's answer (rule 11): it leads, elected by that election; it still
-    takes part in an election; or that election is lost."""
-
-    type: ClassVar[str] = "told"
-    role: ClassVar[MessageRole] = MessageRole.DETECTOR
-    initiator: int
-    round: int
-    outcome: str  # LEADS, WAITING or LOST
+ANNOUNCE_WAIT = "announce_wait"  # rule 11: how long a participant told its candidate leads waits for Elected
 
 
 class Ring(OnARing, Hops, ProbingNode):
     name = "ring"
     title = "Chang & Roberts ring"
-    messages = (Election, Elected, RingAck, Back, Ask, Told, Probe, ProbeReply)
+    messages = (Election, Elected, RingAck, Back, Ask, Told, Again, Probe, ProbeReply)
     statuses = RingStatus
     rules = RULES
 
@@ -220,6 +223,7 @@ class Ring(OnARing, Hops, ProbingNode):
         super().__init__(*args, **kwargs)
         self.participant = False
         self.backing: tuple[int, int, int] | None = None  # (candidate, initiator, round) of the election it backs
+        self.seen: dict[tuple, None] = {}  # keys of ring messages taken, oldest first (rule 9)
 
     counted = (Election, Elected)  # (acks and Backs are transport)
 
@@ -261,8 +265,8 @@ class Ring(OnARing, Hops, ProbingNode):
         return {
             "participant": self.participant,
             "backing": None if self.backing is None else self.backing[0],
-            "successor": self._successor_of(self.id),
-            "unacked": {node: [f"{kind.type} {fields[0]}" for kind, fields, *_ in items]
+            "successor": self._next(self.id, Election.way),
+            "unacked": {node: [f"{msg.type} {msg.towards}" for msg, _, _ in items]
                         for node, items in self.unacked.items()},
         }
 
@@ -292,8 +296,8 @@ class Ring(OnARing, Hops, ProbingNode):
 
     def on_message(self, src: int, msg: Message) -> None:
         self._up(src)  # rule 10: whoever sends anything is not down
-        if type(msg) is Back:  # rule 10
-            self.heard_back(src)
+        if type(msg) is Back:
+            self._back(src)
             return
         if self.handle_probe(src, msg):
             return
@@ -305,6 +309,11 @@ class Ring(OnARing, Hops, ProbingNode):
             case Told():  # rule 11
                 self.rule(11)
                 self._told(src, msg)
+                return
+            case Again():  # rule 14
+                self.rule(14)
+                if self.backing == (self.id, msg.initiator, msg.round) and (self.participant or self.leader == self.id):
+                    self._initiate()
                 return
             case RingAck():  # rule 7
                 self.rule(7)
@@ -325,7 +334,7 @@ class Ring(OnARing, Hops, ProbingNode):
             case Election(candidate=c) if c < self.id and self.backing[0] > self.id:  # rule 3
                 self.rule(3)
                 self._forward(Election, self.id, msg.initiator, msg.round)
-            case Election(candidate=c) if c == self.id and self.backing == (c, msg.initiator, msg.round):  # rule 4
+            case Election(candidate=c) if c == self.id and self.backing == msg.election:  # rule 4
                 self.rule(4)
                 self._follow(self.id)
                 self._forward(Elected, self.id, msg.initiator, msg.round)
@@ -334,12 +343,13 @@ class Ring(OnARing, Hops, ProbingNode):
                 self._initiate()
             case Elected(leader=leader) if leader > self.id:  # rule 5
                 self.rule(5)
-                backed = self.backing == (leader, msg.initiator, msg.round)
+                backed = self.backing == msg.election
                 if backed:
                     self._follow(leader)
                 self._forward(Elected, leader, msg.initiator, msg.round)
                 if not backed and self.participant and leader >= self.backing[0]:
-                    self._initiate()
+                    self.rule(14)
+                    self.send(leader, Again, msg.initiator, msg.round)  # rule 14
             case Elected(leader=leader) if leader < self.id and not self.participant:  # rule 6
                 self.rule(6)
                 self._initiate()
@@ -373,13 +383,12 @@ class Ring(OnARing, Hops, ProbingNode):
         elif name == ASK_WAIT and self.participant:  # rule 11: the candidate is down
             self.rule(11)
             self._initiate()
+        elif name == ANNOUNCE_WAIT and self.participant:  # rule 11: the announcement was lost
+            self.rule(11)
+            self.send(self.backing[0], Again, *self.backing[1:])
         elif name == QUIET:  # rule 1
             self.rule(1)
             self._initiate()
-        elif name == WATCH and self.participant:  # rule 12
-            self.rule(12)
-            self._call_the_roll({node for node in self.handed if node not in self.presumed_down})
-            self.set_timer(WATCH, self.config.probe_interval)
 
     # --- the ring ---------------------------------------------------------------------
 
@@ -395,23 +404,46 @@ class Ring(OnARing, Hops, ProbingNode):
         self.status, self.leader = ELECTION, None
         self.stop_probing()
         self.set_timer(ELECTED_WAIT, self.elected_wait(len(self.ids), self.config))
-        self.cancel_timer(ASK, ASK_WAIT)
-        self.handed = {}  # rule 12: it backs this election now
+        self.cancel_timer(ASK, ASK_WAIT, ANNOUNCE_WAIT)
+        self.forget_handed()  # rule 12: it backs this election now
         if candidate != self.id and self.config.probe_interval > 0:  # rule 11
             self.set_timer(ASK, self.config.probe_interval)
-        if WATCH not in self.timers and self.config.probe_interval > 0:  # rule 12
-            self.set_timer(WATCH, self.config.probe_interval)
 
     def _follow(self, leader: int) -> None:
         """The election is over for this node: `leader` leads (perhaps this node)."""
         self.participant = False
         if leader == self.id:
             self.stop_probing()
-        self.cancel_timer(ELECTED_WAIT, ASK, ASK_WAIT, WATCH)
-        self.handed = {}  # rule 12: the election is over for this node
+        self.cancel_timer(ELECTED_WAIT, ASK, ASK_WAIT, ANNOUNCE_WAIT)
+        self.forget_handed()  # rule 12: the election is over for this node
         self.status, self.leader = NORMAL, leader
         if leader != self.id:
             self.schedule_probe()
+
+    def _forward(self, kind: type[Message], *fields: int) -> None:  # rule 7
+        if self._send_on(self.id, [kind(*fields, epoch=self.epoch)]):
+            self._initiate()
+
+    def _remember(self, key: tuple) -> None:  # rule 9
+        self.seen[key] = None
+        if len(self.seen) > 4 * len(self.ids):
+            del self.seen[next(iter(self.seen))]
+
+    def _back(self, src: int) -> None:
+        """`src` has started again (rules 10 and 13); if this node leads, it starts again
+        (rule 1); if its election went past src, it has that election started again
+        (rule 14)."""
+        missed = self.went_past(src, Election.way)
+        self.heard_back(src)
+        if self.normal and self.leader == self.id and src < self.id:  # rule 1
+            self.rule(1)
+            self._initiate()
+        elif missed:  # rule 14
+            self.rule(14)
+            if self.backing[0] == self.id:
+                self._initiate()
+            else:
+                self.send(self.backing[0], Again, *self.backing[1:])
 
     def _outcome(self, initiator: int, round: int) -> str:
         """Rule 11: how this node's election named (initiator, round) stands."""
@@ -426,16 +458,29 @@ class Ring(OnARing, Hops, ProbingNode):
         self.cancel_timer(ASK_WAIT)
         if msg.outcome == LOST:
             self._initiate()
-        else:  # (if it leads, Elected is on its way round: past any higher node, which swallows it)
-            self.set_timer(ASK, self.config.probe_interval)
+            return
+        if msg.outcome == LEADS and ANNOUNCE_WAIT not in self.timers:  # Elected is on its way round to this node
+            self.set_timer(ANNOUNCE_WAIT, self.hops_from(src, Election.way) * self.config.timeout)
+        self.set_timer(ASK, self.config.probe_interval)
 
-    def _alone(self, kind: type[Message], fields: tuple) -> bool:
+    # --- the hops' questions (ring_hops.py) ---------------------------------------------
+
+    def _transmit(self, dst: int, msg: Message) -> None:
+        self.send_as_is(dst, restamped(msg, self.epoch))  # (passed on in this node's epoch)
+
+    def _keeps(self, msg: Message) -> bool:  # rule 12
+        return self.participant and type(msg) is Election and msg.election == self.backing
+
+    def _lost(self, msg: Message) -> bool:  # rule 7
+        return type(msg) is Election and msg.election == self.backing
+
+    def _alone(self, msg: Message) -> bool:
         """Every other node was skipped: the message has come back round. An Election this
         node backs makes it the leader if it is its own (there is nobody to announce it
         to); if it is another's, that candidate was skipped too: True, this node is to
         initiate (rule 7)."""
-        if kind is Election and self.backing == fields:  # (a probe timer from before is left to lapse)
-            if fields[0] != self.id:
+        if type(msg) is Election and self.backing == msg.election:  # (a probe timer from before is left to lapse)
+            if msg.candidate != self.id:
                 return True
             self.participant = False
             self.cancel_timer(ELECTED_WAIT)

@@ -3,6 +3,7 @@ what each step outputs names the rule that made it. Ids 1..5 on a ring in id ord
 left neighbour is 2, its right 4; 5's right is 1."""
 
 from protocol import (
+    CancelTimer,
     Config,
     ElectionStarted,
     HirschbergSinclair,
@@ -19,14 +20,14 @@ from protocol.hs import (
     LEFT,
     RIGHT,
     HsAck,
-    HsBack,
     HsElected,
     HsProbe,
     HsReply,
 )
 from protocol.probing import Probe, ProbeReply
+from protocol.ring_hops import Back
 
-from .support import rules_of
+from .support import rules_of, sent
 
 IDS = (1, 2, 3, 4, 5)
 CONFIG = Config(timeout=4, probe_interval=5)
@@ -93,14 +94,14 @@ def test_rule1_a_recovered_or_joining_node_says_it_is_back_then_initiates():
     n = started(3)
     again = node(3, storage=n.storage)
     out = again.step(Start())
-    backs = [o.dst for o in out if isinstance(getattr(o, "msg", None), HsBack)]
+    backs = [o.dst for o in out if isinstance(getattr(o, "msg", None), Back)]
     assert backs == [1, 2, 4, 5] and again.round == 2
     assert sends(out) == [(2, "probe", (3, 0, 1, LEFT)), (4, "probe", (3, 0, 1, RIGHT))]
     newcomer = node(6, ids=(*IDS, 6))
     out = newcomer.step(Joining())
-    assert [o.dst for o in out if isinstance(getattr(o, "msg", None), HsBack)] == [1, 2, 3, 4, 5]
+    assert [o.dst for o in out if isinstance(getattr(o, "msg", None), Back)] == [1, 2, 3, 4, 5]
     assert newcomer.status == "candidate"
-    assert rules_of(out, HsBack) == {"1"} and rules_of(out) == {"members 1", "1"}  # (its Joins: the members rule 1)
+    assert rules_of(out, Back) == {"1"} and rules_of(out) == {"members 1", "1"}  # (its Joins: the members rule 1)
 
 
 def test_rule1_elect_and_a_silent_or_no_longer_leading_leader_start_a_new_round():
@@ -231,9 +232,10 @@ def test_rule9_every_hs_message_is_acked_by_its_seq_and_the_ack_clears_its_timer
     n = started(3)
     out = n.step(Receive(4, probe(5, 2, 1, LEFT, seq=11)))
     assert HsAck(11, epoch=1) in [o.msg for o in out if hasattr(o, "msg")] and rules_of(out, HsAck) == {"9"}
-    seq = n.unacked[2].copy().popitem()[0]
-    n.step(Receive(2, HsAck(seq, epoch=1)))
-    assert seq not in n.unacked.get(2, {}) and f"hop_wait 2 {seq}" not in n.timers
+    passed, _, number = n.unacked[2][-1]  # the probe passed on to 2, and its ack timer's number
+    assert f"hop_wait 2 {number}" in n.timers
+    n.step(Receive(2, HsAck(passed.seq, epoch=1)))
+    assert passed not in [msg for msg, *_ in n.unacked.get(2, [])] and f"hop_wait 2 {number}" not in n.timers
 
 
 def test_rule9_a_neighbour_silent_for_T_is_presumed_down_and_skipped_at_once():
@@ -242,7 +244,7 @@ def test_rule9_a_neighbour_silent_for_T_is_presumed_down_and_skipped_at_once():
     assert sends(out) == [(5, "probe", (3, 0, 1, RIGHT))] and n.presumed_down == {4}
     assert rules_of(out) == {"9"}
     assert sends(n.step(Receive(2, probe(5, 2, 1, RIGHT)))) == [(5, "probe", (5, 2, 2, RIGHT))]
-    n.step(Receive(4, HsBack(epoch=1)))  # heard from: tried again
+    n.step(Receive(4, Back(epoch=1)))  # heard from: tried again
     assert n.presumed_down == set()
 
 
@@ -269,6 +271,60 @@ def test_rule9_a_node_that_leaves_is_skipped_at_once_and_a_leader_that_leaves_is
     n = following(3, leader=5)
     n.step(Receive(5, Leave(epoch=1)))
     assert n.status == "candidate"
+
+
+def relay_of_5(node_id: int = 3) -> tuple[HirschbergSinclair, HsProbe]:
+    """Out of its round: 5's phase-2 probe came from 4 and went on to 2, who acked it."""
+    n = started(node_id)
+    n.step(Receive(node_id + 1, probe(5, 2, 1, LEFT, seq=11)))
+    passed = n.unacked[node_id - 1][-1][0]
+    n.step(Receive(node_id - 1, HsAck(passed.seq, epoch=1)))
+    assert n.status == "relay" and n.outbid_by == 5
+    return n, passed
+
+
+def test_rule10_a_node_keeps_what_it_passed_on_and_sends_it_past_a_holder_found_down():
+    n, passed = relay_of_5()
+    assert n.handed == {2: [passed]}
+    out = n.step(TimerFired("watch"))  # asks 2 (and 5, rule 12) whether it is up
+    assert sorted(dst for dst, kind in sent(out) if kind is Probe) == [2, 5] and rules_of(out) == {"10"}
+    n.step(Receive(5, ProbeReply(False)))
+    out = n.step(TimerFired("roll_call"))  # 2 silent for T: it crashed holding the probe
+    assert sends(out) == [(1, "probe", (5, 2, 2, LEFT))] and 2 in n.presumed_down
+    assert started_by(out) == []
+
+
+def test_rule10_a_holder_that_says_it_is_back_gets_what_it_held_again():
+    n, passed = relay_of_5()
+    out = n.step(Receive(2, Back(epoch=2)))  # it lost the probe when it crashed, and takes part at once
+    assert sends(out) == [(2, "probe", (5, 2, 2, LEFT))] and n.handed == {}
+
+
+def test_rule10_what_was_kept_is_forgotten_when_the_round_is_over():
+    n, _ = relay_of_5()
+    out = n.step(Receive(2, HsElected(5, RIGHT, 3, epoch=1)))
+    assert n.handed == {} and CancelTimer("watch") in out
+
+
+def test_rule11_a_copy_of_a_message_already_taken_in_the_round_is_dropped():
+    n = started(3)
+    first = n.step(Receive(4, probe(5, 2, 1, LEFT, seq=11)))
+    again = n.step(Receive(4, probe(5, 2, 1, LEFT, seq=12)))  # sent on past a node that had passed it on
+    assert sends(first) == [(2, "probe", (5, 2, 2, LEFT))] and sends(again) == []
+    assert rules_of(again) == {"9"}  # (acked all the same, and nothing more)
+
+
+def test_rule12_a_relay_asks_the_candidate_that_put_it_out_and_initiates_if_it_is_down():
+    n, _ = relay_of_5()
+    n.step(TimerFired("watch"))
+    n.step(Receive(2, ProbeReply(False)))
+    out = n.step(TimerFired("roll_call"))  # 5 silent for T: the round cannot end in it
+    assert started_by(out) == ["12"] and n.status == "candidate"
+    n, _ = relay_of_5()
+    n.step(TimerFired("watch"))
+    n.step(Receive(2, ProbeReply(False)))
+    n.step(Receive(5, ProbeReply(False)))
+    assert started_by(n.step(TimerFired("roll_call"))) == [] and n.status == "relay"
 
 
 def test_hs_declares_its_bound_and_that_it_needs_longer_than_the_default_to_settle():

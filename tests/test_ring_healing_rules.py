@@ -8,6 +8,7 @@ from playground.core.engine import Engine, run_sync
 from playground.core.ids import ring_order
 from protocol import (
     CancelTimer,
+    Leave,
     Receive,
     Ring,
     SetTimer,
@@ -15,9 +16,9 @@ from protocol import (
     TimerFired,
 )
 from protocol.probing import Probe, ProbeReply
-from protocol.ring import Ask, Back, Elected, Election, RingAck, Told
+from protocol.ring import Again, Ask, Back, Elected, Election, RingAck, Told
 
-from .support import at, rules_of, run, sends, sent
+from .support import at, final_states, rules_of, run, sends, sent
 from .test_ring_rules import CONFIG, E, L, hop_timers, recovered, ring_msgs, started, started_by, unacked
 
 
@@ -36,8 +37,10 @@ def test_rule10_a_node_that_says_it_is_back_or_sends_anything_is_tried_again():
     n = started(2)
     n.step(TimerFired("hop_wait 3 1"))
     out = n.step(Receive(3, Back()))
-    assert 3 not in n.presumed_down and rules_of(out) == {"10"}
-    assert sent(n.step(Receive(1, E(5, 1, 6))), Election)[0] == (3, Election)
+    assert 3 not in n.presumed_down and rules_of(out) == {"10", "13", "14"}  # (14: 2's Election had gone past 3)
+    assert sent(n.step(Receive(1, E(5, 1, 6))), Election) == []  # it is quiet: the Election waits for it (rule 13)
+    out = n.step(TimerFired("quiet_of 3"))
+    assert {dst for dst, _ in sent(out, Election)} == {3} and rules_of(out, Election) == {"13"}
     n = started(2)
     n.step(TimerFired("hop_wait 3 1"))
     n.step(Receive(3, Probe()))  # it answers nothing yet, but it is up
@@ -48,24 +51,34 @@ def test_rule10_a_node_that_said_it_is_back_within_2T_is_not_presumed_down():
     """It is quiet (rule 1): its silence says nothing."""
     n = started(2)
     n.step(Receive(3, Back()))
+    n.step(TimerFired("quiet_of 3"))  # (what waited for its quiet to end goes to it: rule 13)
     n.step(Receive(1, E(5, 1, 6)))
-    n.step(TimerFired("hop_wait 3 1"))  # sent before the Back came: skipped, but 3 not presumed down
+    n.step(TimerFired("hop_wait 3 2"))  # skipped, but 3 not presumed down
     assert 3 not in n.presumed_down and unacked(n, 3) == [("election", 5, 1, 6)]
-    n.step(TimerFired("hop_wait 3 2"))  # sent after it (within 2T): the same
+    n.step(TimerFired("hop_wait 3 3"))  # the same
     assert 3 not in n.presumed_down
     n.step(TimerFired("back_seen 3"))
     n.step(Receive(1, L(5, 1, 6)))
-    n.step(TimerFired("hop_wait 3 5"))  # 2T after its Back, silent: down again
+    n.step(TimerFired("hop_wait 3 6"))  # 2T after its Back, silent: down again
     assert 3 in n.presumed_down
 
 
-def test_rule10_a_node_is_presumed_down_for_a_lap_at_most():
+def test_rule10_a_node_presumed_down_is_asked_again_a_lap_on():
+    """A held link can hide a live node: a lap on it is asked whether it is up, and stays
+    presumed down for another lap only if it is silent for T."""
     n = started(2)
     out = n.step(TimerFired("hop_wait 3 1"))
     assert SetTimer("presumed_down 3", Ring.lap(5, CONFIG)) in out
     assert next(o for o in out if o == SetTimer("presumed_down 3", Ring.lap(5, CONFIG))).rule == "10"
+    out = n.step(TimerFired("presumed_down 3"))
+    assert sent(out) == [(3, Probe)] and SetTimer("recheck 3", CONFIG.timeout) in out and rules_of(out) == {"10"}
+    out = n.step(TimerFired("recheck 3"))  # silent: another lap
+    assert 3 in n.presumed_down and SetTimer("presumed_down 3", Ring.lap(5, CONFIG)) in out
+    assert sent(n.step(Receive(1, E(5, 1, 6))), Election)[0] == (4, Election)
     n.step(TimerFired("presumed_down 3"))
-    assert sent(n.step(Receive(1, E(5, 1, 6))), Election)[0] == (3, Election)
+    out = n.step(Receive(3, ProbeReply(False)))  # it answers: tried again
+    assert 3 not in n.presumed_down and CancelTimer("recheck 3") in out
+    assert sent(n.step(Receive(1, E(5, 1, 7))), Election)[0] == (3, Election)
 
 
 def test_rule10_a_skip_calls_the_roll_and_those_silent_for_T_are_presumed_down_at_once():
@@ -162,9 +175,9 @@ def test_rule11_following_on_the_word_would_bypass_a_higher_node_that_swallows_e
     way round is part of what keeps normal nodes together."""
     faults = at("5 crash 1", "5 crash 4", "5.5 recover 4", "6 recover 1", "6 crash 1", "6 recover 1", "6 crash 2")
     config = ClusterConfig(timeout=1.2, probe_interval=1, delay_min=0.1, delay_max=0.1)
-    _, events = run(4, 40, config, faults, seed=0, algorithm="ring")
+    engine, events = run(4, 40, config, faults, seed=0, algorithm="ring")
     assert [e for e in events if e.kind == "violation"] == []
-    assert any(e.kind == "send" and e.msg.type == "told" and e.msg.outcome == "leads" for e in events)
+    assert {state for node, state in final_states(engine).items() if node != 2} == {("normal", 4, True)}
 
 
 def test_rule11_waiting_asks_again_after_P_and_lost_or_silence_starts_an_election():
@@ -193,7 +206,7 @@ def test_rule12_a_participant_watches_the_node_that_acked_its_messages_and_sends
     n = started(2)
     own = n.backing
     n.step(Receive(3, RingAck(*E(*own).key)))  # 3 holds 2's Election now
-    assert n.handed == {3: [(Election, own)]}
+    assert n.handed == {3: [E(*own, epoch=n.epoch)]}
     out = n.step(TimerFired("watch"))
     assert sent(out, Probe) == [(3, Probe)] and SetTimer("watch", CONFIG.probe_interval) in out
     assert rules_of(out) == {"12"}
@@ -206,7 +219,7 @@ def test_rule12_only_the_election_it_backs_is_kept():
     n.step(Receive(3, RingAck(*E(*started(2).backing).key)))  # its own Election, from before 5's came by
     assert n.handed == {}
     n.step(Receive(3, RingAck(*E(5, 1, 6).key)))
-    assert n.handed == {3: [(Election, (5, 1, 6))]}
+    assert n.handed == {3: [E(5, 1, 6, epoch=n.epoch)]}
     n.step(Receive(1, E(5, 1, 7)))  # a later election: it backs that one now
     assert n.handed == {}
 
@@ -225,6 +238,81 @@ def test_rule12_what_was_handed_on_is_forgotten_when_the_election_is_over():
     assert 3 in n.handed
     out = n.step(Receive(1, L(5, 1, 6)))
     assert n.handed == {} and CancelTimer("watch") in out
+
+
+def test_rule11_told_it_leads_a_participant_waits_for_elected_a_hop_a_T_and_then_asks_again():
+    n = backing_5()
+    n.step(TimerFired("ask"))
+    out = n.step(Receive(5, Told(1, 6, "leads")))
+    assert SetTimer("announce_wait", 2 * CONFIG.timeout) in out  # 5 -> 1 -> 2: two hops at most T each
+    out = n.step(TimerFired("announce_wait"))  # no Elected: lost with a node that crashed holding it
+    assert sent(out) == [(5, Again)] and rules_of(out) == {"11"} and n.participant
+
+
+# --- rule 13: quiet nodes are waited for -------------------------------------------------
+
+
+def test_rule13_a_message_for_a_quiet_node_waits_until_its_quiet_is_over():
+    n = started(2)
+    own = E(*n.backing, epoch=n.epoch)
+    out = n.step(Receive(3, Back()))  # it lost 2's Election, and is quiet for T
+    assert unacked(n, 3) == [] and CancelTimer("hop_wait 3 1") in out
+    assert SetTimer("quiet_of 3", CONFIG.timeout) in out and rules_of(out) == {"10", "13"}
+    assert ring_msgs(n.step(Receive(1, E(5, 1, 6)))) == [(1, RingAck(*E(5, 1, 6).key, epoch=n.epoch))]  # nothing on
+    out = n.step(TimerFired("quiet_of 3"))
+    assert ring_msgs(out) == [(3, own), (3, E(5, 1, 6, epoch=n.epoch))] and rules_of(out) == {"13"}
+    assert unacked(n, 3) == [own.key, E(5, 1, 6).key]  # to be acked within T, as any (rule 7)
+
+
+def test_rule13_what_waits_for_a_node_that_leaves_goes_on_past_it():
+    n = started(2)
+    n.step(Receive(3, Back()))
+    out = n.step(Receive(3, Leave()))
+    assert ring_msgs(out) == [(4, E(*n.backing, epoch=n.epoch))] and n.waiting == {}
+
+
+# --- rule 14: again ----------------------------------------------------------------------
+
+
+def test_rule14_an_election_handed_to_a_node_that_comes_back_is_started_again():
+    n = backing_5()
+    n.step(Receive(3, RingAck(*E(5, 1, 6).key)))  # 3 held 5's Election ...
+    out = n.step(Receive(3, Back()))  # ... and crashed: 5 is asked to start again
+    assert sent(out, Again) == [(5, Again)] and rules_of(out, Again) == {"14"}
+    own = started(2)
+    own.step(Receive(3, RingAck(*E(*own.backing).key)))
+    assert started_by(own.step(Receive(3, Back()))) == ["14"]  # its own: it starts again itself
+
+
+def test_rule14_an_election_that_went_past_a_node_while_it_was_down_is_started_again():
+    n = backing_5()
+    n.step(TimerFired("hop_wait 3 2"))  # 3 down: 5's Election went on to 4 ...
+    n.step(Receive(4, RingAck(*E(5, 1, 6).key)))
+    assert sent(n.step(Receive(3, Back())), Again) == [(5, Again)]  # ... and 3 is back: left out
+    n = backing_5()
+    n.step(Receive(3, RingAck(*E(5, 1, 6).key)))
+    assert sent(n.step(Receive(1, Back())), Again) == []  # 1 is not between 2 and the holder
+
+
+def test_rule14_a_candidate_asked_again_starts_again_if_it_still_takes_part_in_or_leads_by_that_election():
+    n = started(5)
+    election = n.backing
+    out = n.step(Receive(2, Again(*election[1:])))
+    assert started_by(out) == ["14"] and n.backing != election
+    assert started_by(n.step(Receive(2, Again(*election[1:])))) == []  # an election of its own is under way
+
+
+def test_rule1_a_leader_starts_again_when_a_lower_node_comes_back():
+    n = started(5)
+    n.step(Receive(4, E(*n.backing)))  # its own Election back: it leads
+    assert (n.status, n.leader) == ("normal", 5)
+    out = n.step(Receive(2, Back()))
+    assert started_by(out) == ["1"]  # its Election takes 2 in when 2's quiet is over (rule 13)
+    assert [dst for dst, m in ring_msgs(out) if isinstance(m, Election)] == [1]
+    four = started(4)
+    four.step(Receive(3, E(*four.backing)))
+    assert (four.status, four.leader) == ("normal", 4)
+    assert started_by(four.step(Receive(5, Back()))) == []  # a higher node: its own election will take 4 in
 
 
 def test_the_ring_declares_that_it_needs_longer_than_the_default_to_settle():

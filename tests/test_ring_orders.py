@@ -15,7 +15,7 @@ from playground.run.wiring import run_headless
 from protocol import Config, HirschbergSinclair, Join, Leave, Receive, Ring, Start
 from protocol.hs import LEFT, RIGHT
 from protocol.ring import Election
-from protocol.ring_order import RingLayout
+from protocol.ring_order import AFTER, RingLayout
 
 from .support import sent
 
@@ -54,14 +54,14 @@ def test_a_node_that_joins_goes_after_the_last_node_of_the_order_and_one_that_le
     n.step(Receive(7, Join()))
     layout = RingLayout(n.ids, n.config.ring)
     assert layout.ring == (5, 4, 3, 2, 1, 6, 7)  # joiners after the last, in order of id
-    assert n.variables()["successor"] == 1 and n._successor_of(1) == 6 and n._successor_of(7) == 5
+    assert n.variables()["successor"] == 1 and n._next(1, AFTER) == 6 and n._next(7, AFTER) == 5
     n.step(Receive(1, Leave()))
-    assert n.variables()["successor"] == 6 and n._successor_of(1) == 6  # 1 has left: past its place
+    assert n.variables()["successor"] == 6 and n._next(1, AFTER) == 6  # 1 has left: past its place
 
 
 def test_nodes_with_the_same_members_share_one_layout():
     a, b = ring_node(1, (3, 1, 2), (1, 2, 3)), ring_node(2, (3, 1, 2), (1, 2, 3))
-    a._successor_of(1), b._successor_of(2)
+    a._next(1, AFTER), b._next(2, AFTER)
     assert a._layout is b._layout
 
 

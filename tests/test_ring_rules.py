@@ -17,7 +17,7 @@ from protocol import (
     TimerFired,
 )
 from protocol.probing import Probe, ProbeReply
-from protocol.ring import ELECTED_WAIT_LAPS, Back, Elected, Election, RingAck
+from protocol.ring import ELECTED_WAIT_LAPS, Again, Back, Elected, Election, RingAck
 
 from .support import rules_of, sent
 
@@ -80,7 +80,7 @@ def hop_timers(n: Ring, dst: int) -> list[str]:
 
 def unacked(n: Ring, dst: int) -> list[tuple]:
     """The keys of the messages sent to dst and not yet acked."""
-    return [(kind.type, *fields) for kind, fields, *_ in n.unacked.get(dst, [])]
+    return [msg.key for msg, *_ in n.unacked.get(dst, [])]
 
 
 # --- rule 1: start, recovery, the detector ------------------------------------------------
@@ -260,14 +260,15 @@ def test_rule5_an_announcement_of_an_election_not_backed_is_passed_on_but_not_fo
     assert (n.status, n.leader) == ("election", None) and ElectionStarted() not in out
 
 
-def test_rule5_a_participant_whose_election_cannot_win_starts_again():
+def test_rule5_a_participant_whose_election_cannot_win_asks_the_leader_to_start_again():
     """3 came back and backs its own election; 5 won one that went by while 3 was away:
-    3's Election was swallowed, or 5 will take it over."""
+    3's Election was swallowed, or 5 will take it over. 5's own Election comes by 3 sooner
+    than 3's would get to 5 (rule 14)."""
     n = started(3)
     out = n.step(Receive(2, L(5, 1, 6)))
     assert [(dst, m.key) for dst, m in ring_msgs(out) if isinstance(m, Elected)] == [(4, L(5, 1, 6).key)]  # passed on
-    assert ElectionStarted() in out and (n.status, n.leader) == ("election", None)
-    assert started_by(out) == ["5"]
+    assert (5, Again(1, 6, epoch=n.epoch)) in [(o.dst, o.msg) for o in out if hasattr(o, "msg")]
+    assert rules_of(out, Again) == {"14"} and started_by(out) == [] and n.participant
 
 
 def test_rule6_a_node_never_follows_a_lower_node_and_starts_an_election_instead():
@@ -299,19 +300,21 @@ def test_rule7_acks_name_the_message_and_clear_it():
 def test_rule7_each_message_not_acked_within_T_goes_on_to_the_node_after():
     n = started(2)
     own = n.backing
-    n.step(Receive(3, Back()))  # 3 came back: it is quiet, not to be presumed down (rule 10)
+    n.step(Receive(3, Back()))  # 3 came back: not to be presumed down for 2T (rule 10) ...
+    n.step(TimerFired("quiet_of 3"))  # ... and its quiet is over: 2's Election goes to it again (rule 13)
     n.step(Receive(1, E(5, 1, 6)))
-    out = n.step(TimerFired("hop_wait 3 1"))
+    out = n.step(TimerFired("hop_wait 3 2"))
     assert ring_msgs(out) == [(4, E(*own, epoch=n.epoch))]  # the first goes on to 4 ...
     assert rules_of(out, Election) == {"7"}
-    assert SetTimer("hop_wait 4 3", 4) in out  # ... which must ack it within T
-    assert unacked(n, 3) == [("election", 5, 1, 6)] and hop_timers(n, 3) == ["hop_wait 3 2"]  # its own T
+    assert SetTimer("hop_wait 4 4", 4) in out  # ... which must ack it within T
+    assert unacked(n, 3) == [("election", 5, 1, 6)] and hop_timers(n, 3) == ["hop_wait 3 3"]  # its own T
 
 
 def test_rule7_each_new_message_tries_the_immediate_successor_first():
     n = started(2)
     n.step(Receive(3, Back()))
-    n.step(TimerFired("hop_wait 3 1"))  # 3 skipped once
+    n.step(TimerFired("quiet_of 3"))
+    n.step(TimerFired("hop_wait 3 2"))  # 3 skipped once
     n.step(Receive(4, RingAck(*E(*n.backing).key)))
     assert sent(n.step(Receive(1, E(5, 1, 6))))[0] == (3, Election)
 
@@ -338,8 +341,9 @@ def test_rule7_alone_a_node_does_not_lead_on_an_election_it_no_longer_backs():
     two = Ring(1, (1, 2), CONFIG, Ring.storage_class())
     two.step(Start())
     two.step(Receive(2, Back()))  # 2 came back ...
+    two.step(TimerFired("quiet_of 2"))  # (1's own old Election, sent while 2 was down, goes to it again)
     two.step(Receive(2, E(2, 2, 5)))  # ... and runs its election: 1 backs it
-    two.step(TimerFired("hop_wait 2 1"))  # 1's own old Election, sent while 2 was down
+    two.step(TimerFired("hop_wait 2 2"))  # 1's own old Election is not acked
     assert (two.status, two.leader) == ("election", None) and unacked(two, 2)  # still waiting for 2's ack
 
 
