@@ -17,14 +17,10 @@ lamport          Lamport's, 1978 (3-6)
 ricart-agrawala  Ricart & Agrawala's, 1981 (3-7)
 """
 
+from collections.abc import Iterator, MutableMapping
 from functools import cache
+from importlib import import_module
 
-from .central import CentralLock
-from .classic import ClassicBully
-from .epoch_bully import EpochBully
-from .garcia_molina import GarciaMolina
-from .hs import HirschbergSinclair
-from .invitation import InvitationNode
 from .interface import (
     MEMBERSHIP_MESSAGES,
     CancelTimer,
@@ -49,16 +45,73 @@ from .interface import (
     Suspect,
     TimerFired,
 )
-from .lamport import Lamport
 from .mutex import CsState, Exit, Figures, Mutex, Serves, Want, serves, with_mutex
-from .ricart_agrawala import RicartAgrawala
-from .raft import Raft
-from .ring import Ring
-from .stoller import Stoller
-from .token_ring import TokenRing
 
-ALGORITHMS: dict[str, type[Node]] = {cls.name: cls for cls in (ClassicBully, GarciaMolina, Stoller, Ring, HirschbergSinclair, InvitationNode, EpochBully, Raft)}
-MUTEXES: dict[str, type[Mutex]] = {cls.name: cls for cls in (CentralLock, TokenRing, Lamport, RicartAgrawala)}
+
+class Registry(MutableMapping):
+    """Name -> class, each algorithm's module imported when its class is first asked for:
+    a command that runs one algorithm, or refuses its arguments, does not pay for the
+    others' (their messages are dataclasses, and making a dataclass costs). Listing the
+    names imports nothing; the class's own `name` is checked against its key here, and
+    every entry is loaded by tests/test_rules_declared.py. An algorithm of one's own is
+    added as a class: `ALGORITHMS[Lighthouse.name] = Lighthouse`."""
+
+    def __init__(self, where: dict[str, str]) -> None:
+        self._where = where  # name -> "module:Class"
+        self._loaded: dict[str, type] = {}
+
+    def __getitem__(self, name: str) -> type:
+        if name not in self._loaded:
+            module, _, cls_name = self._where[name].partition(":")
+            cls = getattr(import_module(f".{module}", __name__), cls_name)
+            assert cls.name == name, f"{cls_name}.name is {cls.name!r}, registered as {name!r}"
+            self._loaded[name] = cls
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, cls: type) -> None:
+        self._where[name] = f"{cls.__module__}:{cls.__qualname__}"
+        self._loaded[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        del self._where[name]
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def named(self, cls_name: str) -> str | None:
+        """The name under which the class called `cls_name` is registered, if it is."""
+        return next((name for name, where in self._where.items() if where.endswith(f":{cls_name}")), None)
+
+
+ALGORITHMS: Registry = Registry({
+    "classic": "classic:ClassicBully",
+    "garcia-molina": "garcia_molina:GarciaMolina",
+    "stoller": "stoller:Stoller",
+    "ring": "ring:Ring",
+    "hs": "hs:HirschbergSinclair",
+    "invitation": "invitation:InvitationNode",
+    "epoch-bully": "epoch_bully:EpochBully",
+    "raft": "raft:Raft",
+})
+MUTEXES: Registry = Registry({
+    "central": "central:CentralLock",
+    "token-ring": "token_ring:TokenRing",
+    "lamport": "lamport:Lamport",
+    "ricart-agrawala": "ricart_agrawala:RicartAgrawala",
+})
+
+
+def __getattr__(name: str) -> type:
+    """`from protocol import Raft`: the class, its module imported then."""
+    for registry in (ALGORITHMS, MUTEXES):
+        registered = registry.named(name)
+        if registered is not None:
+            return registry[registered]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def split_name(name: str) -> tuple[str, str | None]:

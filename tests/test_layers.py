@@ -150,3 +150,21 @@ def test_the_command_line_has_no_circle_of_imports():
 def test_the_circle_check_sees_one():
     assert circle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert circle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_registries_load_an_algorithm_when_it_is_asked_for_and_name_each_as_it_names_itself():
+    """protocol's registries list names without importing the algorithms, so that a
+    command refused at once, or one that runs one algorithm, does not pay for the rest;
+    each entry, once loaded, is the class whose `name` is its key."""
+    import subprocess
+    import sys
+
+    from protocol import ALGORITHMS, MUTEXES
+
+    for registry in (ALGORITHMS, MUTEXES):
+        assert all(registry[name].name == name for name in registry)
+    script = ("import sys; from playground.cli import main; status = main(['--headless', '--nodes', '0']); "
+              "print(status, sorted(m for m in sys.modules if m.startswith('protocol.')))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.stdout.split(maxsplit=1)[0] == "2", done.stderr
+    assert done.stdout.split(maxsplit=1)[1].strip() == str(["protocol.interface", "protocol.mutex", "protocol.step_io"])

@@ -28,6 +28,24 @@ from . import output
 ALGORITHM_DEFAULT = "classic"
 
 
+class HelpWhenShown(argparse.Action):
+    """An option taking one value, whose help is a function called when --help shows it:
+    a help that names algorithms by what they declare would otherwise import every one
+    of them to build the parser, for each command, even one refused at once."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+
+    @property
+    def help(self) -> str | None:
+        return self._help() if callable(self._help) else self._help
+
+    @help.setter
+    def help(self, text: Any) -> None:
+        self._help = text
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, with one line for an error instead of usage and a message, no guessing
     of abbreviated options (`--node 3` is not `--nodes 3`), and values that may start

@@ -36,6 +36,7 @@ from ..record.transcript import Claim
 from ..run.session import Session
 from .parser import (
     EVERY_MUTEX,
+    HelpWhenShown,
     Parser,
     add_algorithm,
     add_faults,
@@ -57,7 +58,11 @@ DEFAULTS = {"algorithm": "classic", "nodes": "7", "ids": "seq", "seed": "1"}
 # and writes no transcript (and the ring algorithms over several orders of its own).
 NOT_FOR_COMPARE = ("scenario", "at", "transcript", "overwrite", "until", "settle", "ids", "speed", "cs_think", "cs_hold",
                    "ring")
-ON_A_RING = tuple(name for name, cls in ALGORITHMS.items() if cls.on_a_ring)
+
+
+def on_a_ring() -> str:
+    """"ring and hs": the algorithms whose nodes form a ring (each module imported)."""
+    return " and ".join(name for name, cls in ALGORITHMS.items() if cls.on_a_ring)
 
 
 @dataclass(frozen=True)
@@ -96,9 +101,10 @@ def parser() -> Parser:
     p.add_argument("--nodes", metavar="N", help=f"number of nodes (1 to {MAX_NODES}; default {DEFAULTS['nodes']})")
     p.add_argument("--ids", metavar="KIND", help="node ids: seq (1..N, the default) or uuid (random 128-bit, from the seed)")
     add_algorithm(p, every_mutex=True)
-    p.add_argument("--ring", metavar="ORDER", help=f"{' and '.join(ON_A_RING)}: the order of the nodes round the ring: "
-                   "sorted (each node's successor is the next higher id; the default), reversed, shuffled (from the "
-                   "seed), or ranks K,L,... (every node once); a node that joins goes after the last")
+    p.add_argument("--ring", metavar="ORDER", action=HelpWhenShown, help=lambda: (
+        f"{on_a_ring()}: the order of the nodes round the ring: sorted (each node's successor is the next higher id; "
+        "the default), reversed, shuffled (from the seed), or ranks K,L,... (every node once); a node that joins "
+        "goes after the last"))
     add_workload(p)
     add_seed(p, "seed for the link delays and uuid ids")
     add_timing(p, ClusterConfig())
@@ -182,7 +188,7 @@ def plan(argv: list[str], scenario: Scenario | None = None) -> RunPlan:
     ids = node_ids(id_kind, nodes, seed)
     if (args.ring is not None or _set(scenario, "ring")) and not machine(algorithm).on_a_ring:
         where = "--ring" if args.ring is not None else f"{scenario.settings['ring'][1]}: ring"
-        raise InputError(f"{where} applies to {' and '.join(ON_A_RING)} only: {algorithm}'s nodes do not form a ring")
+        raise InputError(f"{where} applies to {on_a_ring()} only: {algorithm}'s nodes do not form a ring")
     config = replace(config, ring=setting("ring", lambda v, what: ring_order(v, ids, seed, what)))
     lines = scenario.lines_to_run() if scenario else []
     commands = parse_lines(lines + at_lines(args.at), ids, seed, ends)
