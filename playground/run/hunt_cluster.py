@@ -166,7 +166,7 @@ def on_cluster(address: str) -> Iterator[ClusterBatches]:
                 client.wait_for_workers(1, timeout=CONNECT_WITHIN)
             except (OSError, TimeoutError):
                 raise InputError(f"--scheduler {address}: the scheduler has no worker (start some: dask worker "
-                                 f"{address} --nthreads 1 --nworkers auto)") from None
+                                 f"{address} --nthreads 1)") from None
         with interrupt.checked():
             yield batches
     finally:
