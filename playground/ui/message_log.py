@@ -43,9 +43,13 @@ from textual.visual import Visual
 from ..record.look import instant_text, line_colour
 from . import diagram as drawing
 from .model import LOG_CAP, ClusterModel, LogLine, why
+from .redraws import retitle
 
 TIME_WIDTH = 9  # "1234.567 "
 PICKED = Style(reverse=True)  # a picked line, whatever its colours
+# Text lines drawn, kept: the whole log is drawn again whenever its title changes or it
+# scrolls by a line, and making a line into a strip is the dear part.
+STRIPS_KEPT = 1000
 
 
 class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and end move through time
@@ -76,6 +80,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         self._rows: tuple[tuple, list[int]] | None = None  # (key, the diagram's rows: indices of the lines drawn on them)
         self._lanes_drawn: tuple[int, ...] = ()  # the lanes the diagram was last sized for
         self._styles: dict[tuple[str, str], Style] = {}  # (theme, colour variable) -> style, for the diagram
+        self._strips: dict[tuple, Strip] = {}  # (line, width, picked, style, theme) -> the text line drawn
         self._taken = 0  # model.logged when the last new line was looked at
         self._loads = 0  # model.loads then: a model loaded with another moment is filtered afresh
         self.following = True  # at the bottom, following new lines (until scrolled back)
@@ -191,7 +196,14 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
     def _resize(self, follow: bool) -> None:
         if self.diagram:
             self._lanes_drawn = self._lanes_now()[0]
-        self.virtual_size = Size(self.size.width, self._count() + self._top)
+        size = Size(self.size.width, self._count() + self._top)
+        if size.width == self.virtual_size.width and self.container_size:
+            # Only the rows' count changed, so only the scrollbar: Textual's virtual_size
+            # would lay the whole screen out again (dear), for every new line.
+            self.set_reactive(ScrollView.virtual_size, size)
+            self._scroll_update(size)
+        else:
+            self.virtual_size = size
         if follow:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         self._title()
@@ -203,14 +215,13 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
                    "" if self.show_detector else "detector hidden (h)"]
         count = self._count()
         back = max(0, count + self._top - int(self.scroll_y) - self.scrollable_content_region.height)
-        self.border_subtitle = " · ".join(
-            [f"{count:,} of {len(self.model.log):,} shown", *filter(None, filters)] + ([f"{back:,} back"] if back else []))
-        self.border_title = "messages"
+        title = "messages"
         if self.diagram:
             lanes, _ = self._lanes_now()
             left_out = len(self.model.ids) - len(lanes)
-            self.border_title = "diagram" + (f" · {len(lanes)} of {len(self.model.ids)} lanes" if left_out else "") + \
-                " (d: text)"
+            title = "diagram" + (f" · {len(lanes)} of {len(self.model.ids)} lanes" if left_out else "") + " (d: text)"
+        retitle(self, title, " · ".join(
+            [f"{count:,} of {len(self.model.log):,} shown", *filter(None, filters)] + ([f"{back:,} back"] if back else [])))
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
@@ -322,13 +333,20 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
             segments = [Segment(f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", time)]
             segments += [Segment(text, style(variable)) for text, variable in runs]
             return Strip(segments).adjust_cell_length(width, self.rich_style).crop(0, width)
-        room, text = width - TIME_WIDTH, line.text
-        if cell_len(text) > room:  # cut, and say so: the end of a line is often its point ("dropped: receiver down")
-            text = set_cell_size(text, max(0, room - 1)) + "…"
-        content = Content.assemble((f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", "$text-muted"),
-                                   (text, line_colour(line.kind, line.role)))
-        strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
-        return (strip.apply_style(PICKED) if line is self.picked else strip).crop(0, width)
+        key = (line, width, line is self.picked, self.visual_style, self.app.theme)
+        strip = self._strips.get(key)
+        if strip is None:
+            room, text = width - TIME_WIDTH, line.text
+            if cell_len(text) > room:  # cut, and say so: the end of a line is often its point ("dropped: receiver down")
+                text = set_cell_size(text, max(0, room - 1)) + "…"
+            content = Content.assemble((f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", "$text-muted"),
+                                       (text, line_colour(line.kind, line.role)))
+            strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
+            strip = (strip.apply_style(PICKED) if line is self.picked else strip).crop(0, width)
+            if len(self._strips) >= STRIPS_KEPT:
+                self._strips.clear()
+            self._strips[key] = strip
+        return strip
 
     def _style(self, variable: str) -> Style:
         """A theme colour variable ($warning; "" the widget's own) as a rich Style, worked

@@ -3,7 +3,9 @@ and its cluster epoch; with a mutex, its place with respect to the critical sect
 
 `card_key` says what a card shows right now, and `card_content` draws it; both serve
 the full card widget below and the compact grid's one-line cells. The key lets a
-caller rebuild only what changed, since building Content is the dear part.
+caller rebuild only what changed, since building Content is the dear part; and a full
+card sends again only the lines whose part of the key changed (LINES): while a run
+moves, its countdown changes ten times a second, the rest seldom.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.content import Content
+from textual.geometry import Region
 from textual.reactive import reactive
+from textual.strip import Strip
+from textual.visual import Visual
 from textual.widget import Widget
 
 from ..record.look import LEADER_MARK, countdown, cs_badge, leader_text, role_look, short_status, timer_label
@@ -21,6 +26,9 @@ FULL_WIDTH = 19  # border, one space, then 16 cells: "timeout ███ 3.9s" fi
 # A full card's timer line: its name, a bar, up to 4 cells of time. A wider card gives its
 # name up to TIMER_NAME cells, and the bar the rest.
 TIMER_BAR, TIMER_NAME = 3, 12
+# Which parts of a full card's key (card_key) each of its three lines shows: the status
+# line (up, status, role, leader, the critical section's badge), the timer's, the counters'.
+LINES = ((0, 1, 2, 3, 6), (4, 5, 7), (8, 9, 10, 11))
 
 
 def compact_width(digits: int) -> int:
@@ -75,7 +83,8 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
 
 
 class NodeCard(Widget):
-    key: reactive[tuple | None] = reactive(None)  # what the card shows (card_key): a new one redraws it
+    key: reactive[tuple | None] = reactive(None, repaint=False)  # what the card shows (card_key): its lines that
+    # changed are drawn again (watch_key)
     inner: reactive[int] = reactive(FULL_WIDTH - 3)  # cells inside, the same on every card of a grid (NodeGrid sets it)
 
     def __init__(self, node: NodeView, labels: dict[int, str], epoch_text):
@@ -84,6 +93,7 @@ class NodeCard(Widget):
         self.labels = labels
         self.epoch_text = epoch_text  # the algorithm's way of writing an epoch (a group, for the Invitation's)
         self._now = 0.0  # the time it was last shown at
+        self._lines: tuple[tuple | None, list[Content]] = (None, [])  # ((key, inner), the lines it makes)
 
     def show(self, now: float, selected: bool) -> None:
         self.set_class(selected, "selected")
@@ -93,6 +103,30 @@ class NodeCard(Widget):
 
     def _key(self) -> tuple:
         return card_key(self.node, self._now, compact=False, cells=max(TIMER_BAR, self.inner - 6 - TIMER_NAME))
+
+    def watch_key(self, old: tuple | None, new: tuple | None) -> None:
+        """Only the lines whose part of the key changed are drawn again (and sent)."""
+        width = self.content_size.width
+        if old is None or new is None or not width:
+            self.refresh()
+            return
+        changed = [y for y, parts in enumerate(LINES) if any(old[k] != new[k] for k in parts)]
+        self.refresh(*(Region(0, y, width, 1) for y in changed))
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` alone: after a change of its part of the key (watch_key), the widget's
+        styles ask for that line only, and making lines into strips is the dear part of
+        drawing a card."""
+        if self.text_selection is not None:  # (a selection is drawn across the lines: the whole card)
+            return super().render_line(y)
+        if self._lines[0] != (self.key, self.inner):
+            self._lines = ((self.key, self.inner), self.render().split("\n", allow_blank=True))
+        lines = self._lines[1]
+        if y >= len(lines):
+            return Strip.blank(self.size.width, self.visual_style.rich_style)
+        # (below y empty lines, which cost nothing: each cell of a line says where it is in
+        # the card, its row too, for a mouse selection)
+        return Visual.to_strips(self, Content("\n" * y) + lines[y], self.size.width, y + 1, self.visual_style)[y]
 
     def watch_inner(self) -> None:
         """A new width: the bar follows it now, not at the next drawing (a paused replay

@@ -21,6 +21,7 @@ from textual.reactive import reactive
 from ..record.look import LEADER_MARK, leader_text, role_look, rule_sentence, timer_label
 from .model import NodeView
 from .panel_text import HANG, PanelText, Row  # noqa: F401 (HANG: how far a wrapped line goes in, for tests)
+from .redraws import retitle
 
 
 class Internals(Protocol):
@@ -56,7 +57,7 @@ class NodePanel(VerticalScroll, can_focus=False):  # keys are the app's: arrows 
         """`internals` None: not known at this moment (a replay's re-run has not got
         there; or, `unknown` says why, never will be). Given with `unknown`, only its
         storage is known (a real node's, from its state file)."""
-        self.border_title = f"node {labels[node.id]}"
+        retitle(self, f"node {labels[node.id]}")
         self.text.labels = labels
         self._node_rows = rows(node, internals, now, labels, unknown, self.epoch_text, self.rules)
         self.text.rows = self._picked_rows + self._node_rows

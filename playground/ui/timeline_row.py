@@ -5,7 +5,8 @@ with the name of the algorithm that runs, so the screen always says what it show
 
 What it draws is its `span`: the timeline's history as far as it went (its markers and
 instants so far) and the instant shown; a new span (a marker, an instant, another
-history after a branch) redraws it."""
+history after a branch) redraws it if it moves a cell of the row (a new instant
+mostly moves none)."""
 
 from __future__ import annotations
 
@@ -28,11 +29,16 @@ class TimelineRow(Widget):
     TimelineRow { height: 1; padding: 0 1; }
     """
     # (the history, how many markers it has, how many instants, the instant shown); None: no instant yet
-    span: reactive[tuple[object, int, int, int] | None] = reactive(None)
+    span: reactive[tuple[object, int, int, int] | None] = reactive(None, repaint=False)
 
     def __init__(self, title: str):
         super().__init__()
         self.title = title  # the algorithm's name, for people
+        self._drawn: tuple | None = None  # the cells last drawn, and their width
+
+    def watch_span(self) -> None:
+        if self._cells() != self._drawn:
+            self.refresh()
 
     def show(self, history, position: int | None) -> None:
         """The timeline's history (its instants' times, its markers, which only grow) and
@@ -40,23 +46,34 @@ class TimelineRow(Widget):
         last = history.instants - 1
         self.span = None if last < 0 else (history, len(history.markers), last, last if position is None else position)
 
-    def render(self) -> Content:
-        title = Content.styled(f"{self.title} ", "b $primary")
-        width = max(1, self.content_size.width - title.cell_length)
+    def _title(self) -> Content:
+        return Content.styled(f"{self.title} ", "b $primary")
+
+    def _cells(self) -> tuple | None:
+        """The row's cells at its width: the markers' (column, kind) and the column shown
+        (None: no instant yet)."""
+        width = max(1, self.content_size.width - self._title().cell_length)
         if self.span is None:
-            return title
+            return None
         history, count, last, shown = self.span
         times = history.times
         span = times[last] or 1.0
-        cells: list[tuple[str, str]] = [("─", "$panel")] * width
         rank = {kind: i for i, kind in enumerate(MARKS)}
         placed: dict[int, str] = {}
         for marker in history.markers[:count]:
             column = min(width - 1, int(marker.t / span * (width - 1)))
             if column not in placed or rank[marker.kind] < rank[placed[column]]:
                 placed[column] = marker.kind
-                cells[column] = MARKS[marker.kind]
-        column = min(width - 1, int(times[shown] / span * (width - 1)))
-        glyph, _ = cells[column]
-        cells[column] = (glyph if glyph != "─" else "┃", "reverse b $accent")
+        return width, tuple(sorted(placed.items())), min(width - 1, int(times[shown] / span * (width - 1)))
+
+    def render(self) -> Content:
+        title, self._drawn = self._title(), self._cells()
+        if self._drawn is None:
+            return title
+        width, placed, shown = self._drawn
+        cells: list[tuple[str, str]] = [("─", "$panel")] * width
+        for column, kind in placed:
+            cells[column] = MARKS[kind]
+        glyph, _ = cells[shown]
+        cells[shown] = (glyph if glyph != "─" else "┃", "reverse b $accent")
         return Content.assemble(title, *cells)
