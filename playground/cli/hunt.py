@@ -176,10 +176,6 @@ def _write_finding(overwrite: bool, first: tuple[str, str, str], transcript: str
 
 
 def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from ..run.hunt import Hunt, Result, search  # (hypothesis: loaded once the arguments are good)
-    from ..run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text, searched_so_far
-    from ..run.wiring import run_headless
-
     low, high = parse_node_range(given(args.nodes, "2:8"), MAX_NODES)
     schedules, seconds = parse_budget(given(args.budget, "60s"))
     seed = seed_of(args.seed)
@@ -200,6 +196,10 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
         from ..run.hunt_cluster import need_distributed, on_cluster
 
         need_distributed()
+    from ..run.hunt import Hunt, Result, search  # (hypothesis: loaded once the arguments are good)
+    from ..run.hunt_report import HuntProgress, finding_line, nothing_line, scenario_text, searched_so_far
+    from ..run.wiring import run_headless
+
     hunt = Hunt(space, PROPERTIES[prop], seed, schedules, seconds)
     started = time.monotonic()
     latest: list[Result] = []  # the search so far, for a signal's line

@@ -3,6 +3,7 @@ palette switched its algorithm), a replay, the real view."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -80,15 +81,16 @@ def real_finished(app) -> int:
     return 0
 
 
-def replay_app(path: str, save_dir: str = ".", open_at: float | str | None = None):  # -> BullyApp (Textual loads only when wanted)
+def replay_app(path: str, save_dir: str = ".", open_at: float | str | None = None, *,
+               before_the_app: Callable[[], None] | None = None):  # -> BullyApp (Textual loads only when wanted)
     """The app on a saved transcript, at its end (or `open_at`: a time, or "violation",
     once read). The file's first block is read first (an empty or bad file is one line,
-    before any screen); the app reads the rest, showing its latest instant as it goes,
-    and ends with one line if a later line is bad."""
+    before any screen); then `before_the_app` checks what else the app needs (a terminal),
+    before the app's modules load; the app reads the rest, showing its latest instant as
+    it goes, and ends with one line if a later line is bad."""
     from ..record.reader import Reader
     from ..run.history import Loading
     from ..run.session import Session
-    from ..ui.app import BullyApp
 
     with Reader.open(path) as reader:
         session = Session.of(reader.header, (), path)
@@ -97,9 +99,13 @@ def replay_app(path: str, save_dir: str = ".", open_at: float | str | None = Non
         loading.take(loading.read(1))
         if not loading.history.instants:
             raise InputError(f"{path} has a header but no events: nothing to replay")
+        if before_the_app is not None:
+            before_the_app()
     except BaseException:
         loading.close()
         raise
+    from ..ui.app import BullyApp
+
     return BullyApp(session, paused=True, save_dir=save_dir, loading=loading, open_at=open_at)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.config import INSTANT, InputError, parse_number
+from ..core.config import INSTANT, parse_number
 from .live import replay_app
 from .output import finished, need_a_terminal
 from .verify import file_parser
@@ -19,11 +19,7 @@ def run(argv: list[str]) -> int:
     if args.at is not None:
         open_at = "violation" if args.at.strip().lower() == "violation" else \
             INSTANT.check(parse_number(args.at, "--at"), "--at")
-    app = replay_app(args.file, open_at=open_at)  # the file's first block is read and checked before anything else
-    try:
-        need_a_terminal("replay shows a transcript in the terminal app", "to check one, use verify; to draw one, export")
-    except InputError:
-        app.timeline.close_files()
-        raise
+    app = replay_app(args.file, open_at=open_at, before_the_app=lambda: need_a_terminal(
+        "replay shows a transcript in the terminal app", "to check one, use verify; to draw one, export"))
     app.run()
     return finished(app)

@@ -4,6 +4,7 @@ writes for a finding (the claim in its first lines, like the shipped ones)."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -14,7 +15,9 @@ from ..core.config import Workload, instant_text, to_seconds
 from ..core.monitor import PROPERTY_NAMES
 from .explore import steps_taken
 from .explore_network import network_text
-from .hunt import Finding, Hunt, Result, Searched
+
+if TYPE_CHECKING:  # (run.hunt loads hypothesis: an exhaustive hunt, or a refused one, does without)
+    from .hunt import Finding, Hunt, Result, Searched
 
 REFRESH = 0.2  # seconds between redraws
 
