@@ -1,13 +1,17 @@
 """The hunt's speed, and what it does not find in its model.
 
-    python bench/hunt.py [--schedules 10000] [--speed-only]
+    python bench/hunt.py [--schedules 10000] [--speed-schedules 1000] [--speed-only]
 
 1. Speed: schedules per second of N = 2..8 (the engine alone, no transcript, each run
    stopped at the first report of the property), for each election algorithm, with one
-   process and with two (this machine's cores). A search that finds nothing runs every
-   schedule to its end, so it is the slow case: the property is SLE1 (the ring, Garcia-
-   Molina, Stoller) or SLE2 (the epoch Bully, which does not claim SLE1, and classic,
-   which keeps neither, so its search ends at once).
+   process, with two (this machine's cores), and on a local Dask cluster of two worker
+   processes of one thread each (`hunt --scheduler`; started once, before the timing;
+   left out, saying why, without the cluster extra). A search that finds nothing runs
+   every schedule to its end, so it is the slow case: the property is SLE1 (the ring,
+   Garcia-Molina, Stoller) or SLE2 (the epoch Bully, which does not claim SLE1, and
+   classic, which keeps neither, so its search ends at once). Then the exhaustive
+   search's rate on the issue's search (Garcia-Molina, 3 nodes, timed, two faults:
+   bench/explore.py has the others), distinct states a second.
 2. No counterexample: each algorithm's claim, within the model (T >= 2 x max delay), with
    --schedules schedules (seed 1), twice: with crash, recover and elect only, and with
    every command it takes (join and leave too). Prints the finding, if any, as the
@@ -22,8 +26,13 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import resource
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -43,16 +52,83 @@ def timed(hunt: Hunt, workers: int):
     return result, time.perf_counter() - started
 
 
+def cpu_here() -> float:
+    """CPU seconds of this process and of its children that have ended (a pool's workers)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def timed_with_cpu(hunt: Hunt, workers: int):
+    """(result, wall seconds, CPU seconds of every process that took part)."""
+    wall, cpu = time.perf_counter(), cpu_here()
+    result = search(hunt, workers)
+    return result, time.perf_counter() - wall, cpu_here() - cpu
+
+
+def on_a_cluster(hunt: Hunt, address: str):
+    from playground.run.hunt_cluster import on_cluster
+
+    with on_cluster(address) as batches:  # (connecting is not timed: the cluster runs already)
+        workers = batches.client.run(_worker_cpu)
+        wall, cpu = time.perf_counter(), cpu_here()
+        result = search(hunt, batches=batches)
+        wall, cpu = time.perf_counter() - wall, cpu_here() - cpu
+        spent = sum(batches.client.run(_worker_cpu).values()) - sum(workers.values())
+        return result, wall, cpu + spent
+
+
+def _worker_cpu() -> float:
+    import psutil  # (distributed's own dependency)
+
+    times = psutil.Process().cpu_times()
+    return times.user + times.system
+
+
+@contextmanager
+def local_cluster() -> Iterator[str | None]:
+    """A local Dask cluster of two worker processes (one thread each): its address, or
+    None without the cluster extra."""
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        print("(no Dask cluster: pip install 'bully-tui[cluster]')")
+        yield None
+        return
+    started = time.perf_counter()
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
+                      silence_logs=logging.CRITICAL) as cluster:
+        print(f"(a local Dask cluster of 2 worker processes, started in {time.perf_counter() - started:.1f} s)")
+        yield cluster.scheduler_address
+
+
 def speed(schedules: int) -> None:
-    print(f"speed: {schedules:,} schedules each, N = 2..8, within the model")
-    print("| algorithm | property | 1 process | 2 processes |")
-    print("|---|---|---:|---:|")
-    for algorithm, prop in (*CLAIMS.items(), ("classic", SLE2)):
-        rates = []
-        for workers in (1, 2):
-            result, seconds = timed(Hunt(Space(algorithm), prop, 1, schedules), workers)
-            rates.append(f"{result.searched.runs / seconds:,.0f}/s")
-        print(f"| {algorithm} | {prop} | {rates[0]} | {rates[1]} |", flush=True)
+    print(f"speed: {schedules:,} schedules each, N = 2..8, within the model; schedules a second of wall time "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores), and a second of CPU, every process "
+          "that took part (on a shared machine, the steadier figure)")
+    with local_cluster() as address:
+        print("| algorithm | property | 1 process | 2 processes | Dask cluster of 2 |")
+        print("|---|---|---:|---:|---:|")
+        for algorithm, prop in (*CLAIMS.items(), ("classic", SLE2)):
+            hunt = Hunt(Space(algorithm), prop, 1, schedules)
+            runs = [timed_with_cpu(hunt, 1), timed_with_cpu(hunt, 2),
+                    *([on_a_cluster(hunt, address)] if address else [])]
+            rates = [f"{r.searched.schedules / wall:,.0f}/s ({r.searched.schedules / cpu:,.0f}/s CPU)"
+                     for r, wall, cpu in runs] + ["-"] * (3 - len(runs))
+            print(f"| {algorithm} | {prop} | {' | '.join(rates)} |", flush=True)
+    exhaustive_rate()
+
+
+def exhaustive_rate() -> None:
+    from playground.core.config import ClusterConfig
+    from playground.run.explore import Bounds, Model, explore
+
+    edge = ClusterConfig(timeout=4, delay_min=1, delay_max=2, probe_interval=0)
+    wall, cpu = time.perf_counter(), time.process_time()
+    _, explored = explore(Model("garcia-molina", 3, edge, True), None, Bounds(faults=2))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(f"exhaustive: Garcia-Molina, 3 nodes, timed, two faults: {explored.states:,} states in {wall:.1f} s "
+          f"({cpu:.1f} s of CPU): {explored.states / wall:,.0f} states/s ({explored.states / cpu:,.0f} a second of CPU)",
+          flush=True)
 
 
 def claims(schedules: int) -> None:
@@ -92,13 +168,14 @@ def exhaustive() -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--schedules", type=int, default=10_000)
+    p.add_argument("--speed-schedules", type=int, default=1000, help="schedules of each speed search")
     p.add_argument("--speed-only", action="store_true")
     p.add_argument("--exhaustive-only", action="store_true")
     args = p.parse_args()
     if args.exhaustive_only:
         exhaustive()
         return
-    speed(1000)
+    speed(args.speed_schedules)
     if not args.speed_only:
         claims(args.schedules)
         exhaustive()
