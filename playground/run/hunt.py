@@ -35,6 +35,7 @@ Rules:
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import signal
 import time
@@ -44,6 +45,9 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Protocol, Self
 
+# Hypothesis runs every package's plugin as it loads; trio's loads pytest (0.2 s of CPU per
+# hunt) to seed a scheduler the hunt never runs. (In the suite it is loaded already.)
+os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
 from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
