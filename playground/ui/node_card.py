@@ -54,10 +54,40 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
     """A compact cell; or a full card's three lines, `width` cells wide: a card wider than
     the least has room for longer names, and the epoch written as its algorithm writes
     it (`epoch_text`, which a full card needs)."""
+    if compact:
+        glyph, colour, gap, leader = _status_parts(n, key, labels)
+        ident = (f"{labels[n.id]:>{digits}}", "b" if n.up else "$text-disabled")
+        return Content.assemble(ident, " ", (glyph, colour), *leader, gap, (key[5], "$text-muted"))
+    return Content("\n").join([card_line(n, key, y, labels, width, epoch_text) for y in range(len(LINES))])
+
+
+def card_line(n: NodeView, key: tuple, y: int, labels: dict[int, str], width: int = FULL_WIDTH - 3,
+              epoch_text: Callable[[int], str] | None = None) -> Content:
+    """Line `y` of a full card (LINES says what each shows)."""
+    if y == 1:
+        name, bar, left = key[4], key[5], key[7]
+        if not name:
+            return Content("")
+        # Tenths while they matter; whole seconds from 10 s on, so the time keeps to 4 cells.
+        seconds = f"{left:.1f}s" if left < 10 else f"{left:.0f}s"
+        room = width - len(bar) - 6
+        return Content.assemble(f"{timer_label(name, labels, room):<{room}} ", (bar, "$primary"), f" {seconds:>4}")
+    if y == 2:
+        sent, received, epoch, waiting = key[8:]
+        return Content.assemble((f"↑{sent:,} ↓{received:,} {epoch_text(epoch)}", "$text-muted"),
+                                *(((f" ⏸{waiting}", "b $warning"),) if waiting else ()))
+    glyph, colour, gap, leader = _status_parts(n, key, labels)
+    room = width - len(labels[n.id]) - 3 - Content.assemble(*leader).cell_length
+    status = (short_status(n.status, max(8, room)), colour if n.up else f"{colour} strike")
+    return Content.assemble((labels[n.id], "b"), gap, (f"{glyph} ", colour), status, *leader)
+
+
+def _status_parts(n: NodeView, key: tuple, labels: dict[int, str]) -> tuple:
+    """What a card's status line and a compact cell share: the role's glyph and colour,
+    the critical section's badge (or a space) and the leader."""
     glyph, colour = role_look(n.role)
-    name, bar, cs = key[4], key[5], key[6]
     # In or waiting for the critical section: a glyph where a space was (the same width).
-    badge = cs_badge(cs)
+    badge = cs_badge(key[6])
     gap = (badge[0], f"b {badge[1]}") if badge else " "
     if not n.up:
         leader: tuple = ("",)
@@ -65,21 +95,7 @@ def card_content(n: NodeView, key: tuple, compact: bool, labels: dict[int, str],
         leader = (" ", (LEADER_MARK, "b $secondary"))
     else:
         leader = (f" {leader_text(n.leader, labels)}",)
-    if compact:
-        ident = (f"{labels[n.id]:>{digits}}", "b" if n.up else "$text-disabled")
-        return Content.assemble(ident, " ", (glyph, colour), *leader, gap, (bar, "$text-muted"))
-    left, sent, received, epoch, waiting = key[7:]
-    room = width - len(labels[n.id]) - 3 - Content.assemble(*leader).cell_length
-    status = (short_status(n.status, max(8, room)), colour if n.up else f"{colour} strike")
-    first = Content.assemble((labels[n.id], "b"), gap, (f"{glyph} ", colour), status, *leader)
-    # Tenths while they matter; whole seconds from 10 s on, so the time keeps to 4 cells.
-    seconds = f"{left:.1f}s" if left < 10 else f"{left:.0f}s"
-    room = width - len(bar) - 6
-    second = (Content.assemble(f"{timer_label(name, labels, room):<{room}} ", (bar, "$primary"), f" {seconds:>4}")
-              if name else Content(""))
-    third = Content.assemble((f"↑{sent:,} ↓{received:,} {epoch_text(epoch)}", "$text-muted"),
-                             *(((f" ⏸{waiting}", "b $warning"),) if waiting else ()))
-    return Content("\n").join([first, second, third])
+    return glyph, colour, gap, leader
 
 
 class NodeCard(Widget):
@@ -93,7 +109,6 @@ class NodeCard(Widget):
         self.labels = labels
         self.epoch_text = epoch_text  # the algorithm's way of writing an epoch (a group, for the Invitation's)
         self._now = 0.0  # the time it was last shown at
-        self._lines: tuple[tuple | None, list[Content]] = (None, [])  # ((key, inner), the lines it makes)
 
     def show(self, now: float, selected: bool) -> None:
         self.set_class(selected, "selected")
@@ -119,14 +134,12 @@ class NodeCard(Widget):
         drawing a card."""
         if self.text_selection is not None:  # (a selection is drawn across the lines: the whole card)
             return super().render_line(y)
-        if self._lines[0] != (self.key, self.inner):
-            self._lines = ((self.key, self.inner), self.render().split("\n", allow_blank=True))
-        lines = self._lines[1]
-        if y >= len(lines):
+        if self.key is None or y >= len(LINES):
             return Strip.blank(self.size.width, self.visual_style.rich_style)
+        line = card_line(self.node, self.key, y, self.labels, self.inner, self.epoch_text)
         # (below y empty lines, which cost nothing: each cell of a line says where it is in
         # the card, its row too, for a mouse selection)
-        return Visual.to_strips(self, Content("\n" * y) + lines[y], self.size.width, y + 1, self.visual_style)[y]
+        return Visual.to_strips(self, Content("\n" * y) + line, self.size.width, y + 1, self.visual_style)[y]
 
     def watch_inner(self) -> None:
         """A new width: the bar follows it now, not at the next drawing (a paused replay
