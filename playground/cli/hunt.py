@@ -39,7 +39,7 @@ EXHAUSTIVE_DEFAULTS = ClusterConfig(timeout=4.0, probe_interval=0.0, delay_min=1
 EXHAUSTIVE_MOST_NODES = 4
 EXHAUSTIVE_ONLY = ("async_", "timeout", "coordinator_timeout", "delay", "probe_interval", "faults", "depth", "max_states",
                    "midpoint", "elects", "requests", "joins", "leaves", "cs_hold", "network", "drops", "duplicates")
-RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "link_faults", "workers", "scheduler")
+RANDOM_ONLY = ("budget", "seed", "break_synchrony", "commands", "link_faults", "scheduler")
 
 
 def _parser():
@@ -52,6 +52,8 @@ def _parser():
                    "BASE.jsonl; default hunt-ALGORITHM-PROPERTY, numbered if taken")
     p.add_argument("--overwrite", action="store_true", help="let -o replace existing files")
     p.add_argument("--open", action="store_true", help="open the finding in the app, paused at its first violation")
+    p.add_argument("--workers", metavar="W", help=f"processes sharing the search (default: the machine's cores, "
+                   f"{os.cpu_count() or 1}; --exhaustive: 1); the finding and the counts do not depend on it")
     random = p.add_argument_group("a random search (the default)")
     random.add_argument("--budget", metavar="B", help="how long to search: seconds (60s, 5m) or a number of schedules "
                         "(5000: the same --seed then gives the same finding, byte for byte); default 60s")
@@ -63,8 +65,6 @@ def _parser():
     random.add_argument("--link-faults", metavar="F,...", help=f"what the links may do besides lossless FIFO: "
                         f"{', '.join(LINK_FAULTS)} (each drawn per schedule, none first: a finding keeps only those it "
                         f"needs; default none)")
-    random.add_argument("--workers", metavar="W", help=f"processes sharing the search (default: the machine's cores, "
-                        f"{os.cpu_count() or 1}); the finding does not depend on it")
     random.add_argument("--scheduler", metavar="ADDRESS", help="run the search on a Dask cluster, its scheduler at "
                         "tcp://HOST:PORT (the extra bully-tui[cluster]); the finding is the same as on one process")
     every = p.add_argument_group("an exhaustive search: every run of a tiny cluster, up to the bounds")
@@ -288,6 +288,7 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
                     duplicates=parse_whole(given(args.duplicates, "1"), "--duplicates", 1, 10))
     hold = Workload().hold[0] if args.cs_hold is None else CS_HOLD.check(parse_number(args.cs_hold, "--cs-hold"),
                                                                             "--cs-hold")
+    workers = parse_whole(given(args.workers, "1"), "--workers", 1, 64)
     path, transcript = _outputs(args, default, (".scenario" if network else ".txt", ".jsonl"))
     _terminal_to_open(args)
     warn(config)
@@ -295,7 +296,7 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
         model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint, hold=hold, network=network)
         with ExploreProgress() if sys.stderr.isatty() else nullcontext() as progress, interrupt.checked():
-            found, explored = explore(model, wanted, bounds, progress)
+            found, explored = explore(model, wanted, bounds, progress, workers)
         if found is not None:
             claim = steps_line(model, found, path, transcript).split("; the steps")[0]  # (the line, without the files)
             comments = [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}", f"Claim: {claim}."]

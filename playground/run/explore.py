@@ -51,8 +51,7 @@ Rules:
 from __future__ import annotations
 
 import sys
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from protocol import machine
@@ -145,54 +144,104 @@ class Counterexample:
 
 
 def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
-            on_progress: Callable[[Explored], None] | None = None) -> tuple[Counterexample | None, Explored]:
+            on_progress: Callable[[Explored], None] | None = None,
+            workers: int = 1) -> tuple[Counterexample | None, Explored]:
     """Search breadth first for a run that breaks `prop` (None: any safety property):
-    rule 2, with rule 3's bounds. A signal is raised between two states (the caller
-    may take the signals `interrupt.checked()`)."""
+    rule 2, with rule 3's bounds; on `workers` processes, once a level is wide enough to
+    share (explore_workers.py: the same search, the same finding). A signal is raised
+    between two states (the caller may take the signals `interrupt.checked()`)."""
     explored = Explored()
     seen: set[bytes] = set()
-    frontier: deque[Node] = deque()
     search, state, trail = _start(model, prop, bounds, explored)
     stepper = search.stepper
-    violation = broken(stepper.h, prop)  # (asynchronous: the start-up's instant is over)
-    if violation is not None:
-        return Counterexample(violation.property, describe(violation), trail.steps()), explored
-    choices = delays(search, state, {})
-    for arrivals in choices:
-        frontier.append((state, arrivals, NOTHING_SPENT, trail))
-    state.waiting = len(choices)
     try:
-        while frontier:
-            interrupt.raise_if_stopped()
-            node = frontier.popleft()
-            parent = node[0]
-            parent.waiting -= 1
-            if node[3].depth >= bounds.depth:  # rule 3
-                explored.bound = "depth"
-                continue
-            for child, spent, trail, choices, violation in successors(search, node):
-                if violation is not None:
-                    return Counterexample(violation.property, describe(violation), trail.steps()), explored
-                for arrivals in choices:
-                    explored.steps += 1
-                    key = stepper.key(child, arrivals, spent)
-                    if key in seen:  # rule 1
-                        continue
-                    seen.add(key)
-                    explored.states += 1
-                    explored.deepest = max(explored.deepest, trail.depth)
-                    if explored.states >= bounds.most:
-                        explored.bound = "states"
-                        return None, explored
-                    if on_progress is not None and explored.states % 1000 == 0:
-                        on_progress(explored)
-                    frontier.append((child, arrivals, spent, trail))
-                    child.waiting += 1
-            if not parent.waiting:
-                parent.taken = None  # (its successors are all made: explore_steps' rule 4)
+        violation = broken(stepper.h, prop)  # (asynchronous: the start-up's instant is over)
+        if violation is not None:
+            return Counterexample(violation.property, describe(violation), trail.steps()), explored
+        choices = delays(search, state, {})
+        level: list[Node] = [(state, arrivals, NOTHING_SPENT, trail) for arrivals in choices]
+        state.waiting = len(choices)
+        while level:
+            if workers > 1 and len(level) >= SHARED_FROM * workers:
+                from .explore_workers import shared
+
+                return shared(search, level, seen, workers, on_progress)
+            found, level = _level(search, level, seen, on_progress)
+            if found is not None or level is None:
+                return found, explored
         return None, explored
     finally:
         explored.seen_bytes = _seen_bytes(seen) + stepper.table_bytes()
+
+
+SHARED_FROM = 64  # entries of a level for each worker, before the level is shared (smaller ones: not worth it)
+DEPTH, HORIZON = "depth", "horizon"  # what `grow` says of a node past the depth, and when the horizon was reached
+
+
+def _level(search: Search, level: list[Node], seen: set[bytes],
+           on_progress: Callable[[Explored], None] | None) -> tuple[Counterexample | None, list[Node] | None]:
+    """One level of the search, in order: (a finding, the next level; None: the search
+    is over)."""
+    explored, stepper, most = search.explored, search.stepper, search.bounds.most
+    after: list[Node] = []
+    for node in level:
+        interrupt.raise_if_stopped()
+        for item in grow(search, node):
+            if type(item) is not tuple:
+                if type(item) is Counterexample:
+                    return item, None
+                explored.bound = item
+                continue
+            child, spent, trail, choices = item
+            for arrivals in choices:
+                new = visit(explored, seen, stepper.key(child, arrivals, spent), trail.depth, most, on_progress)
+                if new is None:
+                    return None, None
+                if new:
+                    after.append((child, arrivals, spent, trail))
+                    child.waiting += 1
+    return None, after
+
+
+def grow(search: Search, node: Node) -> Iterator[tuple | Counterexample | str]:
+    """A node's successors, in order: (state, what it has used, its steps, its choices of
+    arrivals) each, a finding (the last), or a bound reached (DEPTH, HORIZON) where it
+    was (rule 3)."""
+    parent = node[0]
+    parent.waiting -= 1
+    if node[3].depth >= search.bounds.depth:  # rule 3
+        yield DEPTH
+        return
+    for child, spent, trail, choices, violation in successors(search, node):
+        if search.horizon_met:  # (on the way to this one)
+            search.horizon_met = False
+            yield HORIZON
+        if violation is not None:
+            yield Counterexample(violation.property, describe(violation), trail.steps())
+            return
+        yield child, spent, trail, choices
+    if search.horizon_met:
+        search.horizon_met = False
+        yield HORIZON
+    if not parent.waiting:
+        parent.taken = None  # (its successors are all made: explore_steps' rule 4)
+
+
+def visit(explored: Explored, seen: set[bytes], key: bytes, depth: int, most: int,
+          on_progress: Callable[[Explored], None] | None) -> bool | None:
+    """A state one step on (rule 1): whether it is new (None: the states bound is reached)."""
+    explored.steps += 1
+    if key in seen:
+        return False
+    seen.add(key)
+    explored.states += 1
+    explored.deepest = max(explored.deepest, depth)
+    if explored.states >= most:
+        explored.bound = "states"
+        return None
+    if on_progress is not None and explored.states % 1000 == 0:
+        on_progress(explored)
+    return True
 
 
 def steps_taken(steps: tuple[str, ...]) -> int:

@@ -56,7 +56,7 @@ from ..core.work import DELIVERY, TIMER, Deliver, Fire
 from .explore_values import SKIP, canonical, canonical_object, copy_object, size_of
 from .harness import Harness
 
-__all__ = ["SKIP", "State", "Stepper"]
+__all__ = ["SKIP", "Pending", "State", "Stepper"]
 
 Link = tuple[int, int]
 Members = tuple[tuple[int, ...], frozenset[int], frozenset[int], int]
@@ -85,6 +85,14 @@ class State:
         self.waiting = 0  # the search's: its entries on the frontier
 
 
+class Pending:
+    """A worker's number for a form the search had not met (explore_workers.py): which
+    number it is, the search's process says once the worker's level is made, so that
+    every process numbers alike (rule 4)."""
+
+    __slots__ = ("number",)
+
+
 class Stepper:
     """The template engine (a booted harness), stepped through states; the numbering of rule 4."""
 
@@ -102,6 +110,9 @@ class Stepper:
         self._state: State | None = None  # the state in the engine, if it was put there
         self._monitor_of: object | None = None  # the state's monitor the engine's equals, while it does
         self._members_of: Members | None = None  # the state's members the engine's roster holds, while it does
+        # A worker's (explore_workers.py): the forms it numbered Pending, in the order met,
+        # each as (a host's or a message's, form, its Pending).
+        self.pending: list[tuple[bool, object, Pending]] | None = None
 
     def start(self) -> State:
         """The state the engine is in now (the cluster, booted)."""
@@ -253,6 +264,8 @@ class Stepper:
                 parts.append(number)
                 flying.append(msg_id)
             parts.append(None)  # (the link's end)
+        if self.pending is not None:  # (a worker's: its Pending numbers are known by now)
+            parts = [part.number if type(part) is Pending else part for part in parts]
         form = state._form = (hashlib.blake2b(marshal.dumps(tuple(parts), 0), digest_size=16), tuple(flying))
         return form
 
@@ -271,14 +284,27 @@ class Stepper:
         form = (host.up, canonical(host.storage), None if m is None else canonical_object(m))
         number = self._hosts.get(form)
         if number is None:
-            number = self._hosts[form] = len(self._hosts)
+            number = self._hosts[form] = self._new(self._hosts, True, form)
         return number
 
     def _number(self, msg: Message) -> int:
         number = self._messages.get(msg)
         if number is None:
-            number = self._messages[msg] = len(self._messages)
+            number = self._messages[msg] = self._new(self._messages, False, msg)
         return number
+
+    def _new(self, table: dict, host: bool, form: object) -> int | Pending:
+        if self.pending is None:
+            return len(table)
+        number = Pending()
+        self.pending.append((host, form, number))
+        return number
+
+    def numbers(self, forms: list[tuple[bool, object]]) -> list[int]:
+        """The search's process: the number of each form a worker met, a host's or a
+        message's, in the order given (one it has not met yet: the next)."""
+        tables = {True: self._hosts, False: self._messages}
+        return [tables[host].setdefault(form, len(tables[host])) for host, form in forms]
 
 
 def _same(a: object, b: object) -> bool:

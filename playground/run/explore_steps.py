@@ -109,6 +109,7 @@ class Search:
     horizon_us: int
     liveness: bool  # rule 3
     network: frozenset[str] = frozenset()  # rule 5: what the network may do besides lossless FIFO
+    horizon_met: bool = False  # timed: an action was past the horizon (explore.grow tells the search)
 
 
 def successors(search: Search, node: Node) -> Iterator[tuple[State, tuple[int, ...], Trail, list, ViolationEvent | None]]:
@@ -204,7 +205,7 @@ def timed_next(search: Search, state: State, arrivals: dict[int, int]) -> tuple 
         return ("at", search.bounds.horizon) if judged else None
     t_us, kind, i, src, name = min(due)
     if t_us > search.horizon_us:
-        search.explored.bound = "horizon"
+        search.horizon_met = True
         return ("at", search.bounds.horizon) if state.now_us < search.horizon_us else None
     return ("deliver", src, i, name, t_us) if kind == 0 else ("fire", i, name, t_us)
 

@@ -267,9 +267,10 @@ class _Form:
     it keeps sorted): one per class and set of names, so that the form itself stands
     for them in a canonical tuple (it hashes and compares as itself)."""
 
-    __slots__ = ("get", "names", "size")
+    __slots__ = ("get", "key", "names", "size")
 
-    def __init__(self, names: tuple[str, ...], size: int, slots: bool):
+    def __init__(self, key: object, names: tuple[str, ...], size: int, slots: bool):
+        self.key = key  # (in _FORMS: the class with slots, or the class and its names)
         self.names, self.size = names, size
         if len(names) > 1:
             self.get = (operator.attrgetter if slots else operator.itemgetter)(*names)
@@ -277,6 +278,19 @@ class _Form:
             self.get = lambda value: tuple(getattr(value, name, None) for name in names)
         else:
             self.get = lambda parts: tuple(parts[name] for name in names)
+
+    def __reduce__(self) -> tuple:
+        """Sent to another process (explore_workers.py), it is that process's form for the
+        same class and names: a form compares as itself."""
+        return _form_of, (self.key, self.names, self.size)
+
+
+def _form_of(key: object, names: tuple[str, ...], size: int) -> _Form:
+    """The form of `key` (a class with slots, or a class and its names) in this process."""
+    form = _FORMS.get(key)
+    if form is None:
+        form = _FORMS[key] = _Form(key, names, size, type(key) is type)
+    return form
 
 
 _FORMS: dict[object, _Form] = {}  # (class, names) -> its form; class -> the form last used
@@ -295,11 +309,11 @@ def canonical_object(value: object) -> tuple:
             values = None
         if values is None:
             names = tuple(sorted(k for k in parts if k not in SKIP))
-            form = _FORMS[t] = _FORMS.setdefault((t, names), _Form(names, len(parts), False))
+            form = _FORMS[t] = _FORMS.setdefault((t, names), _Form((t, names), names, len(parts), False))
             values = form.get(parts)
     else:
         if form is None:
-            form = _FORMS[t] = _Form(_slots(t), 0, True)
+            form = _FORMS[t] = _Form(t, _slots(t), 0, True)
         try:
             values = form.get(value)
         except AttributeError:

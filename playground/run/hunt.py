@@ -37,7 +37,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -61,6 +60,7 @@ from ..core.engine import Engine, steps
 from ..core.events import ViolationEvent
 from ..core.monitor import describe
 from . import interrupt
+from .forked import worker_ignores_signals as _worker_ignores_signals
 from .hunt_space import Space
 from .session import Session
 
@@ -422,13 +422,3 @@ class _Pool:
 
     def drop(self, indices: set[int]) -> None:
         pass  # (a pool's task cannot be taken back: what it returns is not counted, `search`)
-
-
-def _worker_ignores_signals() -> None:
-    """A worker leaves Ctrl-C and the terminal's closing to the hunt (they reach the
-    whole process group), which ends its workers itself, with SIGTERM. (It starts with
-    them blocked: `search`.)"""
-    for signum in (signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupt.SIGNALS)
