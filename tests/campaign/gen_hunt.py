@@ -132,6 +132,18 @@ def gen_hunt(b: Builder) -> None:
     b.add(f"fsize:hunt-finding-{limit}", "hunt", split_brain, WRITE_ERROR, fsize=limit, outputs=dict(found))
     gen_hunt_signals(b, found, steps)
     gen_hunt_network(b)
+    gen_hunt_exhaustive_workers(b, steps)
+
+
+def gen_hunt_exhaustive_workers(b: Builder, steps: dict[str, str]) -> None:
+    """The exhaustive search's --workers (issue 34). (It draws nothing: the cases before
+    it keep their draws.)"""
+    for bad in ("0", "65", "two", ""):
+        b.add(f"hunt-exhaustive-workers-refused:{bad or 'empty'}", "hunt", ["hunt", "--exhaustive", "--workers", bad],
+              REFUSE, names="--workers")
+    b.add("hunt-valid:exhaustive-2-workers", "hunt", ["hunt", "--exhaustive", "--workers", "2", "--algorithm",
+                                                      "garcia-molina", "--faults", "1", "--max-states", "4000", "-o", "f"],
+          SEARCHED, outputs=dict(steps))
 
 
 NETWORK_OPTIONS = {  # the exhaustive search's network: each fault's bound
