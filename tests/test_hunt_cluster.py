@@ -132,13 +132,29 @@ def one_line(capsys) -> str:
 
 @needs_distributed
 def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch, capsys):
-    with socket.socket() as s:  # a port nobody listens on
+    with socket.socket() as s:  # a port nobody listens on: said at once
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.chdir(tmp_path)
     assert main(["hunt", "--scheduler", f"127.0.0.1:{port}", "--budget", "100"]) == 2
+    assert one_line(capsys) == (f"bully-tui: error: --scheduler tcp://127.0.0.1:{port}: nothing listens there "
+                                "(start a Dask scheduler there: dask scheduler)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_distributed
+def test_a_port_that_listens_but_never_answers_is_one_line_within_its_bound(tmp_path, monkeypatch, capsys):
+    from playground.run import hunt_cluster
+
+    monkeypatch.setattr(hunt_cluster, "CONNECT_WITHIN", 1.0)
+    monkeypatch.chdir(tmp_path)
+    with socket.socket() as silent:  # (accepts connections, and says nothing)
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        assert main(["hunt", "--scheduler", f"127.0.0.1:{port}", "--budget", "100"]) == 2
     assert one_line(capsys) == (f"bully-tui: error: --scheduler tcp://127.0.0.1:{port}: no Dask scheduler answered "
-                                "within 10 s (start one there: dask scheduler)\n")
+                                "within 1 s (start one there: dask scheduler)\n")
     assert list(tmp_path.iterdir()) == []
 
 

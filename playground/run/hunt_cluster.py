@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import platform
+import socket
 import queue
 import threading
 import uuid
@@ -154,6 +155,7 @@ def on_cluster(address: str) -> Iterator[ClusterBatches]:
     from distributed import Client
 
     _quiet()
+    _reachable(address)
     try:
         client = Client(address, timeout=CONNECT_WITHIN, set_as_default=False)
     except (OSError, TimeoutError):
@@ -174,6 +176,28 @@ def on_cluster(address: str) -> Iterator[ClusterBatches]:
             batches.cancel_all()
         finally:
             client.close(timeout=CLOSE_WITHIN)
+
+
+def _reachable(address: str) -> None:
+    """Whether a Dask scheduler is there, said within CONNECT_WITHIN: where nothing listens
+    at once, and where something listens but does not speak first as a scheduler does (its
+    handshake, on tcp), when the bound is over. Dask's client would try a refused port
+    again and again, and wait for ever on one that never answers."""
+    scheme, _, rest = address.partition("://")
+    host, _, port = rest.rpartition(":")
+    silent = InputError(f"--scheduler {address}: no Dask scheduler answered within {CONNECT_WITHIN:g} s (start one "
+                        "there: dask scheduler)")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_WITHIN) as probe:
+            if scheme == "tcp" and not probe.recv(1):  # (tls: the client speaks first)
+                raise silent
+    except ConnectionRefusedError:
+        raise InputError(f"--scheduler {address}: nothing listens there (start a Dask scheduler there: "
+                         "dask scheduler)") from None
+    except TimeoutError:
+        raise silent from None
+    except OSError:
+        pass  # (no route, or a name that does not resolve: the client says it)
 
 
 def _quiet() -> None:
