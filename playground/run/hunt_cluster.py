@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import logging
 import platform
-import socket
 import queue
+import socket
 import threading
 import uuid
 import warnings
