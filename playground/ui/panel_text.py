@@ -29,13 +29,21 @@ class PanelText(Widget):
     def __init__(self):
         super().__init__()
         self.labels: Mapping[int, str] = {}
+        self._made: tuple[tuple | None, list[Content]] = (None, [])  # ((rows, width, labels), the lines)
 
     def watch_rows(self) -> None:
         if len(self.lines(self.content_size.width)) != self.size.height:  # (a layout only when its height changes)
             self.refresh(layout=True)
 
     def lines(self, width: int) -> list[Content]:
-        """Each row at `width`: its list shortened to the room left, wrapped with a hanging indent."""
+        """Each row at `width`: its list shortened to the room left, wrapped with a hanging indent
+        (made once for its rows and width: the height, the layout and the drawing each ask)."""
+        key = (self.rows, width, len(self.labels))
+        if self._made[0] != key:
+            self._made = (key, self._wrapped(width))
+        return self._made[1]
+
+    def _wrapped(self, width: int) -> list[Content]:
         width = max(width, HANG + 8)
         out = []
         for markup, items in self.rows:
