@@ -20,6 +20,7 @@ from playground.core.commands import (
     FireTimer,
     LeaveByHand,
 )
+from playground.core.command_lines import parse_command
 from playground.core.config import ClusterConfig, Faults, to_us
 from playground.core.engine import run_sync
 from playground.core.faults import clock_rate
@@ -93,6 +94,29 @@ def test_a_by_hand_session_is_saved_read_back_and_verified(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_a_ring_timer_of_several_words_fired_by_hand_is_saved_verified_and_written_as_a_line(tmp_path, capsys):
+    """The ring's hop timers are named "hop_wait K N": fired by hand, the command keeps the
+    name, the transcript reads back and verifies, and the scenario line the exhaustive
+    hunt writes for it (`fire 2 hop_wait 3 1`) is read as the same command."""
+    engine, events = make_engine(3, ClusterConfig(), seed=1, algorithm="ring")
+    engine.submit(EnterByHand(), "user", 0)
+    run_sync(engine, 0.0)
+    while not any(n.startswith("hop_wait ") for h in engine.hosts.values() for n in h.timers):
+        engine.submit(DeliverMessage(engine.links.flights()[0].id), "user", engine.now_us + 1)
+        run_sync(engine, (engine.now_us + 1) / 1e6)
+    node, name = next((i, n) for i, h in engine.hosts.items() for n in h.timers if n.startswith("hop_wait "))
+    engine.submit(FireTimer(node, name), "user", engine.now_us + 1)
+    run_sync(engine, (engine.now_us + 1) / 1e6)
+    path = tmp_path / "ring.jsonl"
+    with open(path, "wb") as f:
+        Recorder(f, Header("ring", list(engine.ids), 1, ClusterConfig()))(events)
+    fired = [e.args for e in load(str(path)).events if e.kind == "command" and e.command == "fire"]
+    assert fired == [(node, name)] and len(name.split()) == 3
+    assert main(["verify", str(path)]) == 0
+    capsys.readouterr()
+    assert parse_command(f"fire {node} {name}".split(), (1, 2, 3)) == FireTimer(node, name)
+
+
 @pytest.mark.parametrize(("args", "error"), [
     (["--loss", "1.5"], "--loss must be a probability from 0 to 1, not 1.5"),
     (["--loss", "nan"], "--loss must be a finite number, not 'nan'"),
@@ -103,7 +127,7 @@ def test_a_by_hand_session_is_saved_read_back_and_verified(tmp_path, capsys):
                                      "can overtake")),
     (["--at", "5 lossy 1 9 0.5"], "--at '5 lossy 1 9 0.5': there is no node 9 (nodes are 1..5)"),
     (["--at", "5 lossy 1 2 2"], "probability must be a probability from 0 to 1, not 2"),
-    (["--at", "5 fire 1 Election!"], "fire: a timer's name is a word such as election or probe, not 'Election!'"),
+    (["--at", "5 fire 1 Election!"], "fire: a timer's name is a word such as election or probe (the ring's: hop_wait K N), not 'Election!'"),
     (["--real", "--reorder", "--delay", "0:1"], ("--real does not take --reorder: TCP hands each connection's messages "
                                                  "over in the order sent, so real links reorder nothing")),
 ])

@@ -68,11 +68,13 @@ def parse_command(words: list[str], ids: tuple[int, ...], seed: int = 1) -> Comm
     if cls is None:
         raise InputError(f"unknown command {shown(words[0])} (expected one of: {', '.join(COMMANDS)})")
     typed = sum(t.typed for t in cls.takes)
-    if len(args) != typed:
+    rest = bool(cls.takes) and cls.takes[-1] is TIMER  # (a timer's name may be several words, the line's last)
+    if len(args) != typed and not (rest and len(args) > typed):
         raise InputError(f"{name} takes {arguments_count(typed)}: {USAGE[name]}")
     values: list = []
-    for takes in cls.takes:
-        mine, args = args[:takes.typed], args[takes.typed:]
+    for k, takes in enumerate(cls.takes):
+        last = rest and k == len(cls.takes) - 1
+        mine, args = (args, []) if last else (args[:takes.typed], args[takes.typed:])
         values += _parsed(takes, mine, ids, seed, name)
     return from_words(name, tuple(values))
 
@@ -97,9 +99,11 @@ def _parsed(takes: Takes, words: list[str], ids: tuple[int, ...], seed: int, nam
     if takes is MESSAGE:
         return [parse_whole(words[0], "message id", 0)]
     if takes is TIMER:
-        if not TIMER_NAME.fullmatch(words[0]):
-            raise InputError(f"{name}: a timer's name is a word such as election or probe, not {shown(words[0])}")
-        return [words[0]]
+        timer = " ".join(words)
+        if not TIMER_NAME.fullmatch(timer):
+            raise InputError(f"{name}: a timer's name is a word such as election or probe (the ring's: hop_wait K N), "
+                             f"not {shown(timer)}")
+        return [timer]
     return [next_id(ids, seed)]  # NEWCOMER
 
 

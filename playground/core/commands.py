@@ -63,8 +63,8 @@ SECONDS = Takes("T", 1, 1)
 DELAY = Takes("MIN[:MAX]", 1, 2)
 PROBABILITY = Takes("P", 1, 1)  # from 0 to 1
 MESSAGE = Takes("ID", 1, 1)  # a message in flight, by the id the trace gave it
-TIMER = Takes("NAME", 1, 1)  # a timer of the node named before it
-TIMER_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+TIMER = Takes("NAME", 1, 1)  # a timer of the node named before it: the rest of the line (ring: "hop_wait 3 7")
+TIMER_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}( [a-z0-9_]{1,20}){0,4}")
 NEWCOMER = Takes("", 0, 1)  # a new node's id: made when the line is read, recorded
 
 
