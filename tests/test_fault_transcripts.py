@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from playground.cli import main
+from playground.core.command_lines import parse_command
 from playground.core.commands import (
     Crash,
     DeliverMessage,
@@ -20,7 +21,6 @@ from playground.core.commands import (
     FireTimer,
     LeaveByHand,
 )
-from playground.core.command_lines import parse_command
 from playground.core.config import ClusterConfig, Faults, to_us
 from playground.core.engine import run_sync
 from playground.core.faults import clock_rate
@@ -274,8 +274,8 @@ def test_a_by_hand_command_of_a_scenario_that_cannot_run_is_a_warning_and_not_re
                  "--transcript", str(path)]) == 0
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [
-        "bully-tui: warning: at 5 s, deliver 99999: message 99999 is not in flight: it has arrived or been dropped, "
-        "or was never sent; nothing done",
+        ("bully-tui: warning: at 5 s, deliver 99999: message 99999 is not in flight: it has arrived or been dropped, "
+         "or was never sent; nothing done"),
         "bully-tui: warning: at 6 s, fire 2 nope: node 2 has no timer nope set; nothing done"]
     assert [r["command"] for r in json.loads(captured.out)["refused"]] == ["deliver 99999", "fire 2 nope"]
     assert not [e for e in load(str(path)).events if e.kind == "command"]
