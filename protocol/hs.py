@@ -28,22 +28,23 @@ stop:
     it at once, until it is heard from again (a lap on, it is asked again); a skip asks
     every member whether it is up, and presumes down all that stay silent, so a run of
     dead nodes costs one wait, not one each;
-  - a node keeps the probes and replies it has passed on, once acked, until its round
-    is over, and sends them on past the node holding them if that node goes down, so
-    that a phase does not wait for rule 8's bound when a message of it was lost with a
-    crashed node;
+  - a node keeps the probes and replies it has passed on, once acked, until they have
+    got past (the reply or the next phase's probe comes) or its round is over; if one
+    is overdue, it asks the node holding it whether it is up (less often each time),
+    and sends it on past that node if not: a phase does not wait for rule 8's bound
+    when a message of it was lost with a crashed node;
   - a message whose next node would be its own candidate (or leader) presumed down is
     dropped: that election cannot end in it;
   - an election is named by its round, the epoch its initiator started it in (epochs
     live in safe storage, and every message carries the sender's): the first message of
     a later round makes a node a candidate again in phase 0, and messages of an earlier
     round are stale;
-  - a relay asks the candidate that put it out whether it is up, and initiates a new
-    round if it is not; a participant that sees no Elected within a bound on a whole
-    election (the announcement was lost with a node that crashed holding it) does the
-    same, as does a node that recovers, a leader that hears a lower node has come back,
-    one whose leader stops answering its probes or no longer leads, and one that hears
-    a lower node announced;
+  - a relay asks the candidate that put it out whether it is up, as rule 10 asks, and
+    initiates a new round if it is not; a participant that sees no Elected within a
+    bound on a whole election (the announcement was lost with a node that crashed
+    holding it) does the same, as does a node that recovers, a leader that hears a
+    lower node has come back, one whose leader stops answering its probes or no longer
+    leads, and one that hears a lower node announced;
   - a node that follows a leader and gets a probe of its own round from a node higher
     than itself that is not its leader knows that a second election has come in its
     round (a node that recovered with an epoch the others had used already; or a late
@@ -100,31 +101,35 @@ Rules (Q is this node, r the round it takes part in; T the timeout, P the probe 
      come round (rule 5); anything else is dropped. Acks are transport, not election:
      the counts above leave them out.
  10. Keeping, as the ring's rule 12: Q keeps each probe and reply of its round that it
-     has passed on, once acked, until the round is over for it (it follows, or takes
-     part in a later one), and every P asks the node holding it whether it is up (a
-     roll call, rule 9). One presumed down may have crashed holding it: it goes on past
-     that node, the same way. One that says it is back lost what it held, and what
-     awaited its ack: Q sends them to it again at once (it takes part at once, rule 1).
+     has passed on, once acked, until it has got past its holder (Q takes the reply to
+     a probe, or that candidate's next probe on that side after a reply) or the round is
+     over for it (it follows, or takes part in a later one). Once the last one Q handed
+     on is overdue (`overdue`: for phase k, 2^(k+2) hops of T/2, two laps at most, and
+     2T), Q asks the nodes holding what it keeps whether they are up (a roll call, rule
+     9), and again after twice as long each time while it keeps any; the next one it
+     hands on sets the wait afresh. (Asking every P, as the ring does, would cost every
+     relay two messages a P for the whole round.) One presumed down may have crashed
+     holding it: it goes on past that node, the same way. One that says it is back lost
+     what it held, and what awaited its ack: Q sends them to it again at once (it takes
+     part at once, rule 1).
  11. Copies. Q drops an HS message of its round that it has already taken (a probe or
      reply of one candidate, phase and way, or an Elected): one kept by rule 10 and
      sent on past a node that had passed it on before it crashed.
  12. A relay asks the candidate that put it out (the highest whose probe it took in its
-     round) every P whether it is up, in rule 10's roll call, and initiates if that
-     candidate is found down (silent for T, or it did not ack a message within T): the
-     round cannot end in it, and the relay would otherwise wait out rule 8. (With P = 0,
-     only the ack.)
+     round) whether it is up, in rule 10's roll call (that candidate's probe sets the
+     wait afresh, as what Q hands on does), and initiates if that candidate is found
+     down (silent for T, or it did not ack a message within T): the round cannot end in
+     it, and the relay would otherwise wait out rule 8. (With P = 0, only the ack.)
 
 Statuses: candidate (electing), relay (out, waiting for Elected), normal.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
-from .interface import Config, Message, MessageRole, Status, StatusRole
+from .hs_messages import HsAck, HsElected, HsProbe, HsReply
+from .interface import Config, Message, Status, StatusRole
 from .probing import Probe, ProbeReply, ProbingNode
-from .ring_hops import Announcement, Back, Hops
+from .ring_hops import WATCH, Back, Hops
 from .ring_order import AFTER, BEFORE, OnARing
 
 RULES = {
@@ -141,10 +146,12 @@ RULES = {
     8: "A participant that sees no Elected within six laps of the ring initiates again.",
     9: "Every message is acked; one not acked within T goes on past its receiver, which is presumed down and "
        "skipped, and a roll call asks the other members whether they are up (the ring's hops, both ways).",
-    10: "The node keeps the probes and replies of its round it has passed on, and sends them on past their holder "
-        "if that node is found down; one that says it is back gets them again.",
+    10: "The node keeps the probes and replies of its round it has passed on until they have got past their holder; "
+        "once overdue it asks the holders whether they are up, and again after twice as long each time; it sends "
+        "them on past a holder found down, and again to one that says it is back.",
     11: "Copies: a probe, reply or Elected of its round the node has taken before is dropped.",
-    12: "A relay asks the candidate that put it out every P whether it is up, and initiates if it is found down.",
+    12: "A relay asks the candidate that put it out whether it is up, once its next message is overdue (and again "
+        "after twice as long each time), and initiates if it is found down.",
 }
 
 
@@ -159,81 +166,6 @@ CANDIDATE, RELAY, NORMAL = HsStatus
 RIGHT, LEFT = AFTER, BEFORE  # directions round the ring: to the successor, to the predecessor
 ELECTED_WAIT = "elected_wait"
 ELECTED_WAIT_LAPS = 6  # a failure-free election: under 8n hops of phases and n of Elected, each <= T/2
-
-
-@dataclass(frozen=True, slots=True)
-class HsProbe(Message):
-    """Candidate `candidate`'s phase `phase` probe, `hop` nodes out, going `way`."""
-
-    type: ClassVar[str] = "hs_probe"  # (the failure detector's is "probe")
-    label: ClassVar[str] = "Probe"
-    candidate: int
-    phase: int
-    hop: int
-    way: int
-    seq: int
-
-    @property
-    def key(self) -> int:
-        return self.seq  # (its ack names it: rule 9)
-
-    @property
-    def towards(self) -> int:
-        return self.candidate  # rule 9: it is never sent on past its candidate
-
-    @property
-    def sighting(self) -> tuple:
-        return (self.type, self.candidate, self.phase, self.way)  # rule 11: a node takes each once a round
-
-
-@dataclass(frozen=True, slots=True)
-class HsReply(Message):
-    """The probe of `candidate`'s phase `phase` went its 2^k hops; going back `way`."""
-
-    type: ClassVar[str] = "reply"
-    label: ClassVar[str] = "Reply"
-    role: ClassVar[MessageRole] = MessageRole.REPLY
-    candidate: int
-    phase: int
-    way: int
-    seq: int
-
-    @property
-    def key(self) -> int:
-        return self.seq
-
-    @property
-    def towards(self) -> int:
-        return self.candidate
-
-    @property
-    def sighting(self) -> tuple:
-        return (self.type, self.candidate, self.phase, self.way)
-
-
-@dataclass(frozen=True, slots=True)
-class HsElected(Announcement):
-    label: ClassVar[str] = "Elected"
-    way: int
-    seq: int
-
-    @property
-    def key(self) -> int:
-        return self.seq
-
-    @property
-    def sighting(self) -> tuple:
-        return (self.type, self.leader)
-
-
-@dataclass(frozen=True, slots=True)
-class HsAck(Message):
-    """The neighbour got the message numbered `acked` (transport; not counted)."""
-
-    type: ClassVar[str] = "ack"
-    label: ClassVar[str] = "Ack"
-    role: ClassVar[MessageRole] = MessageRole.REPLY
-    acked: int
 
 
 class HirschbergSinclair(OnARing, Hops, ProbingNode):
@@ -253,6 +185,7 @@ class HirschbergSinclair(OnARing, Hops, ProbingNode):
         self.seq = 0  # numbers the messages Q sends, for their acks (rule 9)
         self.seen: set[tuple] = set()  # the HS messages of its round it has taken (rule 11)
         self.outbid_by: int | None = None  # the candidate that put Q out of its round (rule 12)
+        self.watch_wait = 0.0  # how long Q waits before it asks again whether they are up (rules 10 and 12)
 
     counted = (HsProbe, HsReply, HsElected)  # (acks and Backs are transport)
 
@@ -285,6 +218,16 @@ class HirschbergSinclair(OnARing, Hops, ProbingNode):
     def elected_wait(cls, n: int, config: Config) -> float:
         """Rule 8: more than a failure-free election takes, skips of nodes down included."""
         return ELECTED_WAIT_LAPS * cls.lap(n, config)
+
+    @classmethod
+    def overdue(cls, phase: int, n: int, config: Config) -> float:
+        """Rules 10 and 12: how long after a node hands on a probe or reply of phase k, or
+        is put out by a probe of phase k, the next message of that candidate is overdue.
+        It comes within 2^(k+2) hops: the probe out to 2^k and back, the other way's reply,
+        and the next phase's probe out to the node again (the last phase's probe round the
+        ring and Elected after it: two laps at most); each hop takes at most T/2 (T >= 2 *
+        max delay), and 2T more covers a skip of a node down and the roll call after it."""
+        return min(2 ** (phase + 2), 2 * n) * config.timeout / 2 + 2 * config.timeout
 
     @classmethod
     def settle_time(cls, n: int, config: Config, max_delay: float) -> float:
@@ -349,6 +292,8 @@ class HirschbergSinclair(OnARing, Hops, ProbingNode):
             self.rule(11)
             return
         self.seen.add(msg.sighting)
+        if type(msg) is not HsElected:
+            self._got_past(msg)  # rule 10
         match msg:
             case HsProbe(candidate=c) if c == self.id:  # rule 5
                 if self.status is CANDIDATE:
@@ -359,7 +304,7 @@ class HirschbergSinclair(OnARing, Hops, ProbingNode):
                 self._initiate()  # a second election in Q's round: Q's is over, so Q's round is taken
             case HsProbe(candidate=c) if c > self.id:  # rule 3
                 self.rule(3)
-                self._out(c)
+                self._out(msg)
                 if msg.hop < 2 ** msg.phase:
                     self._pass(HsProbe, c, msg.phase, msg.hop + 1, msg.way)
                 else:
@@ -421,13 +366,14 @@ class HirschbergSinclair(OnARing, Hops, ProbingNode):
             if self.status is CANDIDATE:  # (its first probe may have come round already: rule 5)
                 self._pass(HsProbe, self.id, phase, 1, way)
 
-    def _out(self, by: int) -> None:  # rule 3
+    def _out(self, probe: HsProbe) -> None:  # rule 3
+        by = probe.candidate
         if self.status is CANDIDATE:
             self.status = RELAY
         if self.status is RELAY and by > (self.outbid_by or by - 1):  # rule 12
             self.rule(12)
             self.outbid_by = by
-            self.watch()
+            self.watch(probe)
             self.rule(3)  # (what it passes on)
 
     def _lead(self) -> None:  # rule 5
@@ -453,6 +399,27 @@ class HirschbergSinclair(OnARing, Hops, ProbingNode):
 
     def _keeps(self, msg: Message) -> bool:  # rule 10
         return self.status is not NORMAL and msg.epoch == self.round and type(msg) is not HsElected
+
+    def _got_past(self, msg: HsProbe | HsReply) -> None:  # rule 10
+        """What Q keeps of `msg`'s candidate on `msg`'s side from before `msg` has got past
+        the node holding it (the reply to a probe has come back, or the next phase's probe
+        after a reply): it is forgotten."""
+        candidate, side, at = msg.place
+        for holder, kept in list(self.handed.items()):
+            kept[:] = [m for m in kept if m.place[:2] != (candidate, side) or m.place[2] >= at]
+            if not kept:
+                del self.handed[holder]
+
+    def watch(self, msg: HsProbe | HsReply | None = None) -> None:  # rules 10 and 12
+        """Ask the holders and Q's candidate once `msg`, just handed on (or the probe that
+        put Q out), is overdue."""
+        if msg is not None and self.config.probe_interval > 0:
+            self.watch_wait = self.overdue(msg.phase, len(self.ids), self.config)
+            self.set_timer(WATCH, self.watch_wait)
+
+    def _watch_again(self) -> float:  # rules 10 and 12: all were up, so twice as long
+        self.watch_wait *= 2
+        return self.watch_wait
 
     def _watched(self) -> set[int]:  # rule 12
         return {self.outbid_by} if self.status is RELAY and self.outbid_by not in self.presumed_down else set()

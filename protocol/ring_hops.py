@@ -205,10 +205,15 @@ class Hops:
         it does (by default, when its leader is among them: rule 1)."""
         return 1 if self.leader in silent and self.normal else None  # rule 1
 
-    def watch(self) -> None:
-        """Ask the holders (rule 12), and `_watched`, every P from now on."""
+    def watch(self, msg: Message | None = None) -> None:
+        """Ask the holders (rule 12), and `_watched`, every P from now on (`msg`: the
+        message just handed on; hs.py asks when it is overdue)."""
         if WATCH not in self.timers and self.config.probe_interval > 0:
             self.set_timer(WATCH, self.config.probe_interval)
+
+    def _watch_again(self) -> float:
+        """When to ask the holders again, all having answered the last time (rule 12)."""
+        return self.config.probe_interval
 
     # --- inputs ---------------------------------------------------------------------
 
@@ -247,7 +252,7 @@ class Hops:
             holders = {node for node in self.handed if node not in self.presumed_down} | self._watched()
             if holders:
                 self._call_the_roll(holders)
-                self.set_timer(WATCH, self.config.probe_interval)
+                self.set_timer(WATCH, self._watch_again())
         elif name.startswith(QUIET_OF):  # rule 13
             self.rule(self.QUIET_RULE)
             node = int(name.removeprefix(QUIET_OF))
@@ -362,7 +367,7 @@ class Hops:
             msg = self._take(src, keys.index(key))[-1]  # and any before it were lost (rule 7)
             if self._keeps(msg):  # rule 12: src holds it now
                 self.handed.setdefault(src, []).append(msg)
-                self.watch()
+                self.watch(msg)
 
     # --- skipping -------------------------------------------------------------------
 

@@ -294,6 +294,46 @@ def test_rule10_a_node_keeps_what_it_passed_on_and_sends_it_past_a_holder_found_
     assert started_by(out) == []
 
 
+def watch_waits(outputs) -> list[float]:
+    return [o.delay for o in outputs if isinstance(o, SetTimer) and o.name == "watch"]
+
+
+def test_rule10_the_holders_are_asked_once_what_was_handed_on_is_overdue_then_twice_as_long_each_time():
+    n = started(3)
+    n.step(Receive(4, probe(5, 2, 1, LEFT, seq=11)))
+    passed = n.unacked[2][-1][0]
+    out = n.step(Receive(2, HsAck(passed.seq, epoch=1)))
+    overdue = HirschbergSinclair.overdue(2, 5, CONFIG)
+    assert watch_waits(out) == [overdue] == [min(2**4, 2 * 5) * 4 / 2 + 2 * 4]  # phase 2: 2^4 hops, two laps at most
+    assert HirschbergSinclair.overdue(0, 64, CONFIG) == 4 * 2 + 8 and HirschbergSinclair.overdue(9, 64, CONFIG) == 128 * 2 + 8
+    out = n.step(TimerFired("watch"))
+    assert {dst for dst, kind in sent(out) if kind is Probe} == {2, 5} and watch_waits(out) == [2 * overdue]
+    n.step(Receive(2, ProbeReply(False)))
+    n.step(Receive(5, ProbeReply(False)))
+    n.step(TimerFired("roll_call"))
+    assert watch_waits(n.step(TimerFired("watch"))) == [4 * overdue]
+    out = n.step(Receive(2, HsReply(5, 2, RIGHT, 21, epoch=1)))  # the next message handed on sets the wait afresh
+    reply = n.unacked[4][-1][0]
+    assert watch_waits(n.step(Receive(4, HsAck(reply.seq, epoch=1)))) == [overdue]
+    n = HirschbergSinclair(3, IDS, Config(timeout=4, probe_interval=0), HirschbergSinclair.storage_class())
+    n.step(Start())  # (P = 0: no probes, only the acks)
+    n.step(Receive(4, probe(5, 2, 1, LEFT, seq=11)))
+    assert watch_waits(n.step(Receive(2, HsAck(n.unacked[2][-1][0].seq, epoch=1)))) == []
+
+
+def test_rule10_what_got_past_its_holder_is_forgotten():
+    n, passed = relay_of_5()
+    out = n.step(Receive(2, HsReply(5, 2, RIGHT, 21, epoch=1)))  # the probe went out and back: it got past 2
+    assert sends(out) == [(4, "reply", (5, 2, RIGHT))] and n.handed == {}
+    reply = n.unacked[4][-1][0]
+    n.step(Receive(4, HsAck(reply.seq, epoch=1)))
+    assert n.handed == {4: [reply]}
+    n.step(Receive(2, probe(5, 3, 3, RIGHT, seq=41)))  # 5's next probe the other way: the reply is still kept
+    assert reply in n.handed[4]
+    out = n.step(Receive(4, probe(5, 3, 2, LEFT, seq=42)))  # this side's next probe: the reply got past 4
+    assert all(reply not in kept for kept in n.handed.values()) and sends(out) == [(2, "probe", (5, 3, 3, LEFT))]
+
+
 def test_rule10_a_holder_that_says_it_is_back_gets_what_it_held_again():
     n, passed = relay_of_5()
     out = n.step(Receive(2, Back(epoch=2)))  # it lost the probe when it crashed, and takes part at once
@@ -325,6 +365,14 @@ def test_rule12_a_relay_asks_the_candidate_that_put_it_out_and_initiates_if_it_i
     n.step(Receive(2, ProbeReply(False)))
     n.step(Receive(5, ProbeReply(False)))
     assert started_by(n.step(TimerFired("roll_call"))) == [] and n.status == "relay"
+
+
+def test_rule12_the_probe_that_puts_a_relay_out_sets_when_it_asks_its_candidate():
+    n = started(3)
+    out = n.step(Receive(4, probe(5, 1, 1, LEFT, seq=11)))  # before any ack: the probe's own phase
+    assert watch_waits(out) == [HirschbergSinclair.overdue(1, 5, CONFIG)]
+    assert [o.rule for o in out if isinstance(o, SetTimer) and o.name == "watch"] == ["12"]
+    assert n.step(TimerFired("watch")) and n.roll_call == {5}  # nothing acked yet: only the candidate
 
 
 def test_hs_declares_its_bound_and_that_it_needs_longer_than_the_default_to_settle():
