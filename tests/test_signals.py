@@ -79,21 +79,21 @@ def ended_well(signum: int, caught: bool, returncode: int, err: bytes, made: lis
 ])
 def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_path, signum, after):
     path = tmp_path / "t.jsonl"
-    run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path)
+    run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path, start_new_session=True)
     try:
         time.sleep(after)
         caught = signals_support.send(run, signum)
-        try:
-            out, err = run.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            # CPython can drop a SIGINT that comes while it sets its own handler up (the C
-            # handler in place, the Python one not yet): the signal is lost in the
-            # interpreter's start-up, before bully-tui runs, and the run goes on. Once the
-            # process has taken SIGINT over, the next one is bully-tui's to say.
-            assert signum == signal.SIGINT and not caught, "a signal bully-tui had taken over was not acted on"
-            assert eventually(lambda: signals_support.taken_over(run.pid, signum), limit=30)
-            caught = signals_support.send(run, signum)
-            out, err = run.communicate(timeout=30)
+        if signum == signal.SIGINT and not caught:
+            # A SIGINT before bully-tui's first statement is the interpreter's: it may be
+            # lost there (seen twice in the suite at load 10, never by hand), and the run
+            # goes on. Lost is told by the work, not the clock: the process has taken
+            # SIGINT over and done a second of CPU since, and is still running. Then the
+            # next one is bully-tui's to say.
+            assert eventually(lambda: run.poll() is not None or (
+                signals_support.taken_over(run.pid, signum) and cpu_seconds(run.pid) > 1.0), limit=120)
+            if run.poll() is None:
+                caught = signals_support.send(run, signum)
+        _, err = run.communicate(timeout=60)
     finally:
         if run.poll() is None:
             run.kill()
