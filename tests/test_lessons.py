@@ -305,7 +305,7 @@ def test_a_condition_names_a_property_as_the_screen_does():
 
     said = [describe_condition(parse_condition(f"violation {p}")) for p in ("sle2", "split-brain", "cs-liveness")]
     assert said == ["the monitor to report SLE2", "the monitor to report split brain",
-                    "the monitor to report cs liveness"]
+                    "the monitor to report critical section liveness"]
 
 
 def test_a_node_that_joins_takes_its_rank_for_the_steps_after():

@@ -59,7 +59,7 @@ from ..core.events import (
     StateEvent,
     ViolationEvent,
 )
-from ..core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
+from ..core.monitor import CS_WAIT, MUTEX, PROPERTY_NAMES, SLE1, SLE2, SPLIT_BRAIN
 from ..core.rounds import Round, Rounds
 from ..record.lesson import Condition, Lesson, Step, Task
 
@@ -272,15 +272,10 @@ def describe_condition(c: Condition, name=str) -> str:
     if c.kind == "message":
         return f"a {c.name} message"
     if c.kind == "violation":
-        return f"the monitor to report {shown_property(c.name) if c.name else 'a violation'}"
+        return f"the monitor to report {PROPERTY_NAMES[PROPERTY[c.name]] if c.name else 'a violation'}"
     if c.kind == "enter":
         return f"{node or 'a node'} to enter the critical section"
     return f"{c.seconds:g} s to pass"
-
-
-def shown_property(name: str) -> str:
-    """A property as the screen names it: "SLE1", "split brain", "mutual exclusion"."""
-    return name.upper() if name.startswith("sle") else name.replace("-", " ")
 
 
 def describe_task(t: Task, name=str) -> str:
