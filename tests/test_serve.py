@@ -164,7 +164,7 @@ def test_a_tab_beyond_max_sessions_gets_a_page_saying_so_and_the_server_stays_up
 
 
 def test_the_served_commands_refusal_shows_on_the_page_and_garbage_frames_close_only_their_tab():
-    async def tabs(served: Served) -> None:
+    async def refused(served: Served) -> None:
         async with aiohttp.ClientSession() as http:
             async with http.get(served.url) as response:  # (behind a proxy: the page names its address)
                 assert 'data-session-websocket-url="wss://class.example.org/ws"' in await response.text()
@@ -172,11 +172,15 @@ def test_the_served_commands_refusal_shows_on_the_page_and_garbage_frames_close_
             await page.open()
             await page.until(lambda p: p.closed, "the tab closed")
             assert "bully-tui: error: unknown option --nodez (bully-tui --help lists them)" in page.text
-            for garbage in ("garbage", '["resize", {"width": 0, "height": 24}]', '["stdin", 7]', "[]",
-                            '{"stdin": "x"}', '["exec", "rm"]', b"\x00" * 10):
+
+    async def garbage(served: Served) -> None:
+        # (each tab's app would run on: the garbage is what closes it)
+        async with aiohttp.ClientSession() as http:
+            for frame in ("garbage", '["resize", {"width": 0, "height": 24}]', '["stdin", 7]', "[]",
+                          '{"stdin": "x"}', '["exec", "rm"]', b"\x00" * 10):
                 page = await a_page(served, http)
-                await (page.ws.send_bytes(garbage) if isinstance(garbage, bytes) else page.send(garbage))
-                await page.until(lambda p: p.closed, f"the tab that sent {garbage!r} closed")
+                await (page.ws.send_bytes(frame) if isinstance(frame, bytes) else page.send(frame))
+                await page.until(lambda p: p.closed, f"the tab that sent {frame!r} closed")
             host, port = served.url.removeprefix("http://").split(":")
             for junk in (b"\x00\xffgarbage\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
                          b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n"):
@@ -185,9 +189,12 @@ def test_the_served_commands_refusal_shows_on_the_page_and_garbage_frames_close_
                 assert (await reader.read(12)).endswith(b" 400")  # (then it closes the connection)
                 writer.close()
             await served.said("Invalid character in Content-Length")
+            await served.said("tab 7 closed")
 
     with Served("--public-url", "https://class.example.org/", args=("--nodez", "3")) as served:
-        run(tabs(served))
+        run(refused(served))
+    with Served(args=("--nodes", "1")) as served:
+        run(garbage(served))
         status, said = served.stop()
     assert status == 130
     assert said.count("the page sent") == 7 and "not JSON ('garbage')" in said and "a binary frame (10 bytes)" in said
