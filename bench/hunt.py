@@ -11,7 +11,9 @@
    Garcia-Molina, Stoller) or SLE2 (the epoch Bully, which does not claim SLE1, and
    classic, which keeps neither, so its search ends at once). Then the exhaustive
    search's rate on the issue's search (Garcia-Molina, 3 nodes, timed, two faults:
-   bench/explore.py has the others), distinct states a second.
+   bench/explore.py has the others), distinct states a second. First, the day's
+   yardstick: the bare trio hand-off of bench/throughput.py (items a second, best of
+   three), since this machine's speed moves by a factor of two from day to day.
 2. No counterexample: each algorithm's claim, within the model (T >= 2 x max delay), with
    --schedules schedules (seed 1), twice: with crash, recover and elect only, and with
    every command it takes (join and leave too). Prints the finding, if any, as the
@@ -41,6 +43,9 @@ from playground.core.monitor import SLE1, SLE2  # noqa: E402
 from playground.run.hunt import Hunt, search  # noqa: E402
 from playground.run.hunt_report import searched_text  # noqa: E402
 from playground.run.hunt_space import Space  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from throughput import baseline_run  # noqa: E402  (bench/throughput.py: the yardstick)
 
 CLAIMS = {"garcia-molina": SLE1, "stoller": SLE1, "ring": SLE1, "epoch-bully": SLE2}
 CRASHES_ONLY = ("crash", "recover", "elect")
@@ -165,6 +170,11 @@ def exhaustive() -> None:
               f"{time.perf_counter() - started:.1f} s |", flush=True)
 
 
+def yardstick(items: int = 200_000) -> None:
+    print(f"bare trio hand-off today: {items / min(baseline_run(items) for _ in range(3)):,.0f} items/s "
+          "(bench/throughput.py's baseline: compare figures of one day)")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--schedules", type=int, default=10_000)
@@ -175,6 +185,7 @@ def main() -> None:
     if args.exhaustive_only:
         exhaustive()
         return
+    yardstick()
     speed(args.speed_schedules)
     if not args.speed_only:
         claims(args.schedules)
