@@ -52,8 +52,8 @@ class Registry(MutableMapping):
     """Name -> class, each algorithm's module imported when its class is first asked for:
     a command that runs one algorithm, or refuses its arguments, does not pay for the
     others' (their messages are dataclasses, and making a dataclass costs). Listing the
-    names imports nothing; the class's own `name` is checked against its key here, and
-    every entry is loaded by tests/test_rules_declared.py. An algorithm of one's own is
+    names imports nothing; the class's own `name` is checked against its key as it loads
+    (tests/test_layers.py loads every entry). An algorithm of one's own is
     added as a class: `ALGORITHMS[Lighthouse.name] = Lighthouse`."""
 
     def __init__(self, where: dict[str, str]) -> None:
