@@ -28,7 +28,16 @@ from ..core.config import CS_HOLD, ClusterConfig, InputError, Workload, WriteErr
 from ..record.files import check_new
 from ..record.together import Together
 from ..run import interrupt
-from ..run.hunt_space import LINK_FAULTS, MAX_NODES, NEEDS_A_MUTEX, PROPERTIES, Space
+from ..run.hunt_space import (
+    LINK_FAULTS,
+    LIVENESS,
+    MAX_NODES,
+    NEEDS_A_MUTEX,
+    NETWORK_FAULTS,
+    PROPERTIES,
+    SAFETY,
+    Space,
+)
 from .live import replay_app
 from .output import emit, finished, need_a_terminal, warn
 from .parser import add_algorithm, add_seed, add_timing, algorithm_of, choice, given, seed_of, timing_value
@@ -249,12 +258,6 @@ def _open(args, transcript: str) -> None:
 
 
 def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) -> int:
-    from ..run.explore import LIVENESS, SAFETY, Bounds, Model, explore, interaction_text, record, steps_taken
-    from ..run.explore_network import finding_line as network_line
-    from ..run.explore_network import rerun
-    from ..run.explore_network import scenario_text as network_scenario
-    from ..run.hunt_report import ExploreProgress, explored_line, steps_line
-
     wanted = PROPERTIES[prop]
     if wanted in LIVENESS and args.async_:
         raise InputError(f"--exhaustive --async checks safety ({', '.join(p for p, w in PROPERTIES.items() if w in SAFETY)}"
@@ -277,20 +280,28 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
         probe_interval=d.probe_interval if args.probe_interval is None else
         timing_value("probe-interval", args.probe_interval, "--probe-interval"),
         delay_min=delay[0], delay_max=delay[1])
-    bounds = Bounds(faults=parse_whole(given(args.faults, "2"), "--faults", 0, 10),
-                    depth=parse_whole(given(args.depth, "40"), "--depth", 1, 10_000),
-                    most=parse_whole(given(args.max_states, "200000"), "--max-states", 1, 100_000_000),
-                    elects=parse_whole(given(args.elects, "0"), "--elects", 0, 10),
-                    requests=parse_whole(given(args.requests, "2" if mutex else "0"), "--requests", 0, 10),
-                    joins=parse_whole(given(args.joins, "0"), "--joins", 0, 10),
-                    leaves=parse_whole(given(args.leaves, "0"), "--leaves", 0, 10),
-                    drops=parse_whole(given(args.drops, "1"), "--drops", 1, 10),
-                    duplicates=parse_whole(given(args.duplicates, "1"), "--duplicates", 1, 10))
+    limits = dict(faults=parse_whole(given(args.faults, "2"), "--faults", 0, 10),  # noqa: C408 (Bounds' names: it loads later)
+                  depth=parse_whole(given(args.depth, "40"), "--depth", 1, 10_000),
+                  most=parse_whole(given(args.max_states, "200000"), "--max-states", 1, 100_000_000),
+                  elects=parse_whole(given(args.elects, "0"), "--elects", 0, 10),
+                  requests=parse_whole(given(args.requests, "2" if mutex else "0"), "--requests", 0, 10),
+                  joins=parse_whole(given(args.joins, "0"), "--joins", 0, 10),
+                  leaves=parse_whole(given(args.leaves, "0"), "--leaves", 0, 10),
+                  drops=parse_whole(given(args.drops, "1"), "--drops", 1, 10),
+                  duplicates=parse_whole(given(args.duplicates, "1"), "--duplicates", 1, 10))
     hold = Workload().hold[0] if args.cs_hold is None else CS_HOLD.check(parse_number(args.cs_hold, "--cs-hold"),
                                                                             "--cs-hold")
     workers = parse_whole(given(args.workers, "1"), "--workers", 1, 64)
     path, transcript = _outputs(args, default, (".scenario" if network else ".txt", ".jsonl"))
     _terminal_to_open(args)
+    # (the search's modules: loaded once the arguments are good)
+    from ..run.explore import Bounds, Model, explore, interaction_text, record, steps_taken
+    from ..run.explore_network import finding_line as network_line
+    from ..run.explore_network import rerun
+    from ..run.explore_network import scenario_text as network_scenario
+    from ..run.hunt_report import ExploreProgress, explored_line, steps_line
+
+    bounds = Bounds(**limits)
     warn(config)
     started = time.monotonic()
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
@@ -328,11 +339,9 @@ def _steps(n: int) -> str:
 def parse_network(args) -> frozenset[str]:
     """--network: what the links may do besides lossless FIFO (none: `fifo`, the
     default); --drops and --duplicates only with the fault they bound."""
-    from ..run.explore_network import FAULTS
-
     network: frozenset[str] = frozenset()
     if args.network is not None:
-        names = {choice(name, "--network", ("fifo", *FAULTS)): None for name in parse_list(args.network, "--network")}
+        names = {choice(name, "--network", ("fifo", *NETWORK_FAULTS)): None for name in parse_list(args.network, "--network")}
         if "fifo" in names and len(names) > 1:
             raise InputError(f"--network {shown(args.network)}: fifo is lossless FIFO links, which do not "
                              f"{' or '.join(n for n in names if n != 'fifo')}: name the faults alone")

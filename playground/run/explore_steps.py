@@ -48,17 +48,16 @@ from protocol import CsState
 from ..core.commands import Crash, Elect, Join, Leave, Recover, WantCs
 from ..core.config import to_seconds
 from ..core.events import ViolationEvent
-from ..core.monitor import MUTEX, SLE1, SPLIT_BRAIN
 from .explore_state import State, Stepper
 from .harness import Harness
+from .hunt_space import NETWORK_FAULTS, SAFETY  # (SAFETY: what is judged when no property is named)
 
 if TYPE_CHECKING:
     from .explore import Bounds, Explored
 
-SAFETY = (SLE1, SPLIT_BRAIN, MUTEX)  # what is judged when no property is named
 ASYNC_STEP_US = 1000  # the asynchronous model's steps each come 1 ms apart: instants, not time
 COMMANDS = {"crash": Crash, "recover": Recover, "elect": Elect, "want": WantCs, "leave": Leave}
-DROP, DUPLICATE, REORDER = "drop", "duplicate", "reorder"  # what a faulty network may do (rule 5)
+DROP, DUPLICATE, REORDER = NETWORK_FAULTS  # what a faulty network may do (rule 5)
 # What a state has used of each bound of rules 2 and 5, in this order (a frontier entry's `spent`).
 FAULTS, ELECTS, REQUESTS, JOINS, LEAVES, DROPS, DUPLICATES = range(7)
 NOTHING_SPENT = (0, 0, 0, 0, 0, 0, 0)

@@ -16,8 +16,11 @@ from ..core.monitor import CS_WAIT, MUTEX, SLE1, SLE2, SPLIT_BRAIN
 PROPERTIES = {"sle1": SLE1, "split-brain": SPLIT_BRAIN, "sle2": SLE2, "mutex-safety": MUTEX,
               "mutex-liveness": CS_WAIT, "any": None}
 NEEDS_A_MUTEX = ("mutex-safety", "mutex-liveness")
+SAFETY = (SLE1, SPLIT_BRAIN, MUTEX)  # judged at every step; the exhaustive search's "any"
+LIVENESS = (SLE2, CS_WAIT)  # judged after time has passed: the exhaustive search's timed model only
 MAX_NODES = 64  # a hunt's runs are many and short: small clusters
 LINK_FAULTS = ("loss", "duplicate", "reorder")  # what --link-faults may let the links do (config.Faults)
+NETWORK_FAULTS = ("drop", "duplicate", "reorder")  # what --network may let the exhaustive search's links do
 
 
 @dataclass(frozen=True, slots=True)
