@@ -29,12 +29,12 @@ from ..core.engine import run_sync
 from ..core.events import Event, SendEvent, ViolationEvent
 from ..record.recorder import Recorder
 from ..record.transcript import Header, Recipe
-from .explore_steps import DROP, DUPLICATE, REORDER
+from .explore_steps import DROP, DUPLICATE
+from .hunt_space import NETWORK_FAULTS
 from .interaction import Interaction, message_text
 
-__all__ = ["FAULTS", "Rerun", "finding_line", "network_text", "rerun", "scenario_text"]
+__all__ = ["Rerun", "finding_line", "network_text", "rerun", "scenario_text"]
 
-FAULTS = (DROP, DUPLICATE, REORDER)  # besides `fifo`: lossless FIFO links, the default
 SOURCE = "scenario"  # the commands' source: the scenario's lines, which re-create them
 
 
@@ -44,7 +44,7 @@ def network_text(network: frozenset[str], drops: int, duplicates: int) -> str:
         return "links lossless FIFO"
     bound = {DROP: drops, DUPLICATE: duplicates}
     return "links " + ", ".join(f"{fault}{f' (at most {bound[fault]})' if fault in bound else ''}"
-                                for fault in FAULTS if fault in network)
+                                for fault in NETWORK_FAULTS if fault in network)  # (in the order --network lists them)
 
 
 @dataclass(frozen=True, slots=True)
