@@ -1,5 +1,7 @@
+import compileall
 import gc
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,3 +25,16 @@ def collector_as_it_was():
     yield
     gc.unfreeze()
     gc.set_threshold(*threshold)
+
+
+def pytest_configure(config):
+    """The product's modules compiled before any test starts a process of it: where
+    PYTHONDONTWRITEBYTECODE is set (as in some CI images), no process writes its bytecode,
+    and each of the suite's thousand processes would compile the package again (0.1 s of
+    CPU each). Once, in the process that shares the tests out; only what changed."""
+    if hasattr(config, "workerinput"):
+        return
+    root = Path(__file__).resolve().parent.parent
+    for package in ("playground", "protocol", "themes"):
+        if (root / package).is_dir():
+            compileall.compile_dir(root / package, quiet=2)

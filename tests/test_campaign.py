@@ -84,3 +84,30 @@ def test_a_case_hangs_by_the_cpu_it_uses_or_a_long_wait_not_by_a_busy_machine():
     finally:
         busy.kill(), sleeping.kill()
         busy.wait(), sleeping.wait()
+
+
+def test_a_forked_case_ends_as_a_spawned_one(tmp_path):
+    """The fork server (tests/campaign/forkserver.py) starts the plain cases: each must
+    end as the same command spawned does, its status, its words, its files."""
+    from tests.campaign.forkserver import ForkServer
+    from tests.campaign.spawn import spawn, spawn_env
+
+    commands = [["--nodes", "0"], ["verify", "missing.jsonl"], ["--help"], ["hunt", "--budget", "x"],
+                ["--headless", "--nodes", "3", "--until", "5", "--transcript", "t.jsonl"],
+                ["--headless", "--nodes", "3", "--until", "5"]]
+    server = ForkServer(campaign.REPO, spawn_env(campaign.REPO, tmp_path))
+    try:
+        for i, argv in enumerate(commands):
+            for full in (False, True):
+                ended = {}
+                for how, forks in (("spawned", None), ("forked", server)):
+                    cwd, tmp = tmp_path / f"{i}-{full}-{how}", tmp_path / f"{i}-{full}-{how}.tmp"
+                    cwd.mkdir(), tmp.mkdir()
+                    p = spawn(argv, cwd, tmp, campaign.REPO, limit=30, stdout_full=full, forks=forks)
+                    ended[how] = (p.returncode, p.stdout, p.stderr, sorted(f.name for f in cwd.iterdir()),
+                                  (cwd / "t.jsonl").read_bytes() if (cwd / "t.jsonl").exists() else None)
+                assert ended["forked"] == ended["spawned"], (argv, full)
+        assert server.cpu > 0
+    finally:
+        server.close()
+    assert server.process.returncode == 0

@@ -50,7 +50,11 @@ with PYTHONPATH = the checkout under test, a fresh private cwd holding the case'
 TMPDIR = a private empty directory, stdin /dev/null, stdout and stderr captured (or
 stdout /dev/full, or closed), in a session of its own; optional RLIMIT_FSIZE (with SIGXFSZ ignored,
 so writes past it fail with EFBIG like a full disk), a 4 GiB address-space guard, and a
-time limit after which its process group is killed. Two cases run at a time.
+time limit after which its process group is killed. Two cases run at a time. A plain
+case (no signal, no terminal, a standard output) is the same process forked by a server
+that has done Python's start-up and the first imports (forkserver.py: a third of the CPU
+saved, each forked case tested to end as the spawned one); BULLY_CAMPAIGN_SPAWN=1 spawns
+every case.
 
 How it is judged (`judge`). The observed outcome (exit 0 accept, 2 refuse, 1 different
 or write-error, 128+n a signal) is held against the case's expectation, the contract:

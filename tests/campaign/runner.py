@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from .cases import ACCEPT, BIG_LIMIT, DIRECTORY, EITHER, FIFO, Base, Case, Derived
+from .forkserver import ForkServer
 from .judge import judge, snapshot
-from .spawn import kill_group, nodes_by_hand, spawn, spawn_in_terminal
+from .spawn import kill_group, nodes_by_hand, spawn, spawn_env, spawn_in_terminal
 from .transcripts import BASES, MUTATIONS, Lines
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,6 +30,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 WORKERS = 2
 KILL_GRACE = 3.0  # seconds to wait for what a killed run left to be mended (the product's guardian)
+# The plain cases are forked by a server that has done Python's start-up and the first
+# imports (forkserver.py); BULLY_CAMPAIGN_SPAWN=1 spawns every case, as a user starts it.
+FORK = os.environ.get("BULLY_CAMPAIGN_SPAWN") != "1"
 REPLAY_FIRST_BLOCK = 513  # replay reads this many lines before anything else: a bad line there is named
 
 
@@ -98,8 +102,20 @@ class Campaign:
         self.work = Path(tempfile.mkdtemp(prefix="bully-campaign-"))
         self.bases = bases or Bases(self.root, self.work / "bases")
         self.cpu = 0.0  # seconds of CPU the processes took
+        self._forks: ForkServer | None = None
+        self._forks_lock = threading.Lock()
+
+    @property
+    def forks(self) -> ForkServer:
+        """The fork server of the plain cases (forkserver.py), started by the first."""
+        with self._forks_lock:
+            if self._forks is None:
+                self._forks = ForkServer(self.root, spawn_env(self.root, self.work))
+            return self._forks
 
     def close(self) -> None:
+        if self._forks is not None:
+            self._forks.close()
         if not self.keep:
             shutil.rmtree(self.work, ignore_errors=True)
 
@@ -128,7 +144,8 @@ class Campaign:
             names = _resolve(case, line)
             before = snapshot(cwd)
             proc = spawn(case.argv, cwd, tmp, self.root, limit=case.limit, plan=case.signal, fsize=case.fsize,
-                         stdout_full=case.stdout_full, stdout_closed=case.stdout_closed)
+                         stdout_full=case.stdout_full, stdout_closed=case.stdout_closed,
+                         forks=self.forks if FORK else None)
             if case.signal is not None:
                 self._wait_mended(case, cwd, tmp)
             outcome, problems = judge(case, proc, names, cwd, tmp, before)
@@ -181,7 +198,7 @@ class Campaign:
             path = cwd / name
             if kind != "transcript" or not path.is_file() or path.read_bytes().count(b"\n") < 2:
                 continue  # none, or only a header
-            proc = spawn(["verify", name], cwd, tmp, self.root, limit=BIG_LIMIT)
+            proc = spawn(["verify", name], cwd, tmp, self.root, limit=BIG_LIMIT, forks=self.forks if FORK else None)
             if proc.returncode != 0:
                 first = proc.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
                 said = first[0][:150] if first else ""
@@ -244,7 +261,8 @@ class Campaign:
             order = sorted(cases, key=_expected_cost, reverse=True)
             results = {r.case.index: r for r in pool.map(one, order)}
         now = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self.cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+        forked = self._forks.cpu if self._forks is not None else 0.0
+        self.cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime + forked
         return [results[case.index] for case in cases], time.monotonic() - start, setup
 
 

@@ -9,7 +9,6 @@ import contextlib
 import functools
 import os
 import re
-import resource
 import signal
 import socket
 import struct
@@ -23,8 +22,7 @@ from pathlib import Path
 from tests import signals_support
 
 from .cases import BIG_LIMIT, SignalPlan
-
-MEMORY_GUARD = 4 << 30  # address space per case: a runaway run fails instead of taking the machine
+from .forkserver import ForkServer, child_limits
 
 
 @dataclass
@@ -38,26 +36,7 @@ class Process:
     after_signal: float | None = None  # seconds from the last signal sent to the end of the process
 
 
-def _child_limits(fsize: int | None, close_stdout: bool = False) -> None:
-    """In the child, before exec: the signals at their defaults, no core files, an address
-    space guard, and the file limit (writes past it fail with EFBIG, not a fatal SIGXFSZ);
-    `close_stdout`: no standard output at all, as after `>&-`. (It runs in the child of a
-    thread of ours, so it calls only signal, os and resource, which take no lock another
-    thread may hold at the fork.)"""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
-    if close_stdout:
-        os.close(1)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    guard = MEMORY_GUARD if hard == resource.RLIM_INFINITY else min(MEMORY_GUARD, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (guard, hard))
-    if fsize is not None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
-
-
-def _env(root: Path, tmp: Path) -> dict[str, str]:
+def spawn_env(root: Path, tmp: Path) -> dict[str, str]:
     dropped = ("PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONSAFEPATH")
     env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith(("PYTEST", "COV_"))}
     env.update(PYTHONPATH=str(root), TMPDIR=str(tmp))
@@ -126,15 +105,22 @@ def over(group: int, start: float, limit: float) -> bool:
 
 
 def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, plan: SignalPlan | None = None,
-          fsize: int | None = None, stdout_full: bool = False, stdout_closed: bool = False) -> Process:
+          fsize: int | None = None, stdout_full: bool = False, stdout_closed: bool = False,
+          forks: ForkServer | None = None) -> Process:
+    """The case's process, run to its end or its limit (`forks`: forked by that server
+    where its start-up is not under test: no signal, a standard output)."""
     with contextlib.ExitStack() as opened:  # (/dev/full: closed here, once the child has its own)
         stdout = (opened.enter_context(open("/dev/full", "wb")) if stdout_full
                   else subprocess.DEVNULL if stdout_closed else subprocess.PIPE)
         before = set(os.listdir(cwd))
         start = time.monotonic()
-        p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=_env(root, tmp),
-                             stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, start_new_session=True,
-                             preexec_fn=functools.partial(_child_limits, fsize, stdout_closed))  # noqa: PLW1509
+        if forks is not None and plan is None and not stdout_closed:
+            p = forks.spawn(entry_module(root), argv, cwd, spawn_env(root, tmp), fsize, stdout)
+        else:
+            p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
+                                 stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
+                                 start_new_session=True,
+                                 preexec_fn=functools.partial(child_limits, fsize, stdout_closed))  # noqa: PLW1509
     out = err = None  # (until a communicate has returned: one that timed out keeps what it read for the next)
     caught, sent = None, None
     try:
@@ -188,9 +174,9 @@ def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limi
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     start = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=_env(root, tmp),
+    p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
                          stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
-                         preexec_fn=functools.partial(_child_limits, None))  # noqa: PLW1509
+                         preexec_fn=functools.partial(child_limits, None))  # noqa: PLW1509
     os.close(slave)
     shown = bytearray()
 
@@ -247,7 +233,7 @@ def nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[subprocess
         peers = ",".join(f"{k}@127.0.0.1:{q}" for k, q in enumerate(ports, 1) if k != i)
         argv = [sys.executable, "-m", entry_module(root), "node", "--id", str(i), "--listen", f"127.0.0.1:{port}",
                 "--peers", peers, "--state-dir", str(folder / str(i)), "--timeout", "0.5", "--probe-interval", "0.5"]
-        nodes.append(subprocess.Popen(argv, env=_env(root, folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        nodes.append(subprocess.Popen(argv, env=spawn_env(root, folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL, start_new_session=True))
     deadline = time.monotonic() + BIG_LIMIT
     traces = [folder / str(i) / "trace.jsonl" for i in range(1, count + 1)]
