@@ -24,33 +24,68 @@ arrives at, in the order sent. Its rules are the model's:
      taken out of its link at once (`take_message`), whatever its place, and what is
      overdue when the clock runs again arrives then (`retime`), in the order it was due.
 
-Memory: a big run has over a million messages in flight, so each is one small tuple of
-two ints (sender, key) in its instant's list for its receiver, the message itself in one
-table by key, and a link's latest arrival is kept only while the link is busy. A key is
-the message's id, or for a copy a negative number of its own (`_copies` says whose copy).
-Tuples of plain values are not tracked by the garbage collector: a storm's quarter of a
-million messages in flight would otherwise be walked by every full collection (a stall
-the app shows).
+Memory: a big run has over a million messages in flight, so each is three entries of
+its receiver's `Queue` at its instant (sender, key, message: 24 bytes, the key unboxed),
+no object of its own; and a link's latest arrival is kept only while the link is busy.
+A key is the message's id, or for a copy a negative number of its own (`_copies` says
+whose copy). (A tuple per message, and a table of messages by key, took 170 bytes a
+message: 462 MB at N = 1000.) Few containers, so a storm in flight adds little for the
+garbage collector to walk (a stall the app would show).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from protocol import Message
 
 from .work import Deliver, Held, Lost
 
-Arrivals = dict[int, list[tuple[int, int]]]  # receiver -> [(src, key)], in send order
+
+
+class Queue:
+    """A receiver's arrivals at one instant, in send order: three parallel columns."""
+
+    __slots__ = ("srcs", "keys", "msgs")
+
+    def __init__(self, srcs: list[int] | None = None, keys: Iterable[int] = (), msgs: list[Message] | None = None):
+        self.srcs = srcs if srcs is not None else []
+        self.keys = array("q", keys)
+        self.msgs = msgs if msgs is not None else []
+
+    def append(self, src: int, key: int, msg: Message) -> None:
+        self.srcs.append(src)
+        self.keys.append(key)
+        self.msgs.append(msg)
+
+    def extend(self, other: Queue) -> None:
+        self.srcs += other.srcs
+        self.keys += other.keys
+        self.msgs += other.msgs
+
+    def pop(self, index: int) -> tuple[int, int, Message]:
+        return self.srcs.pop(index), self.keys.pop(index), self.msgs.pop(index)
+
+    def copy(self) -> Queue:
+        return Queue(list(self.srcs), self.keys, list(self.msgs))
+
+    def __iter__(self) -> Iterator[tuple[int, int, Message]]:
+        return zip(self.srcs, self.keys, self.msgs)
+
+    def __len__(self) -> int:
+        return len(self.srcs)
+
+
+Arrivals = dict[int, Queue]  # receiver -> what arrives, in send order
 
 
 class Links:
     def __init__(self, fifo: bool = True):
         self.fifo = fifo  # rule 2 (False: --reorder)
         self._instants: dict[int, Arrivals] = {}  # arrival time -> who gets what then
-        self._messages: dict[int, Message] = {}  # key -> the message, while in flight
         self._lost: dict[int, str] = {}  # key -> why, for a message in flight that will never arrive (rule 1)
         self._copies: dict[int, int] = {}  # a copy's key -> the id of the message it copies (rule 1)
         self._copy_key = 0  # the last copy's key (they count down from -1)
@@ -62,16 +97,15 @@ class Links:
         self._waiting: dict[tuple[int, int], list[tuple[int, Message]]] = {}  # at a held link's end, in order
 
     def __deepcopy__(self, memo: dict) -> Links:
-        """A copy for an engine's copy. What is in flight is tuples of ints and messages,
-        and messages are immutable: the lists are copied, their items shared. (A generic
+        """A copy for an engine's copy. What is in flight is ints and messages, and
+        messages are immutable: the queues are copied, their messages shared. (A generic
         deep copy walks every item: 100 ms at N = 32 mid-storm, a visible stall.)"""
         twin = Links.__new__(Links)
         twin.fifo = self.fifo
         twin._lost = dict(self._lost)
         twin._copies = dict(self._copies)
         twin._copy_key = self._copy_key
-        twin._instants = {t: {dst: list(queue) for dst, queue in arrivals.items()} for t, arrivals in self._instants.items()}
-        twin._messages = dict(self._messages)
+        twin._instants = {t: {dst: queue.copy() for dst, queue in arrivals.items()} for t, arrivals in self._instants.items()}
         twin._sizes = dict(self._sizes)
         twin._times = list(self._times)
         twin._tail = dict(self._tail)
@@ -95,12 +129,10 @@ class Links:
             instant = self._instants[arrives] = {}
             self._sizes[arrives] = 0
             heapq.heappush(self._times, arrives)
-        self._messages[msg_id] = msg
         queue = instant.get(dst)
         if queue is None:
-            instant[dst] = [(src, msg_id)]
-        else:
-            queue.append((src, msg_id))
+            queue = instant[dst] = Queue()
+        queue.append(src, msg_id, msg)
         self._sizes[arrives] += 1
         self._count += 1
         return arrives
@@ -141,12 +173,11 @@ class Links:
         self._count -= self._sizes.pop(time)
         return self._instants.pop(time)
 
-    def deliveries(self, time: int, dst: int, queue: list[tuple[int, int]]) -> Iterator[Deliver | Held]:
+    def deliveries(self, time: int, dst: int, queue: Queue | tuple) -> Iterator[Deliver | Held]:
         """A receiver's arrivals at `time`, as deliveries, in the order sent (a lost one
         as Lost, rule 1; on a held link: kept, and handed over as Held, rule 3)."""
-        tails, held, messages, lost, copies = self._tail, self.held, self._messages, self._lost, self._copies
-        for src, key in queue:
-            msg = messages.pop(key)
+        tails, held, lost, copies = self._tail, self.held, self._lost, self._copies
+        for src, key, msg in queue:
             msg_id = key if key >= 0 else copies[key]
             link = (src, dst)
             if tails.get(link) == time:  # the link's last message in flight: idle now
@@ -176,8 +207,10 @@ class Links:
         if not waiting:
             return
         instant = self._instant(now)
-        self._messages.update(waiting)
-        instant[dst] = [(src, key) for key, _ in waiting] + instant.get(dst, [])
+        ahead = Queue([src] * len(waiting), (key for key, _ in waiting), [msg for _, msg in waiting])
+        if dst in instant:
+            ahead.extend(instant[dst])
+        instant[dst] = ahead
         self._sizes[now] += len(waiting)
         self._count += len(waiting)
         if self.fifo:
@@ -206,11 +239,11 @@ class Links:
         instead, after what arrives then already (a test harness says when messages
         arrive: engine rule 6, network.ByHand). The link stays FIFO."""
         for time in sorted(t for t in self._instants if t > now):
-            queue = self._instants[time].get(dst, [])
-            index = next((i for i, (sender, _) in enumerate(queue) if sender == src), None)
+            queue = self._instants[time].get(dst)
+            index = next((i for i, sender in enumerate(queue.srcs) if sender == src), None) if queue else None
             if index is None:
                 continue
-            _, msg_id = queue.pop(index)
+            _, key, msg = queue.pop(index)
             self._sizes[time] -= 1
             if not queue:
                 del self._instants[time][dst]
@@ -219,9 +252,9 @@ class Links:
                 self._times.remove(time)
                 heapq.heapify(self._times)
             link = (src, dst)
-            if self._tail.get(link) == time and all(sender != src for sender, _ in queue):
+            if self._tail.get(link) == time and src not in queue.srcs:
                 self._tail[link] = now  # it was the link's last message in flight
-            self._instant(now).setdefault(dst, []).append((src, msg_id))
+            self._instant(now).setdefault(dst, Queue()).append(src, key, msg)
             self._sizes[now] += 1
             return
         raise ValueError(f"nothing in flight from {src} to {dst}")
@@ -231,8 +264,8 @@ class Links:
         out: dict[tuple[int, int], list[tuple[int, Message]]] = {}
         for time in sorted(self._instants):
             for dst, queue in self._instants[time].items():
-                for src, key in queue:
-                    out.setdefault((src, dst), []).append((self._copies.get(key, key), self._messages[key]))
+                for src, key, msg in queue:
+                    out.setdefault((src, dst), []).append((self._copies.get(key, key), msg))
         return dict(sorted(out.items()))
 
     def flights(self) -> list[Flight]:
@@ -241,8 +274,8 @@ class Links:
         out = []
         for time in sorted(self._instants):
             for dst, queue in sorted(self._instants[time].items()):
-                for src, key in queue:
-                    out.append(Flight(time, src, dst, self._copies.get(key, key), self._messages[key], key < 0,
+                for src, key, msg in queue:
+                    out.append(Flight(time, src, dst, self._copies.get(key, key), msg, key < 0,
                                       key in self._lost))
         return out
 
@@ -255,15 +288,15 @@ class Links:
         if place is None:
             return None
         time, dst, index = place
-        src, key = self._instants[time][dst][index]
-        return src, dst, self._messages[key]
+        queue = self._instants[time][dst]
+        return queue.srcs[index], dst, queue.msgs[index]
 
     def _place(self, msg_id: int) -> tuple[int, int, int] | None:
         """Where message `msg_id` is: (arrival time, receiver, index in that instant's list)."""
         copies = self._copies
         for time in sorted(self._instants):
             for dst, queue in self._instants[time].items():
-                for index, (_, key) in enumerate(queue):
+                for index, key in enumerate(queue.keys):
                     if key == msg_id or (key < 0 and copies[key] == msg_id):
                         return time, dst, index
         return None
@@ -273,7 +306,7 @@ class Links:
         message). A loss drawn for it is forgotten: by hand, the user says what becomes of it."""
         time, dst, index = self._place(msg_id)
         instant = self._instants[time]
-        src, key = instant[dst].pop(index)
+        src, key, msg = instant[dst].pop(index)
         if not instant[dst]:
             del instant[dst]
         self._sizes[time] -= 1
@@ -284,7 +317,7 @@ class Links:
             heapq.heapify(self._times)
         self._lost.pop(key, None)
         self._copies.pop(key, None)
-        return src, dst, self._messages.pop(key)
+        return src, dst, msg
 
     def retime(self, now: int) -> None:
         """What is due before `now` is due at `now` instead, in the order it was due, ahead
@@ -296,7 +329,7 @@ class Links:
         merged: Arrivals = {}
         for time in [*overdue, now]:
             for dst, queue in self._instants.pop(time, {}).items():
-                merged.setdefault(dst, []).extend(queue)
+                merged.setdefault(dst, Queue()).extend(queue)
         count = sum(self._sizes.pop(t, 0) for t in [*overdue, now])
         self._times = [t for t in self._times if t >= now]
         if now not in self._times:
