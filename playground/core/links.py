@@ -28,9 +28,9 @@ Memory: a big run has over a million messages in flight, so each is three entrie
 its receiver's `Queue` at its instant (sender, key, message: 24 bytes, the key unboxed),
 no object of its own; and a link's latest arrival is kept only while the link is busy.
 A key is the message's id, or for a copy a negative number of its own (`_copies` says
-whose copy). (A tuple per message, and a table of messages by key, took 170 bytes a
-message: 462 MB at N = 1000.) Few containers, so a storm in flight adds little for the
-garbage collector to walk (a stall the app would show).
+whose copy). (A tuple per message and a table of messages by key would cost about 170
+bytes a message.) Few containers, so a storm in flight adds little for the garbage
+collector to walk (a stall the app would show).
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from protocol import Message
 
 from .work import Deliver, Held, Lost
-
 
 
 class Queue:
