@@ -48,7 +48,7 @@ from .work import Deliver, Held, Lost
 class Queue:
     """A receiver's arrivals at one instant, in send order: three parallel columns."""
 
-    __slots__ = ("srcs", "keys", "msgs")
+    __slots__ = ("keys", "msgs", "srcs")
 
     def __init__(self, srcs: list[int] | None = None, keys: Iterable[int] = (), msgs: list[Message] | None = None):
         self.srcs = srcs if srcs is not None else []
