@@ -75,6 +75,8 @@ def _serve(listener: socket.socket) -> tuple[dict, list[int]]:
                 conn, _ = listener.accept()
                 request, fds = _receive(conn)
                 if request is None:  # (the client went away)
+                    for fd in fds:
+                        os.close(fd)
                     conn.close()
                     continue
                 sys.stdout.flush(), sys.stderr.flush()
@@ -83,8 +85,8 @@ def _serve(listener: socket.socket) -> tuple[dict, list[int]]:
                     signal.set_wakeup_fd(-1)
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                     chooser.close()
-                    for fd in (listener.fileno(), conn.fileno(), wake_r, wake_w):
-                        os.close(fd)
+                    for fd in (listener.fileno(), conn.fileno(), wake_r, wake_w, *(c.fileno() for c in waiting.values())):
+                        os.close(fd)  # (the server's, and the other cases' connections)
                     return request, fds
                 for fd in fds:
                     os.close(fd)
