@@ -1,7 +1,7 @@
 """Plain cases without Python's start-up: a process that has imported what a `bully-tui`
 run imports first, and forks one child per case (`ForkServer.spawn`, a Popen-like
 `Forked`). A plain case (no signal, no terminal, a standard output to write to) spends
-two thirds of its CPU starting Python and importing; forked, it spends only the rest.
+more than half of its CPU starting Python and importing; forked, it spends only the rest.
 
 The child is the case's process as `python -m playground ARGV` makes it: a session of
 its own, its standard streams (passed over the socket), working folder, environment,
