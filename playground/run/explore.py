@@ -82,7 +82,6 @@ __all__ = ["LIVENESS", "SAFETY", "SKIP", "Bounds", "Counterexample", "Explored",
            "record", "steps_taken"]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Bounds:
     faults: int = 2  # crashes and recoveries

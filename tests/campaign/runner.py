@@ -106,8 +106,11 @@ class Campaign:
         self._forks_lock = threading.Lock()
 
     @property
-    def forks(self) -> ForkServer:
-        """The fork server of the plain cases (forkserver.py), started by the first."""
+    def forks(self) -> ForkServer | None:
+        """The fork server of the plain cases (forkserver.py), started by the first;
+        None where every case is spawned (FORK)."""
+        if not FORK:
+            return None
         with self._forks_lock:
             if self._forks is None:
                 self._forks = ForkServer(self.root, spawn_env(self.root, self.work))
@@ -145,7 +148,7 @@ class Campaign:
             before = snapshot(cwd)
             proc = spawn(case.argv, cwd, tmp, self.root, limit=case.limit, plan=case.signal, fsize=case.fsize,
                          stdout_full=case.stdout_full, stdout_closed=case.stdout_closed,
-                         forks=self.forks if FORK else None)
+                         forks=self.forks)
             if case.signal is not None:
                 self._wait_mended(case, cwd, tmp)
             outcome, problems = judge(case, proc, names, cwd, tmp, before)
@@ -198,7 +201,7 @@ class Campaign:
             path = cwd / name
             if kind != "transcript" or not path.is_file() or path.read_bytes().count(b"\n") < 2:
                 continue  # none, or only a header
-            proc = spawn(["verify", name], cwd, tmp, self.root, limit=BIG_LIMIT, forks=self.forks if FORK else None)
+            proc = spawn(["verify", name], cwd, tmp, self.root, limit=BIG_LIMIT, forks=self.forks)
             if proc.returncode != 0:
                 first = proc.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
                 said = first[0][:150] if first else ""
