@@ -23,17 +23,6 @@ import signal
 import subprocess
 from pathlib import Path
 
-
-def at_defaults() -> None:
-    """In a child before exec (preexec_fn): the stopping signals at their default
-    actions, as a shell starts a command in the foreground. A suite run under nohup
-    ignores SIGHUP, one started in the background by a script ignores SIGINT, and a
-    child inherits what is ignored: a signal before bully-tui's first statement would
-    be discarded there, which is not the moment under test."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
-
-
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}  # bully-tui's, 128 + n
 STOPPED, KILLED, PYTHON = "stopped", "killed", "python"  # the endings (`ending`)
 

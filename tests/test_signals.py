@@ -26,6 +26,7 @@ import pytest
 from playground.record.reader import load
 from playground.run import interrupt
 from tests import signals_support
+from tests.campaign.forkserver import at_defaults
 from tests.campaign.spawn import cpu_seconds
 from tests.test_hardening import wait_until
 
@@ -36,7 +37,7 @@ LONG_RUN = ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", 
 def bully(*args: str, cwd: Path, env: dict | None = None, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "playground", *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(cwd), **(env or {})},
-                            preexec_fn=signals_support.at_defaults, **kw)  # noqa: PLW1509
+                            preexec_fn=at_defaults, **kw)  # noqa: PLW1509
 
 
 def eventually(condition, limit: float = 3.0) -> bool:
