@@ -20,6 +20,9 @@ A signal (SIGINT, SIGTERM, SIGHUP) ends the process well at any moment of its li
   3. From then on, interrupt.py: the command cleans up what it was writing, says its
      line, and exits with 128 + n (or at once, where raising would lose the signal: in
      an import, a finalizer).
+  4. A signal ignored when the process began stays ignored, from start to end: `nohup
+     bully-tui hunt ...` outlives the terminal, and a script's background job (started
+     with SIGINT ignored) is not stopped by a Ctrl-C meant for the script's caller.
 """
 
 import os  # (os and sys: loaded already by Python's start-up)
@@ -42,7 +45,8 @@ def _starting(signum: int, _frame: object) -> None:
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # (SIGINT first: Python's own handler raises)
 for _signum in SIGNALS:
-    signal.signal(_signum, _starting)
+    if signal.getsignal(_signum) is not signal.SIG_IGN:  # (rule 4)
+        signal.signal(_signum, _starting)
 
 
 def main() -> int:

@@ -1,6 +1,7 @@
 import compileall
 import gc
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,35 @@ def collector_as_it_was():
     gc.set_threshold(*threshold)
 
 
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _nothing(_signum, _frame):
+    pass
+
+
+def _children_start_as_in_a_terminal(config) -> None:
+    """A suite started under nohup ignores SIGHUP, and one a script starts in the background
+    ignores SIGINT; every process it starts would inherit that, and bully-tui leaves an
+    ignored signal ignored (playground/__main__.py, rule 4), so a test that sends one would
+    wait for nothing. Here a handler that does nothing takes its place: the suite still
+    ignores it, and a process it starts has it at its default action (exec resets a
+    handled signal, not an ignored one). The workers (pytest-xdist) are told which."""
+    if hasattr(config, "workerinput"):
+        ignored = [int(n) for n in os.environ.get("BULLY_TESTS_IGNORED", "").split(",") if n]
+    else:
+        ignored = [signum for signum in STOPPING if signal.getsignal(signum) is signal.SIG_IGN]
+        os.environ["BULLY_TESTS_IGNORED"] = ",".join(str(int(signum)) for signum in ignored)
+    for signum in ignored:
+        signal.signal(signum, _nothing)
+
+
 def pytest_configure(config):
+    _children_start_as_in_a_terminal(config)
+    _compile_once(config)
+
+
+def _compile_once(config):
     """The product's modules compiled before any test starts a process of it: where
     PYTHONDONTWRITEBYTECODE is set (as in some CI images), no process writes its bytecode,
     and each of the suite's thousand processes would compile the package again (0.1 s of

@@ -365,3 +365,41 @@ def test_the_rule_asks_for_our_ending_once_the_process_had_taken_the_signal_over
     assert ending(signal.SIGTERM, True, 143, "bully-tui: stopped by SIGTERM\nmore\n") is None
     assert ending(signal.SIGINT, True, 1, "Traceback (most recent call last):\nKeyboardInterrupt\n") == "python"
     assert ending(signal.SIGHUP, False, 1, "") is None
+
+
+def _ignoring_ctrl_c_and_hang_up() -> None:
+    """As `nohup` in a script's background job starts a command."""
+    at_defaults()
+    for signum in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("command, status", [
+    (["--headless", "--nodes", "5", "--until", "30", "--transcript", "t.jsonl"], 0),
+    (["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "40", "--workers", "1", "-o", "t"], 1),  # found
+])
+def test_a_signal_ignored_when_bully_tui_began_stays_ignored_to_its_end(tmp_path, command, status):
+    """`nohup bully-tui ...` outlives its terminal, and a script's background job the
+    Ctrl-C meant for the script's caller: SIGINT and SIGHUP, ignored when it began, do
+    nothing at any moment (at its start, once it runs, as it writes); SIGTERM stops it."""
+    run = subprocess.Popen([sys.executable, "-m", "playground", *command], cwd=tmp_path, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(tmp_path)},
+                           preexec_fn=_ignoring_ctrl_c_and_hang_up)  # noqa: PLW1509
+    try:
+        for signum in (signal.SIGINT, signal.SIGHUP):  # during Python's start-up
+            run.send_signal(signum)
+        assert eventually(lambda: signals_support.taken_over(run.pid, signal.SIGTERM) or run.poll() is not None, 30)
+        assert not signals_support.taken_over(run.pid, signal.SIGINT)
+        assert not signals_support.taken_over(run.pid, signal.SIGHUP)
+        while run.poll() is None and not any(p.suffix == ".jsonl" for p in tmp_path.iterdir()):
+            time.sleep(0.01)  # (until it writes: a condition, however slow the machine)
+        for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGINT):
+            if run.poll() is None:
+                run.send_signal(signum)
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert (run.returncode, err.decode()) == (status, ""), out.decode()
+    assert load(str(tmp_path / "t.jsonl")).header.algorithm == "classic"  # whole: every line valid

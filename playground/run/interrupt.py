@@ -22,6 +22,9 @@ trio's own code: there trio takes it (`run_trio`) and cancels the run between tw
 its steps, and the Stopped is raised once trio is done. A live app takes the signals
 over for its life (`take_over`, through control.QuitOnSignals), and quits as on ctrl+q,
 with a watchdog (`end_soon`) in case the clean quit cannot finish.
+
+A signal that was ignored when bully-tui started (`nohup`, a script's background job) is
+left ignored throughout (`taken`): what the caller asked for.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from types import FrameType
 from typing import Any
 
@@ -67,6 +70,7 @@ class Stopped(KeyboardInterrupt):
         return f"bully-tui: {what}{at}{kept}{done}"
 
 
+taken: tuple[int, ...] = SIGNALS  # those of SIGNALS bully-tui handles: not ignored when it began (install)
 _first: Stopped | None = None  # the signal being handled
 _said = False  # its line has been printed
 _checked = False  # only note a signal: the code running raises it itself (`checked`)
@@ -144,9 +148,11 @@ def last_words(stop: Stopped) -> str:
 
 
 def install() -> None:
-    """Take the signals over (for the whole program: `bully-tui` does it first thing)."""
-    global _their_unraisablehook
-    for signum in SIGNALS:
+    """Take the signals over (for the whole program: `bully-tui` does it first thing), but
+    those ignored already: they stay so (`taken`)."""
+    global _their_unraisablehook, taken
+    taken = tuple(signum for signum in SIGNALS if signal.getsignal(signum) is not signal.SIG_IGN)
+    for signum in taken:
         signal.signal(signum, _handle)
     if sys.unraisablehook is not _unraisable:
         _their_unraisablehook, sys.unraisablehook = sys.unraisablehook, _unraisable
@@ -171,7 +177,7 @@ def handled() -> Iterator[None]:
     called in-process, by a test), what handled them before does again after."""
     global _first, _said
     previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
-    ours = all(handler is _handle for handler in previous.values())
+    ours = all(handler in (_handle, signal.SIG_IGN) for handler in previous.values())  # (ignored: left so)
     hook = sys.unraisablehook
     install()
     try:
@@ -222,7 +228,7 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
         # by a signal but had not run yet, trio's receiver raised in it (KeyError from an
         # empty queue, or "block already exited"), and the signal was lost in that error.
         result = None  # (a signal cancels the run before fn returns: then the Stopped is raised)
-        with trio.open_signal_receiver(*SIGNALS) as signals:
+        with trio.open_signal_receiver(*taken) if taken else nullcontext() as signals:
             async with trio.open_nursery() as nursery:
 
                 async def watch() -> None:
@@ -233,7 +239,8 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
                         _first = Stopped(signum)
                         nursery.cancel_scope.cancel()
 
-                nursery.start_soon(watch)
+                if signals is not None:  # (None: every one ignored)
+                    nursery.start_soon(watch)
                 if _first is not None:  # (noted while trio started)
                     nursery.cancel_scope.cancel()
                 result = await fn(*args)
@@ -251,7 +258,7 @@ def take_over(handler: Callable[[int, object], None]) -> dict[int, Any]:
     """`handler` for every signal in SIGNALS, for the live app's life: a plain signal
     handler, not the event loop's, so it runs even while the loop is busy or stuck
     (writing a frame to a terminal that is gone can block). What handled them before."""
-    return {signum: signal.signal(signum, handler) for signum in SIGNALS}
+    return {signum: signal.signal(signum, handler) for signum in taken}
 
 
 def give_back(previous: dict[int, Any]) -> None:
