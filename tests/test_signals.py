@@ -403,3 +403,25 @@ def test_a_signal_ignored_when_bully_tui_began_stays_ignored_to_its_end(tmp_path
             run.communicate()
     assert (run.returncode, err.decode()) == (status, ""), out.decode()
     assert load(str(tmp_path / "t.jsonl")).header.algorithm == "classic"  # whole: every line valid
+
+
+def test_a_live_app_ends_with_its_terminal_when_no_hang_up_comes(tmp_path):
+    """Its shell ignores SIGHUP (`trap '' HUP`), so no hang-up reaches the app when the
+    terminal goes: the app sees its terminal gone and ends as a hang-up would end it,
+    its recording removed (it used to draw on for ever, then wait on a full queue)."""
+    main_fd, child_fd = pty.openpty()
+    app = subprocess.Popen([sys.executable, "-m", "playground", "--nodes", "7"], cwd=tmp_path, stdin=child_fd,
+                           stdout=child_fd, stderr=child_fd, close_fds=True, preexec_fn=_ignoring_ctrl_c_and_hang_up,
+                           env={**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"})  # noqa: PLW1509
+    os.close(child_fd)
+    try:
+        assert wait_until(lambda: list(tmp_path.glob("bully-*.jsonl")), main_fd), "the app never started recording"
+        os.close(main_fd)  # the terminal goes away; nothing is sent
+        main_fd = -1
+        assert app.wait(timeout=60) == 128 + signal.SIGHUP
+    finally:
+        if app.poll() is None:
+            app.kill()
+        if main_fd >= 0:
+            os.close(main_fd)
+    assert eventually(lambda: not list(tmp_path.glob("bully-*.jsonl")))

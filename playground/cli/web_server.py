@@ -238,7 +238,7 @@ class Classroom(Server):
 
         async def main() -> int:
             stopping = asyncio.Event()
-            signals = QuitOnSignals(stopping.set)
+            signals = QuitOnSignals(stopping.set, drawn=False)
             runner = web.AppRunner(await self._make_app(), access_log=None, shutdown_timeout=QUIT_WITHIN)
             try:
                 await runner.setup()

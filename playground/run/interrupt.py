@@ -24,7 +24,8 @@ over for its life (`take_over`, through control.QuitOnSignals), and quits as on 
 with a watchdog (`end_soon`) in case the clean quit cannot finish.
 
 A signal that was ignored when bully-tui started (`nohup`, a script's background job) is
-left ignored throughout (`taken`): what the caller asked for.
+left ignored throughout (`taken`): what the caller asked for. Not by a live app, which
+lives in its terminal and ends with it (`take_over`, `watch_terminal`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import termios
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -254,16 +256,45 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
 # --- the live app's signals ------------------------------------------------------------------
 
 
-def take_over(handler: Callable[[int, object], None]) -> dict[int, Any]:
-    """`handler` for every signal in SIGNALS, for the live app's life: a plain signal
-    handler, not the event loop's, so it runs even while the loop is busy or stuck
-    (writing a frame to a terminal that is gone can block). What handled them before."""
-    return {signum: signal.signal(signum, handler) for signum in taken}
+def take_over(handler: Callable[[int, object], None], every: bool) -> dict[int, Any]:
+    """`handler` for the signals install took, for a front end's life: a plain signal
+    handler, not the event loop's, so it runs even while the loop is busy (writing a
+    frame to a terminal that is gone can block). `every`: those ignored when bully-tui
+    began as well, for an app on the terminal: once it has closed, the app has nothing
+    left to do. What handled them before."""
+    return {signum: signal.signal(signum, handler) for signum in (SIGNALS if every else taken)}
 
 
 def give_back(previous: dict[int, Any]) -> None:
     for signum, handler in previous.items():
         signal.signal(signum, handler)
+
+
+def watch_terminal(lost: Callable[[], None]) -> Callable[[], None]:
+    """Call `lost` (from a thread of its own) when the terminal on standard input is gone,
+    as a hang-up would say, for a live app whose hang-up never comes: its shell ignores
+    SIGHUP (`trap '' HUP`), so it neither dies nor passes it on, while the app, with its
+    writer's queue full, waits for ever and takes no signal. Nothing is watched when
+    standard input is no terminal (a served app). What stops the watch."""
+    stop = threading.Event()
+    try:
+        termios.tcgetattr(0)
+    except (OSError, termios.error):
+        return stop.set
+
+    def watch() -> None:
+        while not stop.wait(TERMINAL_POLL):
+            try:
+                termios.tcgetattr(0)
+            except (OSError, termios.error):  # (EIO: hung up)
+                lost()
+                return
+
+    threading.Thread(target=watch, name="terminal-watch", daemon=True).start()
+    return stop.set
+
+
+TERMINAL_POLL = 0.25  # seconds between two looks at the terminal (watch_terminal)
 
 
 def end_soon(signum: int) -> None:
