@@ -6,6 +6,7 @@ from dataclasses import astuple
 import pytest
 import trio
 import trio.testing
+from hypothesis import given, settings
 
 from playground.core import engine as engine_module
 from playground.core.commands import ChangeDelay, ChangeTimeout, Crash, Elect
@@ -14,8 +15,10 @@ from playground.core.engine import Engine, run_sync
 from playground.record.recorder import Recorder
 from playground.record.transcript import Header
 from playground.run.cluster import Cluster
-from protocol import ClassicBully
-from tests.support import WORST_CASE, at, final_states, make_engine, run, sends, unchecked
+from protocol import ALGORITHMS, ClassicBully
+from tests.support import WORST_CASE, at, final_states, make_engine, run, run_on_trio, sends, unchecked
+from tests.test_mutex_runs import BUSY
+from tests.test_random_schedules import cases
 
 JITTER = ClusterConfig(timeout=4, probe_interval=2, delay_min=0.2, delay_max=1.5)
 
@@ -215,7 +218,7 @@ FAULTS = ("30 crash 8", "31 crash 7", "60 recover 8", "61 elect 2")
 
 def transcript_bytes(*, driver: str = "trio", **kw) -> bytes:
     if driver == "trio":
-        engine, events = run(8, 150, JITTER, commands=at(*FAULTS), **kw)
+        engine, events = run_on_trio(8, 150, JITTER, commands=at(*FAULTS), **kw)
     else:
         engine, events = make_engine(8, JITTER, at(*FAULTS), **kw)
         run_sync(engine, 150)
@@ -245,6 +248,28 @@ def test_running_a_crowded_instant_in_slices_does_not_change_the_trace(monkeypat
 @pytest.mark.parametrize("lookahead", [True, False])
 def test_the_trio_cluster_and_the_plain_driver_give_the_same_trace(lookahead):
     assert transcript_bytes(seed=5, lookahead=lookahead, driver="sync") == transcript_bytes(seed=5, lookahead=lookahead)
+
+
+def _recorded(algorithm: str, engine: Engine, events: list, config: ClusterConfig, workload=None) -> bytes:
+    out = io.BytesIO()
+    Recorder(out, Header(algorithm, list(engine.ids), 1, config, workload=workload))(events)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("algorithm", [*ALGORITHMS, "classic+lamport", "garcia-molina+ricart-agrawala"])
+@settings(max_examples=10)
+@given(case=cases())
+def test_the_trio_cluster_and_the_plain_driver_agree_on_any_schedule(algorithm, case):
+    """Why the tests of an algorithm's runs may take the plain driver (tests/support.run):
+    on random schedules (crashes and recoveries in the middle of elections, random
+    delays, T and probing), of every election and two locks under a busy workload, the
+    trio cluster's transcript is the plain driver's, byte for byte."""
+    workload = BUSY if "+" in algorithm else None
+    until = case.last_fault + 40
+    kw = {"seed": case.seed, "algorithm": algorithm, "workload": workload}
+    on_trio = run_on_trio(case.nodes, until, case.config, case.faults, **kw)
+    plain = run(case.nodes, until, case.config, case.faults, **kw)
+    assert _recorded(algorithm, *on_trio, case.config, workload) == _recorded(algorithm, *plain, case.config, workload)
 
 
 def test_worst_case_counts_do_not_depend_on_batching():

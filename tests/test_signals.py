@@ -411,8 +411,9 @@ def test_a_live_app_ends_with_its_terminal_when_no_hang_up_comes(tmp_path):
     its recording removed (it used to draw on for ever, then wait on a full queue)."""
     main_fd, child_fd = pty.openpty()
     app = subprocess.Popen([sys.executable, "-m", "playground", "--nodes", "7"], cwd=tmp_path, stdin=child_fd,
-                           stdout=child_fd, stderr=child_fd, close_fds=True, preexec_fn=_ignoring_ctrl_c_and_hang_up,
-                           env={**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"})  # noqa: PLW1509
+                           stdout=child_fd, stderr=child_fd, close_fds=True,
+                           env={**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"},
+                           preexec_fn=_ignoring_ctrl_c_and_hang_up)  # noqa: PLW1509
     os.close(child_fd)
     try:
         assert wait_until(lambda: list(tmp_path.glob("bully-*.jsonl")), main_fd), "the app never started recording"
