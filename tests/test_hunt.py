@@ -26,7 +26,7 @@ from playground.run.wiring import run_headless
 from protocol import ALGORITHMS
 from tests.test_app import on_asyncio, wait_for
 
-BUDGET = 300  # schedules: enough for what must be found, and a look at what must not
+BUDGET = 150  # schedules: enough for what must be found, and a look at what must not (bench/hunt.py: 10,000)
 
 
 def hunt(algorithm: str, prop: str | None, *, schedules: int = BUDGET, synchrony: bool = True, commands=(),
