@@ -59,6 +59,7 @@ class SignalPlan:
     delay: float  # seconds after the start (or after the first file, below)
     again_ms: int | None = None  # the same signal again, this many ms later
     after_file: bool = False  # `delay` counts from when the case's first new file appears in its folder
+    ignored: bool = False  # the process starts with the signal ignored (nohup, a script's background job)
 
 
 @dataclass

@@ -50,13 +50,16 @@ def at_defaults() -> None:
         signal.signal(signum, signal.SIG_DFL)
 
 
-def child_limits(fsize: int | None, close_stdout: bool = False) -> None:
+def child_limits(fsize: int | None, close_stdout: bool = False, ignored: int | None = None) -> None:
     """In a case's process before it runs (spawned: before exec): the signals at their
     defaults, no core files, an address space guard, and the file limit (writes past it
     fail with EFBIG, not a fatal SIGXFSZ); `close_stdout`: no standard output at all, as
-    after `>&-`. (Spawned, it runs in the child of a thread of ours, so it calls only
+    after `>&-`; `ignored`: that signal ignored, as nohup or a script's background job
+    starts a command. (Spawned, it runs in the child of a thread of ours, so it calls only
     signal, os and resource, which take no lock another thread may hold at the fork.)"""
     at_defaults()
+    if ignored is not None:
+        signal.signal(ignored, signal.SIG_IGN)
     if close_stdout:
         os.close(1)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

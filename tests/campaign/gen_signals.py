@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 
-from .cases import BIG_LIMIT, EXPORT_EXTENSIONS, SIGNAL, Base, Builder, SignalPlan
+from .cases import ACCEPT, BIG_LIMIT, EXPORT_EXTENSIONS, SEARCHED, SIGNAL, Base, Builder, SignalPlan
 
 START_UP = 0.3  # seconds: the early signals are drawn from 0 to this (Python's start-up, then bully-tui's)
 
@@ -57,6 +57,7 @@ def gen_signals(b: Builder) -> None:
         delay = round(r.uniform(0.3, 2.0), 3)
         b.add(f"signal:SIGINT@{delay}s-compare-64", "compare", ["--headless", "--compare", "--nodes", "64"], SIGNAL,
               names="interrupted", signal=SignalPlan(signal.SIGINT, delay), limit=BIG_LIMIT)
+    gen_ignored(b, big)
     # While the process starts: Python's own start-up, then bully-tui's imports (0 s is at once)
     starts = [("headless", ["--headless", "--nodes", "5", "--until", "1000", "--transcript", "t.jsonl"],
                {}, {"t.jsonl": "transcript"}),
@@ -70,4 +71,21 @@ def gen_signals(b: Builder) -> None:
         delay = 0.0 if n < 3 else round(r.uniform(0, START_UP), 3)
         b.add(f"signal-start:{signal.Signals(signum).name}@{delay}s-{group}", group, argv, SIGNAL,
               names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+              files=dict(files), outputs=dict(outputs), limit=BIG_LIMIT)
+
+
+def gen_ignored(b: Builder, big: dict) -> None:
+    """Started with SIGINT or SIGHUP ignored (nohup, a script's background job), a command
+    runs to its end as if none had come, its files whole: the signal, sent at any moment
+    (twice, for some), stays ignored."""
+    r = b.rng
+    runs = [("headless", ["--headless", "--algorithm", "garcia-molina", "--nodes", "8", "--until", "60", "--transcript",
+                          "t.jsonl"], ACCEPT, {}, {"t.jsonl": "transcript"}),
+            ("hunt", ["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "30", "--workers", "1", "-o",
+                      "f"], SEARCHED, {}, {"f.scenario": "text", "f.jsonl": "transcript"}),
+            ("export", ["export", "big.jsonl", "--format", "mermaid", "-o", "out.mmd"], ACCEPT, big, {"out.mmd": "text"})]
+    for n, signum in enumerate([signal.SIGINT, signal.SIGHUP] * len(runs)):
+        group, argv, expect, files, outputs = runs[n // 2]
+        plan = SignalPlan(signum, round(r.uniform(0, 0.8), 3), again_ms=50 if n % 3 == 0 else None, ignored=True)
+        b.add(f"signal-ignored:{signal.Signals(signum).name}@{plan.delay}s-{group}", group, argv, expect, signal=plan,
               files=dict(files), outputs=dict(outputs), limit=BIG_LIMIT)

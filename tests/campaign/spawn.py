@@ -120,7 +120,8 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
             p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
                                  stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
                                  start_new_session=True,
-                                 preexec_fn=functools.partial(child_limits, fsize, stdout_closed))  # noqa: PLW1509
+                                 preexec_fn=functools.partial(child_limits, fsize, stdout_closed,  # noqa: PLW1509
+                                                              plan.signum if plan and plan.ignored else None))
     out = err = None  # (until a communicate has returned: one that timed out keeps what it read for the next)
     caught, sent = None, None
     try:
