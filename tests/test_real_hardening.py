@@ -251,6 +251,30 @@ def test_a_signal_to_a_headless_real_run_leaves_no_folder_and_no_process(tmp_pat
     _nothing_left(tmp)
 
 
+def test_a_node_started_with_ctrl_c_ignored_leaves_it_ignored_and_stops_on_sigterm(tmp_path):
+    """A node a script starts in the background inherits SIGINT ignored: the Ctrl-C meant
+    for the script is not the node's, and a cluster stops its nodes with SIGTERM."""
+    def ignoring_ctrl_c() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    node = subprocess.Popen([sys.executable, "-m", "playground", *_node(tmp_path)], env=_env(tmp_path / "tmp"),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=ignoring_ctrl_c)  # noqa: PLW1509
+    trace = tmp_path / "n" / "trace.jsonl"
+    try:  # (its receiver opens before its first step: once it has written, it holds what it takes)
+        progressing(lambda: trace.exists() and trace.stat().st_size > 0 or node.poll() is not None,
+                    lambda: trace.exists() and trace.stat().st_size, within=20, why=lambda: "the node never wrote")
+        assert signals_support.taken_over(node.pid, signal.SIGTERM)
+        assert not signals_support.taken_over(node.pid, signal.SIGINT)
+        node.send_signal(signal.SIGINT)
+        node.send_signal(signal.SIGTERM)
+        _, err = node.communicate(timeout=60)
+    finally:
+        node.kill()
+    assert (node.returncode, err) == (0, b"")
+
+
 class Terminal:
     """A command run in a terminal of its own (a pty, 100 x 30), all it draws kept."""
 

@@ -203,8 +203,11 @@ class RealNode:
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         # The signals first: a stop that comes while the node starts stops it at once; an
-        # election or a leave waits for its first step.
-        with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT) as signals:
+        # election or a leave waits for its first step. A stop ignored when the node began
+        # (a script's background job ignores SIGINT) stays ignored: a cluster stops its
+        # nodes with SIGTERM.
+        stops = [s for s in (signal.SIGTERM, signal.SIGINT) if signal.getsignal(s) is not signal.SIG_IGN]
+        with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, *stops) as signals:
             self.nursery.start_soon(self._signals, signals)
             booted = await self._boot()
             task_status.started()
