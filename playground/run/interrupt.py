@@ -30,6 +30,7 @@ lives in its terminal and ends with it (`take_over`, `watch_terminal`).
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -177,8 +178,9 @@ def _unraisable(unraisable: Any) -> None:
 def handled() -> Iterator[None]:
     """The signals are ours for the duration. Where they were not already (cli.main
     called in-process, by a test), what handled them before does again after."""
-    global _first, _said
+    global _first, _said, taken
     previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
+    before = taken
     ours = all(handler in (_handle, signal.SIG_IGN) for handler in previous.values())  # (ignored: left so)
     hook = sys.unraisablehook
     install()
@@ -189,7 +191,7 @@ def handled() -> Iterator[None]:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
             sys.unraisablehook = hook
-            _first, _said = None, False
+            _first, _said, taken = None, False, before
 
 
 def stopped_by(error: BaseException) -> Stopped | None:
@@ -276,7 +278,7 @@ def watch_terminal(lost: Callable[[], None]) -> Callable[[], None]:
     SIGHUP (`trap '' HUP`), so it neither dies nor passes it on, while the app, with its
     writer's queue full, waits for ever and takes no signal. Nothing is watched when
     standard input is no terminal (a served app). What stops the watch."""
-    stop = threading.Event()
+    stop, said = threading.Event(), threading.Lock()
     try:
         termios.tcgetattr(0)
     except (OSError, termios.error):
@@ -286,15 +288,24 @@ def watch_terminal(lost: Callable[[], None]) -> Callable[[], None]:
         while not stop.wait(TERMINAL_POLL):
             try:
                 termios.tcgetattr(0)
-            except (OSError, termios.error):  # (EIO: hung up)
-                lost()
+            except (OSError, termios.error) as error:
+                if error.args[0] not in GONE:
+                    continue
+                with said:  # (not once the watch is stopped: the app may have quit meanwhile)
+                    if not stop.is_set():
+                        lost()
                 return
 
+    def stopped() -> None:
+        with said:
+            stop.set()
+
     threading.Thread(target=watch, name="terminal-watch", daemon=True).start()
-    return stop.set
+    return stopped
 
 
 TERMINAL_POLL = 0.25  # seconds between two looks at the terminal (watch_terminal)
+GONE = (errno.EIO, errno.ENXIO, errno.EBADF, errno.ENOTTY)  # what a terminal that has gone away answers
 
 
 def end_soon(signum: int) -> None:

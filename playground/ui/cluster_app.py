@@ -129,9 +129,11 @@ class ClusterApp(App[None]):
             await self.control.close()
 
     async def on_unmount(self) -> None:
-        await self.stop()  # (first: a signal meanwhile still quits, and the watchdog still guards the stop)
-        self.signals.give_back()
-        self.stopped_by = self.signals.by
+        try:
+            await self.stop()  # (first: a signal meanwhile still quits, and the watchdog still guards the stop)
+        finally:
+            self.signals.give_back()
+            self.stopped_by = self.signals.by
 
     def fail(self, code: int, text: str) -> None:
         """End the app with `code`; the caller prints `text` once the screen is gone (as
