@@ -22,7 +22,8 @@ A signal (SIGINT, SIGTERM, SIGHUP) ends the process well at any moment of its li
      an import, a finalizer).
   4. A signal ignored when the process began stays ignored, from start to end: `nohup
      bully-tui hunt ...` outlives the terminal, and a script's background job (started
-     with SIGINT ignored) is not stopped by a Ctrl-C meant for the script's caller.
+     with SIGINT ignored) is not stopped by a Ctrl-C meant for the script's caller. A live
+     app excepted: it lives in its terminal, and ends with it (run/interrupt.py).
 """
 
 import os  # (os and sys: loaded already by Python's start-up)

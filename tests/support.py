@@ -44,7 +44,7 @@ def make_engine(nodes: int, config: ClusterConfig = WORST_CASE, commands=(), see
 def run(nodes: int, until: float, config: ClusterConfig = WORST_CASE, commands=(), **kw) -> tuple[Engine, list[Event]]:
     """Run the cluster to `until` with the plain driver (engine.run_sync): the trio cluster
     gives the same events (tests/test_runtime.py holds the two to it over random
-    schedules of every algorithm), at a third of the cost. What the tests of an
+    schedules of every algorithm), at about a quarter of the cost. What the tests of an
     algorithm's runs need; `run_on_trio` for what is trio's."""
     engine, events = make_engine(nodes, config, commands, **kw)
     run_sync(engine, until)

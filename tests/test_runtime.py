@@ -257,7 +257,7 @@ def _recorded(algorithm: str, engine: Engine, events: list, config: ClusterConfi
 
 
 @pytest.mark.parametrize("algorithm", [*ALGORITHMS, "classic+lamport", "garcia-molina+ricart-agrawala"])
-@settings(max_examples=10)
+@settings(max_examples=max(10, settings.default.max_examples // 6))  # (each example runs the trio cluster)
 @given(case=cases())
 def test_the_trio_cluster_and_the_plain_driver_agree_on_any_schedule(algorithm, case):
     """Why the tests of an algorithm's runs may take the plain driver (tests/support.run):

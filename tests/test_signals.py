@@ -29,6 +29,7 @@ from tests import signals_support
 from tests.campaign.forkserver import at_defaults
 from tests.campaign.spawn import cpu_seconds
 from tests.test_hardening import wait_until
+from tests.test_real_nodes import progressing
 
 ROOT = Path(__file__).parent.parent
 LONG_RUN = ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", "1000000"]
@@ -374,35 +375,50 @@ def _ignoring_ctrl_c_and_hang_up() -> None:
         signal.signal(signum, signal.SIG_IGN)
 
 
-@pytest.mark.parametrize("command, status", [
-    (["--headless", "--nodes", "5", "--until", "30", "--transcript", "t.jsonl"], 0),
-    (["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "40", "--workers", "1", "-o", "t"], 1),  # found
+@pytest.mark.parametrize("command, made", [
+    ([*LONG_RUN, "--transcript", "t.jsonl"], ["t.jsonl"]),
+    (["hunt", "--algorithm", "garcia-molina", "--property", "sle1", "--budget", "100000", "--workers", "1", "-o", "t"],
+     []),  # (a hunt stopped writes nothing)
 ])
-def test_a_signal_ignored_when_bully_tui_began_stays_ignored_to_its_end(tmp_path, command, status):
+def test_a_signal_ignored_when_bully_tui_began_stays_ignored_to_its_end(tmp_path, command, made):
     """`nohup bully-tui ...` outlives its terminal, and a script's background job the
     Ctrl-C meant for the script's caller: SIGINT and SIGHUP, ignored when it began, do
-    nothing at any moment (at its start, once it runs, as it writes); SIGTERM stops it."""
+    nothing, at its start or once it runs (a run that never ends by itself: the signals
+    cannot come too late), while it goes on working; SIGTERM still stops it."""
     run = subprocess.Popen([sys.executable, "-m", "playground", *command], cwd=tmp_path, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(tmp_path)},
-                           preexec_fn=_ignoring_ctrl_c_and_hang_up)  # noqa: PLW1509
+                           start_new_session=True, preexec_fn=_ignoring_ctrl_c_and_hang_up)  # noqa: PLW1509
+    transcript = tmp_path / "t.jsonl"
+
+    def work() -> float:  # what it has done: 64 kB of transcript, or half a second of the search's CPU, a unit
+        if made:
+            return transcript.stat().st_size / 65536 if transcript.exists() else 0.0
+        return cpu_seconds(run.pid) * 2
+
+    def until_more(done: float) -> None:
+        progressing(lambda: run.poll() is not None or work() > done, work, within=30)
+
     try:
         for signum in (signal.SIGINT, signal.SIGHUP):  # during Python's start-up
             run.send_signal(signum)
-        assert eventually(lambda: signals_support.taken_over(run.pid, signal.SIGTERM) or run.poll() is not None, 30)
+        until_more(1.0)  # (well into its run: its own handling of the signals is in place)
         assert not signals_support.taken_over(run.pid, signal.SIGINT)
         assert not signals_support.taken_over(run.pid, signal.SIGHUP)
-        while run.poll() is None and not any(p.suffix == ".jsonl" for p in tmp_path.iterdir()):
-            time.sleep(0.01)  # (until it writes: a condition, however slow the machine)
         for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGINT):
-            if run.poll() is None:
-                run.send_signal(signum)
-        out, err = run.communicate(timeout=120)
+            signals_support.send(run, signum, group=True)
+        until_more(work() + 1.0)
+        assert run.poll() is None, "it stopped"
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=60)
     finally:
         if run.poll() is None:
             run.kill()
             run.communicate()
-    assert (run.returncode, err.decode()) == (status, ""), out.decode()
-    assert load(str(tmp_path / "t.jsonl")).header.algorithm == "classic"  # whole: every line valid
+    assert run.returncode == 143 and err.decode().startswith("bully-tui: stopped by SIGTERM"), err.decode()
+    assert err.decode().count("\n") == 1, err.decode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == made
+    if made:
+        assert load(str(transcript)).header.algorithm == "stoller"  # whole: every line valid
 
 
 def test_a_live_app_ends_with_its_terminal_when_no_hang_up_comes(tmp_path):

@@ -79,13 +79,15 @@ def gen_ignored(b: Builder, big: dict) -> None:
     runs to its end as if none had come, its files whole: the signal, sent at any moment
     (twice, for some), stays ignored."""
     r = b.rng
-    runs = [("headless", ["--headless", "--algorithm", "garcia-molina", "--nodes", "8", "--until", "60", "--transcript",
+    # (Runs of a second or more, signalled in their first half second: the judge asks that
+    # the signal came before the end, or the case would have tested nothing.)
+    runs = [("headless", ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", "300", "--transcript",
                           "t.jsonl"], ACCEPT, {}, {"t.jsonl": "transcript"}),
-            ("hunt", ["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "30", "--workers", "1", "-o",
-                      "f"], SEARCHED, {}, {"f.scenario": "text", "f.jsonl": "transcript"}),
+            ("hunt", ["hunt", "--algorithm", "garcia-molina", "--property", "sle1", "--budget", "60", "--workers", "1",
+                      "-o", "f"], SEARCHED, {}, {"f.scenario": "text", "f.jsonl": "transcript"}),
             ("export", ["export", "big.jsonl", "--format", "mermaid", "-o", "out.mmd"], ACCEPT, big, {"out.mmd": "text"})]
     for n, signum in enumerate([signal.SIGINT, signal.SIGHUP] * len(runs)):
         group, argv, expect, files, outputs = runs[n // 2]
-        plan = SignalPlan(signum, round(r.uniform(0, 0.8), 3), again_ms=50 if n % 3 == 0 else None, ignored=True)
+        plan = SignalPlan(signum, round(r.uniform(0.05, 0.5), 3), again_ms=50 if n % 3 == 0 else None, ignored=True)
         b.add(f"signal-ignored:{signal.Signals(signum).name}@{plan.delay}s-{group}", group, argv, expect, signal=plan,
               files=dict(files), outputs=dict(outputs), limit=BIG_LIMIT)

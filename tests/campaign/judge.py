@@ -171,6 +171,8 @@ def judge(case: Case, proc: Process, names: Any, cwd: Path, tmp: Path, before: d
                                     "had come")))
     else:
         problems += _said_right(case, outcome, said, proc, names)
+    if case.signal is not None and case.signal.ignored and proc.after_signal is None:
+        problems.append(("setup", "it ended before its (ignored) signal came: the case tested nothing"))
     problems += _files_right(case, outcome, cwd, tmp, before, said, proc.stdout)
     return outcome, problems
 
