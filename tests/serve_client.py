@@ -175,6 +175,17 @@ class Page:
     async def shows(self, *texts: str, within: float = WITHIN) -> float:
         return await self.until(lambda page: all(t in page.text for t in texts), f"showing {texts}", within)
 
+    async def picks(self, option: str) -> None:
+        """In the open command palette, `option` typed and taken. The query is echoed
+        before the list has followed it (on a busy machine, a while before), and enter
+        takes the option highlighted then: it is pressed once the one option left is
+        `option` (its words before the colon shown twice: the query, the option)."""
+        await self.keys(option)
+        kind = option.split(":")[0] + ":"
+        await self.until(lambda page: page.text.count(kind) == page.text.count(option) == 2,
+                         f"the palette's list narrowed to {option!r}")
+        await self.keys("\r")
+
     async def download(self, key: str) -> tuple[str, bytes]:
         """A download offered: its file name (Content-Disposition) and its bytes."""
         async with self.http.get(f"{self.url}/download/{key}") as response:

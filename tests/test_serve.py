@@ -54,9 +54,7 @@ def test_a_tab_draws_the_app_takes_keys_and_offers_its_files_as_downloads():
             await page.shows("a download")  # (the note says so)
             await page.keys("\x10")  # ctrl+p: the palette's exports, Mermaid here
             await page.shows("Search for commands")
-            await page.keys("Export the log's window: Mermaid")
-            await page.shows("Export the log's window: Mermaid")
-            await page.keys("\r")
+            await page.picks("Export the log's window: Mermaid")
             await page.until(lambda p: len(p.deliveries) == 3, "a download offered from the palette")
             name, mermaid = await page.download(page.deliveries[2])
             assert name.endswith(".mmd") and mermaid.startswith(b"sequenceDiagram")
@@ -84,9 +82,7 @@ def test_the_layout_holds_from_80x24_to_240x60_and_the_palette_switches_the_algo
             # Another algorithm: the app ends and another starts in the same process; the tab goes on.
             await page.keys("\x10")  # ctrl+p
             await page.shows("Search for commands")
-            await page.keys("Algorithm: ring")
-            await page.shows("Algorithm: ring")
-            await page.keys("\r")
+            await page.picks("Algorithm: ring")
             await page.shows("Chang & Roberts ring", "7 ●")
             assert not page.closed
             await page.close()
