@@ -26,6 +26,7 @@ from playground.run.live import LiveRun
 from playground.ui.app import BullyApp
 from playground.ui.help_screen import HelpScreen
 from tests.test_app import on_asyncio, settled, wait_for
+from tests.test_palette import first_hit
 
 LESSONS = sorted(FOLDER.glob("*.lesson"))
 TICK = 1.0  # virtual seconds the test moves the clock at a time
@@ -79,7 +80,7 @@ async def palette_split(pilot, app: BullyApp, group: tuple[int, ...]) -> None:
     nodes = len(app.state.ids)
     split = max(group) if min(group) == 1 else min(group) - 1
     await pilot.press("ctrl+p", *f"split the cluster: ..{split} |")
-    await wait_for(pilot, lambda: app.screen.query_one("CommandList").option_count, "the palette's hits")
+    await first_hit(pilot, app, f"Split the cluster: ..{split} |")
     await pilot.press("enter")
     assert split < nodes
 
