@@ -245,29 +245,40 @@ def test_sigkill_of_the_live_app_leaves_nothing_in_the_temporary_folder(tmp_path
         os.close(main_fd)
 
 
-def test_a_hang_up_ends_a_busy_live_app_forced_if_its_clean_quit_stalls(tmp_path):
-    """64 nodes in classic's start-up storm at x64: the terminal closes (SIGHUP) and the
-    process must be gone, forced by the watchdog if a clean quit stalls (writing to a
-    terminal that is gone can block for ever). How soon is a figure, not a verdict: 0.13
-    to 0.31 s by hand (docs/guide/bad-input.md); a busy machine only makes it later."""
+def _terminal_closes_under_the_app(tmp_path, argv: list[str], *, hang_up: bool, storm: float = 0.0,
+                                   preexec=None) -> None:
+    """The live app in a pty: once it records (and `storm` seconds more), the terminal goes
+    away, as when tmux kills the session, with a hang-up (`hang_up`) or none; it must end
+    as a hang-up ends it (129), its recording removed (by the guardian if need be)."""
     main_fd, child_fd = pty.openpty()
-    app = subprocess.Popen([sys.executable, "-m", "playground", "--nodes", "64", "--speed", "64"], cwd=tmp_path,
-                           stdin=child_fd, stdout=child_fd, stderr=child_fd, close_fds=True, start_new_session=True,
-                           env={**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"})
+    app = subprocess.Popen([sys.executable, "-m", "playground", *argv], cwd=tmp_path, stdin=child_fd, stdout=child_fd,
+                           stderr=child_fd, close_fds=True, start_new_session=True,
+                           env={**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"},
+                           preexec_fn=preexec)  # noqa: PLW1509
     os.close(child_fd)
     try:
-        assert wait_until(lambda: list(tmp_path.glob("bully-*.jsonl")), main_fd), "the app never started"
-        wait_until(lambda: False, main_fd, limit=1.5)  # let the storm get going
-        os.close(main_fd)  # the terminal goes away, as when tmux kills the session ...
+        assert wait_until(lambda: list(tmp_path.glob("bully-*.jsonl")), main_fd), "the app never started recording"
+        if storm:
+            wait_until(lambda: False, main_fd, limit=storm)  # let the storm get going
+        os.close(main_fd)
         main_fd = -1
-        app.send_signal(signal.SIGHUP)  # ... which hangs it up
+        if hang_up:
+            app.send_signal(signal.SIGHUP)
         assert app.wait(timeout=60) == 128 + signal.SIGHUP
     finally:
         if app.poll() is None:
             app.kill()
         if main_fd >= 0:
             os.close(main_fd)
-    assert eventually(lambda: not list(tmp_path.glob("bully-*.jsonl")))  # the recording: removed, by the guardian if need be
+    assert eventually(lambda: not list(tmp_path.glob("bully-*.jsonl")))
+
+
+def test_a_hang_up_ends_a_busy_live_app_forced_if_its_clean_quit_stalls(tmp_path):
+    """64 nodes in classic's start-up storm at x64: the terminal closes (SIGHUP) and the
+    process must be gone, forced by the watchdog if a clean quit stalls (writing to a
+    terminal that is gone can block for ever). How soon is a figure, not a verdict: 0.13
+    to 0.31 s by hand (docs/guide/bad-input.md); a busy machine only makes it later."""
+    _terminal_closes_under_the_app(tmp_path, ["--nodes", "64", "--speed", "64"], hang_up=True, storm=1.5)
 
 
 def test_the_live_app_refuses_to_draw_into_a_pipe(tmp_path):
@@ -425,20 +436,4 @@ def test_a_live_app_ends_with_its_terminal_when_no_hang_up_comes(tmp_path):
     """Its shell ignores SIGHUP (`trap '' HUP`), so no hang-up reaches the app when the
     terminal goes: the app sees its terminal gone and ends as a hang-up would end it,
     its recording removed (it used to draw on for ever, then wait on a full queue)."""
-    main_fd, child_fd = pty.openpty()
-    app = subprocess.Popen([sys.executable, "-m", "playground", "--nodes", "7"], cwd=tmp_path, stdin=child_fd,
-                           stdout=child_fd, stderr=child_fd, close_fds=True,
-                           env={**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"},
-                           preexec_fn=_ignoring_ctrl_c_and_hang_up)  # noqa: PLW1509
-    os.close(child_fd)
-    try:
-        assert wait_until(lambda: list(tmp_path.glob("bully-*.jsonl")), main_fd), "the app never started recording"
-        os.close(main_fd)  # the terminal goes away; nothing is sent
-        main_fd = -1
-        assert app.wait(timeout=60) == 128 + signal.SIGHUP
-    finally:
-        if app.poll() is None:
-            app.kill()
-        if main_fd >= 0:
-            os.close(main_fd)
-    assert eventually(lambda: not list(tmp_path.glob("bully-*.jsonl")))
+    _terminal_closes_under_the_app(tmp_path, ["--nodes", "7"], hang_up=False, preexec=_ignoring_ctrl_c_and_hang_up)
