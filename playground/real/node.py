@@ -66,6 +66,7 @@ from ..core.events import DropEvent, DuplicateEvent, SendEvent
 from ..core.faults import LOST_ON_THE_LINK, FaultDraws, clock_rate
 from ..core.runner import DROPPED_RECEIVER_DOWN, Draws, NodeRunner, Roster
 from ..core.work import Boot, Deliver, Fire
+from ..record.signals import not_ignored
 from ..record.transcript import Header
 from . import control, state, wire
 from .link import Link
@@ -206,8 +207,8 @@ class RealNode:
         # election or a leave waits for its first step. A stop ignored when the node began
         # (a script's background job ignores SIGINT) stays ignored: a cluster stops its
         # nodes with SIGTERM.
-        stops = [s for s in (signal.SIGTERM, signal.SIGINT) if signal.getsignal(s) is not signal.SIG_IGN]
-        with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2, *stops) as signals:
+        with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGUSR2,
+                                       *not_ignored((signal.SIGTERM, signal.SIGINT))) as signals:
             self.nursery.start_soon(self._signals, signals)
             booted = await self._boot()
             task_status.started()

@@ -24,8 +24,8 @@ over for its life (`take_over`, through control.QuitOnSignals), and quits as on 
 with a watchdog (`end_soon`) in case the clean quit cannot finish.
 
 A signal that was ignored when bully-tui started (`nohup`, a script's background job) is
-left ignored throughout (`taken`): what the caller asked for. Not by a live app, which
-lives in its terminal and ends with it (`take_over`, `watch_terminal`).
+left ignored throughout (record/signals.not_ignored): what the caller asked for. Not by a
+live app, which lives in its terminal and ends with it (`take_over`, `watch_terminal`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ from contextlib import contextmanager, nullcontext
 from types import FrameType
 from typing import Any
 
-from ..record.signals import STOPS, held  # noqa: F401 (held: interrupt.held, the one way to hold the signals off)
+# (held: interrupt.held, the one way to hold the signals off)
+from ..record.signals import STOPS, held, not_ignored  # noqa: F401
 
 SIGNALS = STOPS  # (record/signals.py: held() holds them off where a stop must wait)
 # Seconds a signal gives the live app's clean quit before the process ends anyway. The
@@ -73,7 +74,6 @@ class Stopped(KeyboardInterrupt):
         return f"bully-tui: {what}{at}{kept}{done}"
 
 
-taken: tuple[int, ...] = SIGNALS  # those of SIGNALS bully-tui handles: not ignored when it began (install)
 _first: Stopped | None = None  # the signal being handled
 _said = False  # its line has been printed
 _checked = False  # only note a signal: the code running raises it itself (`checked`)
@@ -152,10 +152,9 @@ def last_words(stop: Stopped) -> str:
 
 def install() -> None:
     """Take the signals over (for the whole program: `bully-tui` does it first thing), but
-    those ignored already: they stay so (`taken`)."""
-    global _their_unraisablehook, taken
-    taken = tuple(signum for signum in SIGNALS if signal.getsignal(signum) is not signal.SIG_IGN)
-    for signum in taken:
+    those ignored already: they stay so."""
+    global _their_unraisablehook
+    for signum in not_ignored(SIGNALS):
         signal.signal(signum, _handle)
     if sys.unraisablehook is not _unraisable:
         _their_unraisablehook, sys.unraisablehook = sys.unraisablehook, _unraisable
@@ -178,9 +177,8 @@ def _unraisable(unraisable: Any) -> None:
 def handled() -> Iterator[None]:
     """The signals are ours for the duration. Where they were not already (cli.main
     called in-process, by a test), what handled them before does again after."""
-    global _first, _said, taken
+    global _first, _said
     previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
-    before = taken
     ours = all(handler in (_handle, signal.SIG_IGN) for handler in previous.values())  # (ignored: left so)
     hook = sys.unraisablehook
     install()
@@ -191,7 +189,7 @@ def handled() -> Iterator[None]:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
             sys.unraisablehook = hook
-            _first, _said, taken = None, False, before
+            _first, _said = None, False
 
 
 def stopped_by(error: BaseException) -> Stopped | None:
@@ -232,6 +230,7 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
         # by a signal but had not run yet, trio's receiver raised in it (KeyError from an
         # empty queue, or "block already exited"), and the signal was lost in that error.
         result = None  # (a signal cancels the run before fn returns: then the Stopped is raised)
+        taken = not_ignored(SIGNALS)
         with trio.open_signal_receiver(*taken) if taken else nullcontext() as signals:
             async with trio.open_nursery() as nursery:
 
@@ -259,12 +258,12 @@ def run_trio(fn: Callable[..., Awaitable[Any]], *args: Any, clock: Any = None) -
 
 
 def take_over(handler: Callable[[int, object], None], every: bool) -> dict[int, Any]:
-    """`handler` for the signals install took, for a front end's life: a plain signal
-    handler, not the event loop's, so it runs even while the loop is busy (writing a
-    frame to a terminal that is gone can block). `every`: those ignored when bully-tui
-    began as well, for an app on the terminal: once it has closed, the app has nothing
-    left to do. What handled them before."""
-    return {signum: signal.signal(signum, handler) for signum in (SIGNALS if every else taken)}
+    """`handler` for the signals bully-tui may take (not_ignored), for a front end's life:
+    a plain signal handler, not the event loop's, so it runs even while the loop is busy
+    (writing a frame to a terminal that is gone can block). `every`: those ignored when
+    bully-tui began as well, for an app on the terminal: once it has closed, the app has
+    nothing left to do. What handled them before."""
+    return {signum: signal.signal(signum, handler) for signum in (SIGNALS if every else not_ignored(SIGNALS))}
 
 
 def give_back(previous: dict[int, Any]) -> None:
