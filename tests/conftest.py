@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from playground.record.signals import STOPS
+
 # CI pins hypothesis: the same examples every run, so a red run can be reproduced.
 settings.register_profile(
     "ci", derandomize=True, max_examples=60, deadline=None, print_blob=True,
@@ -28,9 +30,6 @@ def collector_as_it_was():
     gc.set_threshold(*threshold)
 
 
-STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
 def _nothing(_signum, _frame):
     pass
 
@@ -45,7 +44,7 @@ def _children_start_as_in_a_terminal(config) -> None:
     if hasattr(config, "workerinput"):
         ignored = [int(n) for n in os.environ.get("BULLY_TESTS_IGNORED", "").split(",") if n]
     else:
-        ignored = [signum for signum in STOPPING if signal.getsignal(signum) is signal.SIG_IGN]
+        ignored = [signum for signum in STOPS if signal.getsignal(signum) is signal.SIG_IGN]
         os.environ["BULLY_TESTS_IGNORED"] = ",".join(str(int(signum)) for signum in ignored)
     for signum in ignored:
         signal.signal(signum, _nothing)

@@ -7,6 +7,7 @@ that follows the work (`progressing`), never a fixed sleep standing in for one."
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import pty
 import random
@@ -31,6 +32,7 @@ from playground.real import control, wire
 from playground.real.cluster import RealCluster
 from playground.real.wire import FrameError
 from tests import real_traces, signals_support
+from tests.campaign.forkserver import at_defaults
 from tests.test_app import on_asyncio
 from tests.test_real_nodes import FAST, all_follow, free_port, progressing, wait_for
 
@@ -254,13 +256,9 @@ def test_a_signal_to_a_headless_real_run_leaves_no_folder_and_no_process(tmp_pat
 def test_a_node_started_with_ctrl_c_ignored_leaves_it_ignored_and_stops_on_sigterm(tmp_path):
     """A node a script starts in the background inherits SIGINT ignored: the Ctrl-C meant
     for the script is not the node's, and a cluster stops its nodes with SIGTERM."""
-    def ignoring_ctrl_c() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
     node = subprocess.Popen([sys.executable, "-m", "playground", *_node(tmp_path)], env=_env(tmp_path / "tmp"),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=ignoring_ctrl_c)  # noqa: PLW1509
+                            preexec_fn=functools.partial(at_defaults, signal.SIGINT))  # noqa: PLW1509
     trace = tmp_path / "n" / "trace.jsonl"
     try:  # (its receiver opens before its first step: once it has written, it holds what it takes)
         progressing(lambda: trace.exists() and trace.stat().st_size > 0 or node.poll() is not None,

@@ -11,6 +11,7 @@ bully-tui's ending once the process had taken the signal over, the interpreter's
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pty
@@ -379,11 +380,8 @@ def test_the_rule_asks_for_our_ending_once_the_process_had_taken_the_signal_over
     assert ending(signal.SIGHUP, False, 1, "") is None
 
 
-def _ignoring_ctrl_c_and_hang_up() -> None:
-    """As `nohup` in a script's background job starts a command."""
-    at_defaults()
-    for signum in (signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_IGN)
+# As `nohup` in a script's background job starts a command.
+_ignoring_ctrl_c_and_hang_up = functools.partial(at_defaults, signal.SIGINT, signal.SIGHUP)
 
 
 @pytest.mark.parametrize("command, made", [

@@ -40,26 +40,25 @@ PRELOAD = ("playground.cli", "playground.cli.run", "playground.run.interrupt",
 MEMORY_GUARD = 4 << 30  # address space per case: a runaway run fails instead of taking the machine
 
 
-def at_defaults() -> None:
+def at_defaults(*ignored: int) -> None:
     """In a child before exec (preexec_fn), or forked: the stopping signals at their default
     actions, as a shell starts a command in the foreground. A suite run under nohup
     ignores SIGHUP, one started in the background by a script ignores SIGINT, and a
     child inherits what is ignored: a signal before bully-tui's first statement would
-    be discarded there, which is not the moment under test."""
+    be discarded there, which is not the moment under test. `ignored`: those ignored
+    instead, as nohup or a script's background job starts a command."""
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signum, signal.SIG_IGN if signum in ignored else signal.SIG_DFL)
 
 
 def child_limits(fsize: int | None, close_stdout: bool = False, ignored: int | None = None) -> None:
     """In a case's process before it runs (spawned: before exec): the signals at their
     defaults, no core files, an address space guard, and the file limit (writes past it
     fail with EFBIG, not a fatal SIGXFSZ); `close_stdout`: no standard output at all, as
-    after `>&-`; `ignored`: that signal ignored, as nohup or a script's background job
-    starts a command. (Spawned, it runs in the child of a thread of ours, so it calls only
-    signal, os and resource, which take no lock another thread may hold at the fork.)"""
-    at_defaults()
-    if ignored is not None:
-        signal.signal(ignored, signal.SIG_IGN)
+    after `>&-`; `ignored`: that signal ignored (at_defaults). (Spawned, it runs in the
+    child of a thread of ours, so it calls only signal, os and resource, which take no lock
+    another thread may hold at the fork.)"""
+    at_defaults(*(() if ignored is None else (ignored,)))
     if close_stdout:
         os.close(1)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
