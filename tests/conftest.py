@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from playground.record.signals import STOPS
+from tests import app_settles
 
 # CI pins hypothesis: the same examples every run, so a red run can be reproduced.
 settings.register_profile(
@@ -52,6 +53,7 @@ def _children_start_as_in_a_terminal(config) -> None:
 
 def pytest_configure(config):
     _children_start_as_in_a_terminal(config)
+    app_settles.install()
     _compile_once(config)
 
 

@@ -60,7 +60,8 @@ async def settled(pilot, app: BullyApp) -> None:
     await wait_for(pilot, lambda: app.live.idle, "the cluster to catch up with its clock",
                    progress=lambda: (engine.now_us, engine.due(), app.model.logged))
     await pilot.pause()
-    app.redraw()
+    app.redraw(text=True)  # (the log and the panel too, however soon after their last drawing)
+    await pilot.pause()  # (what the drawing laid out and scrolled, done too)
 
 
 async def advance(pilot, app: BullyApp, seconds: float) -> None:
