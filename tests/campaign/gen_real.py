@@ -100,8 +100,8 @@ def gen_real(b: Builder) -> None:
                               (signal.SIGINT, 0.3, 2.0), (signal.SIGHUP, 0.3, 2.0), (signal.SIGKILL, 0.3, 2.0),
                               (signal.SIGKILL, 2.0, 3.0)]:
         delay = round(r.uniform(low, high), 3)
-        b.add(f"real-signal:{signal.Signals(signum).name}@{delay}s-12", "real",
-              ["--real", "--headless", "--nodes", "12", "--until", "60"], SIGNAL,
+        b.add(f"real-signal:{signal.Signals(signum).name}@{delay}s-6", "real",
+              ["--real", "--headless", "--nodes", "6", "--until", "60"], SIGNAL,
               names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay), limit=BIG_LIMIT)
     # signals to the live views, in a terminal, a seeded moment after the nodes run: the simulation app's ending
     for group, argv, beside in [("real", ["--real", "--nodes", "3", "--timeout", "0.5"], 0), ("attach", ["attach", "{nodes}"], 2)]:
