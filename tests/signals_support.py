@@ -21,7 +21,9 @@ import os
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
+from typing import BinaryIO
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}  # bully-tui's, 128 + n
 STOPPED, KILLED, PYTHON = "stopped", "killed", "python"  # the endings (`ending`)
@@ -71,6 +73,46 @@ def python_start_up(signum: int | None, rc: int | None, lines: list[str]) -> boo
     return all(m[1].endswith("playground/__main__.py") and m[2] == "<module>" for m in ours)
 
 
+# Python's report of an exception it could not raise: a Ctrl-C that came, before
+# bully-tui's first statement, while the interpreter ran a callback of its own (importlib's
+# module locks have one), is printed so and lost; the process goes on as if none had come.
+LOST = re.compile(r"Exception ignored in: [^\n]*\nTraceback \(most recent call last\):\n(?:  [^\n]*\n)*?"
+                  r"KeyboardInterrupt: ?\n")
+
+
+def lost_by_python(err: str) -> tuple[bool, str]:
+    """Whether `err` begins with Python's report of a Ctrl-C it lost in its own start-up
+    (LOST: none of its frames bully-tui's code), and what it says after that report. A
+    person presses Ctrl-C again; so do the tests."""
+    found = LOST.match(err)
+    if found is None or any(OUR_CODE.search(m[1]) for m in FRAME.finditer(found[0])):
+        return False, err
+    return True, err[found.end():]
+
+
+def ended_after(process: subprocess.Popen, signum: int, stderr: BinaryIO, within: float) -> bytes:
+    """What `process` wrote to `stderr` (a file) once it has ended, having been sent
+    `signum`: a Ctrl-C Python lost in its start-up (its report says so) is sent again,
+    once, as a person presses it again. TimeoutExpired after `within` seconds."""
+    deadline, again = time.monotonic() + within, False
+    while True:
+        try:
+            process.communicate(timeout=min(0.1, max(0.0, deadline - time.monotonic())))
+            break
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+            if signum == signal.SIGINT and not again and lost_by_python(written(stderr))[0]:
+                again = True
+                send(process, signum)
+    return written(stderr).encode()
+
+
+def written(stderr: BinaryIO) -> str:
+    """What a process has written so far to `stderr`, a file."""
+    return os.pread(stderr.fileno(), 1 << 20, 0).decode("utf-8", "replace")
+
+
 def stopped_line(signum: int) -> str:
     """bully-tui's one line for `signum`."""
     return "bully-tui: " + ("interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}")
@@ -84,6 +126,8 @@ def ending(signum: int, caught: bool, rc: int | None, err: str) -> str | None:
     what `send` returned. What was made is judged apart (nothing, unless STOPPED)."""
     if signum == signal.SIGKILL:
         return KILLED if rc == -signal.SIGKILL else None
+    if signum == signal.SIGINT:  # (a Ctrl-C Python lost, and the one sent after it: `ended_after`)
+        err = lost_by_python(err)[1]
     lines = err.splitlines()
     if rc == STATUS.get(signum) and len(lines) == 1 and lines[0].startswith(stopped_line(signum)):
         return STOPPED

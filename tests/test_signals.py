@@ -19,6 +19,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,9 +37,9 @@ ROOT = Path(__file__).parent.parent
 LONG_RUN = ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", "1000000"]
 
 
-def bully(*args: str, cwd: Path, env: dict | None = None, **kw) -> subprocess.Popen:
+def bully(*args: str, cwd: Path, env: dict | None = None, stderr=subprocess.PIPE, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "playground", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(cwd), **(env or {})},
+                            stderr=stderr, env={**os.environ, "TMPDIR": str(cwd), **(env or {})},
                             preexec_fn=at_defaults, **kw)  # noqa: PLW1509
 
 
@@ -83,19 +84,48 @@ def ended_well(signum: int, caught: bool, returncode: int, err: bytes, made: lis
 ])
 def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_path, signum, after):
     path = tmp_path / "t.jsonl"
-    run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path, start_new_session=True)
-    try:
-        time.sleep(after)
-        caught = signals_support.send(run, signum)
-        _, err = run.communicate(timeout=60)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.communicate()
+    with tempfile.TemporaryFile() as stderr:
+        run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path, start_new_session=True, stderr=stderr)
+        try:
+            time.sleep(after)
+            caught = signals_support.send(run, signum)
+            err = signals_support.ended_after(run, signum, stderr, within=60)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.communicate()
     assert ends_whole(path)
     ended_well(signum, caught, run.returncode, err, [p for p in tmp_path.iterdir() if p.exists()])
     if path.exists() and path.stat().st_size:
         assert load(str(path)).header.algorithm == "stoller"  # whole, and every line valid
+
+
+def test_a_ctrl_c_python_loses_in_its_start_up_is_pressed_again_and_then_ends_the_run(tmp_path):
+    """Before bully-tui's first statement, Python's own handler raises a Ctrl-C, and where
+    that is inside a callback of the interpreter's (importlib's module locks have one) it
+    prints "Exception ignored" and goes on: the run starts as if none had come. Nothing
+    can take the signal that early; a person presses Ctrl-C again, and so do the tests
+    (signals_support.ended_after, the campaign). Here the loss is made on purpose: a
+    weak reference's callback that gets the signal, before the entry module runs."""
+    lose = ("import os, runpy, signal, sys, weakref\n"
+            "class Held: pass\n"
+            "held = Held()\n"
+            "ref = weakref.ref(held, lambda _: (os.kill(os.getpid(), signal.SIGINT), sum(range(10))))\n"
+            "del held\n"
+            f"sys.argv = ['bully-tui', *{LONG_RUN!r}, '--transcript', 't.jsonl']\n"
+            "runpy.run_module('playground', run_name='__main__', alter_sys=True)\n")
+    with tempfile.TemporaryFile() as stderr:
+        run = subprocess.Popen([sys.executable, "-c", lose], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=at_defaults)  # noqa: PLW1509
+        try:
+            err = signals_support.ended_after(run, signal.SIGINT, stderr, within=60).decode()
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.communicate()
+    assert err.startswith("Exception ignored in: <function <lambda>") and signals_support.lost_by_python(err)[0], err
+    assert signals_support.ending(signal.SIGINT, True, run.returncode, err) == signals_support.STOPPED, err
+    assert run.returncode == 130 and ends_whole(tmp_path / "t.jsonl")
 
 
 def test_a_second_ctrl_c_while_the_first_is_handled_still_exits_130(tmp_path):

@@ -14,6 +14,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -112,47 +113,71 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
     with contextlib.ExitStack() as opened:  # (/dev/full: closed here, once the child has its own)
         stdout = (opened.enter_context(open("/dev/full", "wb")) if stdout_full
                   else subprocess.DEVNULL if stdout_closed else subprocess.PIPE)
+        # (A signalled case's stderr is a file, read while it runs: Python may report a Ctrl-C lost.)
+        stderr = tempfile.TemporaryFile() if plan is not None else subprocess.PIPE
         before = set(os.listdir(cwd))
         start = time.monotonic()
         if forks is not None and plan is None and not stdout_closed:
             p = forks.spawn(entry_module(root), argv, cwd, spawn_env(root, tmp), fsize, stdout)
         else:
             p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
-                                 stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
+                                 stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                                  start_new_session=True,
                                  preexec_fn=functools.partial(child_limits, fsize, stdout_closed,  # noqa: PLW1509
                                                               plan.signum if plan and plan.ignored else None))
-    out = err = None  # (until a communicate has returned: one that timed out keeps what it read for the next)
-    caught, sent = None, None
+    out = err = None
+    ended = False  # (a communicate has returned)
+    caught, sent, again = None, None, False
     try:
         if plan is not None:
             try:
                 if plan.after_file and not _first_file(p, cwd, before, limit):
                     raise subprocess.TimeoutExpired(p.args, 0)  # (the limit: signalled, then judged)
                 out, err = p.communicate(timeout=plan.delay)
+                ended = True
             except subprocess.TimeoutExpired:
                 # (if the process has just ended, this only reaps it: its output is still to read)
                 caught, sent = _send(p, plan.signum), time.monotonic()
                 if plan.again_ms is not None:
                     try:
                         out, err = p.communicate(timeout=plan.again_ms / 1000)
+                        ended = True
                     except subprocess.TimeoutExpired:
                         caught, sent = _send(p, plan.signum) or caught, time.monotonic()
-        while err is None:  # (stderr is always a pipe: None until a communicate returned)
+        while not ended:
             try:
                 out, err = p.communicate(timeout=WATCH_EVERY)
+                ended = True
             except subprocess.TimeoutExpired:
                 if over(p.pid, start, limit):
                     raise
+                if sent is not None and not again and _lost(plan, stderr):  # (as a person presses Ctrl-C again)
+                    again, sent = True, time.monotonic()
+                    _send(p, plan.signum)
     except subprocess.TimeoutExpired:
         kill_group(p)
         out, err = p.communicate()
-        return Process(p.returncode, out or b"", err or b"", time.monotonic() - start, hung=True)
+        return Process(p.returncode, out or b"", _read(stderr, err), time.monotonic() - start, hung=True)
     finally:
         kill_group(p)
-    ended = time.monotonic()
-    return Process(p.returncode, out or b"", err or b"", ended - start, hung=False, caught=caught,
-                   after_signal=None if sent is None else ended - sent)
+    finish = time.monotonic()
+    return Process(p.returncode, out or b"", _read(stderr, err), finish - start, hung=False, caught=caught,
+                   after_signal=None if sent is None else finish - sent)
+
+
+def _lost(plan: SignalPlan, stderr: object) -> bool:
+    """Whether the Ctrl-C sent was lost by Python in its start-up: its stderr so far says so."""
+    return plan.signum == signal.SIGINT and signals_support.lost_by_python(signals_support.written(stderr))[0]
+
+
+def _read(stderr: object, piped: bytes | None) -> bytes:
+    """All the process wrote to stderr: its file (a signalled case's), or what communicate
+    read from the pipe (`piped`)."""
+    if stderr is subprocess.PIPE:
+        return piped or b""
+    with stderr:
+        stderr.seek(0)
+        return stderr.read()
 
 
 # --- the live views: in a terminal -------------------------------------------------------------
