@@ -11,7 +11,9 @@ stderr. `python -m tests.campaign --report` runs the same from the command line.
 from __future__ import annotations
 
 import signal
+import tempfile
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -48,13 +50,26 @@ def bases(tmp_path_factory) -> campaign.Bases:
     return campaign.Bases(campaign.REPO, tmp_path_factory.mktemp("campaign-bases"))
 
 
+@pytest.fixture(scope="module")
+def forks() -> campaign.ForkServer | None:
+    """One fork server for the shards of one process (its imports cost half a second of CPU)."""
+    if not campaign.FORK:
+        yield None
+        return
+    server = campaign.ForkServer(campaign.REPO, campaign.spawn_env(campaign.REPO, Path(tempfile.gettempdir())))
+    try:
+        yield server
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize("shard", range(SHARDS))
-def test_no_case_of_the_campaign_falls_in_a_failure_class(shard, bases):
+def test_no_case_of_the_campaign_falls_in_a_failure_class(shard, bases, forks):
     cases = [c for c in campaign.build_cases(campaign.DEFAULT_SEED) if c.index % SHARDS == shard]
     # Two cases at a time, under pytest-xdist too: much of a case is waiting (for its
     # signal's moment, for real nodes), and a case's limit counts its CPU, not the clock.
     workers = campaign.WORKERS
-    results, seconds, setup = campaign.run_campaign(cases, root=campaign.REPO, workers=workers, bases=bases)
+    results, seconds, setup = campaign.run_campaign(cases, root=campaign.REPO, workers=workers, bases=bases, forks=forks)
     report = campaign.summary(results, seconds, setup)
     print(report)
     failing = [r for r in results if r.failure]

@@ -116,10 +116,11 @@ from .cases import (
 )
 from .judge import judge
 from .report import failure_table, summary
-from .runner import REPO, WORKERS, Bases, Campaign, Result, run_campaign
-from .spawn import Process, spawn
+from .forkserver import ForkServer
+from .runner import FORK, REPO, WORKERS, Bases, Campaign, Result, run_campaign
+from .spawn import Process, spawn, spawn_env
 
-__all__ = ["ACCEPT", "DEFAULT_SEED", "DIFFERENT", "EITHER", "FAILURES", "FOUND", "GROUPS", "HELP", "KILLED",
+__all__ = ["ACCEPT", "DEFAULT_SEED", "DIFFERENT", "EITHER", "FAILURES", "FORK", "FOUND", "GROUPS", "HELP", "KILLED",
            "PYTHON_START_UP", "REFUSE", "REPO", "SEARCHED", "SIGNAL", "WORKERS", "WRITE_ERROR", "Bases", "Campaign",
-           "Case", "Process", "Result", "SignalPlan", "build_cases", "failure_table", "judge", "run_campaign", "spawn",
-           "summary"]
+           "Case", "ForkServer", "Process", "Result", "SignalPlan", "build_cases", "failure_table", "judge", "run_campaign", "spawn",
+           "spawn_env", "summary"]

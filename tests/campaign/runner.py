@@ -95,14 +95,18 @@ class Campaign:
     """One run of the cases against one checkout: its work folder, and the setup
     transcripts (its own, or `bases` shared with other runs)."""
 
-    def __init__(self, root: Path, workers: int = WORKERS, keep: bool = False, bases: Bases | None = None):
+    def __init__(self, root: Path, workers: int = WORKERS, keep: bool = False, bases: Bases | None = None,
+                 forks: ForkServer | None = None):
+        """`forks`: a fork server of the same checkout shared with other runs (their owner
+        closes it), or None: this run's own, started by its first plain case."""
         self.root = Path(root).resolve()
         self.workers = workers
         self.keep = keep
         self.work = Path(tempfile.mkdtemp(prefix="bully-campaign-"))
         self.bases = bases or Bases(self.root, self.work / "bases")
         self.cpu = 0.0  # seconds of CPU the processes took
-        self._forks: ForkServer | None = None
+        self._forks: ForkServer | None = forks
+        self._own_forks = forks is None
         self._forks_lock = threading.Lock()
 
     @property
@@ -117,7 +121,7 @@ class Campaign:
             return self._forks
 
     def close(self) -> None:
-        if self._forks is not None:
+        if self._forks is not None and self._own_forks:
             self._forks.close()
         if not self.keep:
             shutil.rmtree(self.work, ignore_errors=True)
@@ -247,6 +251,7 @@ class Campaign:
         time says little, and the CPU time divided by the cores is what it would be idle."""
         start = time.monotonic()
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        forked_before = self._forks.cpu if self._forks is not None else 0.0  # (a shared server's, before this run)
         keys = {c.key for case in cases for c in case.files.values() if isinstance(c, (Base,))}
         keys |= {c.base for case in cases for c in case.files.values() if isinstance(c, Derived)}
         if any(isinstance(c, Derived) for case in cases for c in case.files.values()):
@@ -264,7 +269,7 @@ class Campaign:
             order = sorted(cases, key=_expected_cost, reverse=True)
             results = {r.case.index: r for r in pool.map(one, order)}
         now = resource.getrusage(resource.RUSAGE_CHILDREN)
-        forked = self._forks.cpu if self._forks is not None else 0.0
+        forked = (self._forks.cpu if self._forks is not None else 0.0) - forked_before
         self.cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime + forked
         return [results[case.index] for case in cases], time.monotonic() - start, setup
 
@@ -293,10 +298,11 @@ def _resolve(case: Case, line: int | None) -> Any:
 
 def run_campaign(cases: list[Case], root: Path = REPO, workers: int = WORKERS, keep: bool = False,
                  progress: Callable[[Result], None] | None = None,
-                 bases: Bases | None = None) -> tuple[list[Result], float, float]:
-    """(results, wall seconds, of which setup); the CPU seconds are in the module's LAST_CPU."""
+                 bases: Bases | None = None, forks: ForkServer | None = None) -> tuple[list[Result], float, float]:
+    """(results, wall seconds, of which setup); the CPU seconds are in the module's LAST_CPU.
+    `bases`, `forks`: shared with other runs of the same checkout (Campaign)."""
     global LAST_CPU
-    campaign = Campaign(root, workers, keep, bases)
+    campaign = Campaign(root, workers, keep, bases, forks)
     try:
         return campaign.run(cases, progress)
     finally:
