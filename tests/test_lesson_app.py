@@ -44,7 +44,10 @@ def lesson_app(tmp_path, lesson, step: int) -> BullyApp:
 
 
 async def later(pilot, app: BullyApp, seconds: float) -> None:
-    """`seconds` of virtual time on, the app having taken every event and looked at the time."""
+    """`seconds` of virtual time on, the app having taken every event and looked at the time.
+    What was pressed reaches the run first: a command runs at the run's time when it
+    arrives, so a clock moved before that would move the command too."""
+    await settled(pilot, app)
     app.live.advance(seconds)
     await settled(pilot, app)
     app.guide.tick()  # (as its timer does, for `until time`)
