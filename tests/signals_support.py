@@ -44,6 +44,12 @@ def taken_over(pid: int, signum: int) -> bool:
     return bool(int(mask, 16) >> (signum - 1) & 1)
 
 
+def ours(pid: int) -> bool:
+    """Whether bully-tui's first statement has taken the stopping signals over (it takes
+    the three at once; SIGTERM is the one Python has no handler of its own for)."""
+    return taken_over(pid, signal.SIGTERM)
+
+
 def send(process: subprocess.Popen, signum: int, group: bool = False) -> bool:
     """`signum` to `process` (to its process group: `group`, as a terminal sends SIGINT
     and SIGHUP); whether it had taken the signal over just before (`ending` needs it).
@@ -90,22 +96,23 @@ def lost_by_python(err: str) -> tuple[bool, str]:
     return True, err[found.end():]
 
 
-def ended_after(process: subprocess.Popen, signum: int, stderr: BinaryIO, within: float) -> bytes:
-    """What `process` wrote to `stderr` (a file) once it has ended, having been sent
-    `signum`: a Ctrl-C Python lost in its start-up (its report says so) is sent again,
-    once, as a person presses it again. TimeoutExpired after `within` seconds."""
+def ended_after(process: subprocess.Popen, signum: int, stderr: BinaryIO, within: float) -> tuple[object, bytes]:
+    """(its standard output, what it wrote to `stderr`, a file) once `process` has ended,
+    having been sent `signum`: a Ctrl-C Python lost in its start-up (its report says so)
+    is sent again, once, as a person presses it again, once bully-tui has taken the
+    signals (`ours`: sooner, Python's own handler would take it). TimeoutExpired after
+    `within` seconds."""
     deadline, again = time.monotonic() + within, False
     while True:
         try:
-            process.communicate(timeout=min(0.1, max(0.0, deadline - time.monotonic())))
-            break
+            out, _ = process.communicate(timeout=min(0.1, max(0.0, deadline - time.monotonic())))
+            return out, written(stderr).encode()
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
                 raise
-            if signum == signal.SIGINT and not again and lost_by_python(written(stderr))[0]:
+            if signum == signal.SIGINT and not again and lost_by_python(written(stderr))[0] and ours(process.pid):
                 again = True
                 send(process, signum)
-    return written(stderr).encode()
 
 
 def written(stderr: BinaryIO) -> str:

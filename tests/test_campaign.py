@@ -69,7 +69,8 @@ def test_no_case_of_the_campaign_falls_in_a_failure_class(shard, bases, forks):
     # Two cases at a time, under pytest-xdist too: much of a case is waiting (for its
     # signal's moment, for real nodes), and a case's limit counts its CPU, not the clock.
     workers = campaign.WORKERS
-    results, seconds, setup = campaign.run_campaign(cases, root=campaign.REPO, workers=workers, bases=bases, forks=forks)
+    results, seconds, setup = campaign.run_campaign(cases, root=campaign.REPO, workers=workers, bases=bases,
+                                                    forks=forks)
     report = campaign.summary(results, seconds, setup)
     print(report)
     failing = [r for r in results if r.failure]

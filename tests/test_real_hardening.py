@@ -17,6 +17,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import threading
 import time
@@ -240,15 +241,17 @@ NODES = 6  # (more than a few, so that their start takes a while; each costs a q
     (signal.SIGKILL, round(MOMENTS.uniform(0.3, 2.0), 3)), (signal.SIGKILL, round(MOMENTS.uniform(2.0, 3.0), 3))])
 def test_a_signal_to_a_headless_real_run_leaves_no_folder_and_no_process(tmp_path, signum, moment):
     tmp = tmp_path / "tmp"
-    run = subprocess.Popen([sys.executable, "-m", "playground", "--real", "--headless", "--nodes", str(NODES), "--until", "60"],
-                           env=_env(tmp), cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        time.sleep(moment)  # (the moment is the test's input: when the signal comes)
-        caught = signals_support.send(run, signum)
-        out, err = run.communicate(timeout=60)
-    finally:
-        run.kill()
+    with tempfile.TemporaryFile() as stderr:
+        run = subprocess.Popen([sys.executable, "-m", "playground", "--real", "--headless", "--nodes", str(NODES),
+                                "--until", "60"], env=_env(tmp), cwd=tmp_path, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
+        try:
+            time.sleep(moment)  # (the moment is the test's input: when the signal comes)
+            caught = signals_support.send(run, signum)
+            out, err = signals_support.ended_after(run, signum, stderr, within=60)
+            err = err.decode()
+        finally:
+            run.kill()
     # (Before bully-tui's first statement, on a busy machine, the interpreter's own ending: signals_support.)
     assert signals_support.ending(signum, caught, run.returncode, err) is not None and out == "", (caught, err)
     _nothing_left(tmp)

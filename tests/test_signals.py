@@ -89,7 +89,7 @@ def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_p
         try:
             time.sleep(after)
             caught = signals_support.send(run, signum)
-            err = signals_support.ended_after(run, signum, stderr, within=60)
+            _, err = signals_support.ended_after(run, signum, stderr, within=60)
         finally:
             if run.poll() is None:
                 run.kill()
@@ -118,7 +118,7 @@ def test_a_ctrl_c_python_loses_in_its_start_up_is_pressed_again_and_then_ends_th
         run = subprocess.Popen([sys.executable, "-c", lose], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr,
                                env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=at_defaults)  # noqa: PLW1509
         try:
-            err = signals_support.ended_after(run, signal.SIGINT, stderr, within=60).decode()
+            err = signals_support.ended_after(run, signal.SIGINT, stderr, within=60)[1].decode()
         finally:
             if run.poll() is None:
                 run.kill()
@@ -132,6 +132,9 @@ def test_a_second_ctrl_c_while_the_first_is_handled_still_exits_130(tmp_path):
     for gap in (0.001, 0.05):
         path = tmp_path / f"t{gap}.jsonl"
         run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path)
+        # (the run's own Ctrl-C, not one Python's start-up takes)
+        progressing(functools.partial(signals_support.ours, run.pid), lambda: None, within=30,
+                    why=lambda: "bully-tui never took the signals")
         time.sleep(0.5)
         run.send_signal(signal.SIGINT)
         time.sleep(gap)

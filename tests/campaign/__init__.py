@@ -114,13 +114,13 @@ from .cases import (
                      Case,
                      SignalPlan,
 )
+from .forkserver import ForkServer
 from .judge import judge
 from .report import failure_table, summary
-from .forkserver import ForkServer
 from .runner import FORK, REPO, WORKERS, Bases, Campaign, Result, run_campaign
 from .spawn import Process, spawn, spawn_env
 
 __all__ = ["ACCEPT", "DEFAULT_SEED", "DIFFERENT", "EITHER", "FAILURES", "FORK", "FOUND", "GROUPS", "HELP", "KILLED",
            "PYTHON_START_UP", "REFUSE", "REPO", "SEARCHED", "SIGNAL", "WORKERS", "WRITE_ERROR", "Bases", "Campaign",
-           "Case", "ForkServer", "Process", "Result", "SignalPlan", "build_cases", "failure_table", "judge", "run_campaign", "spawn",
-           "spawn_env", "summary"]
+           "Case", "ForkServer", "Process", "Result", "SignalPlan", "build_cases", "failure_table", "judge",
+           "run_campaign", "spawn", "spawn_env", "summary"]

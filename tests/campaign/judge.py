@@ -4,6 +4,7 @@ what it left in its folder; the problems found, each in a failure class."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -151,7 +152,9 @@ def judge(case: Case, proc: Process, names: Any, cwd: Path, tmp: Path, before: d
         return "hang", [("hang", f"still running after {case.limit:g} s of CPU, or {WALL_TIMES * case.limit:g} s")]
     err = proc.stderr.decode("utf-8", "replace")
     if case.signal is not None and case.signal.signum == signal.SIGINT:  # (a Ctrl-C Python lost: the next one's)
-        err = signals_support.lost_by_python(err)[1]
+        lost, err = signals_support.lost_by_python(err)
+        if lost:  # (what follows is judged, by every check below)
+            proc = dataclasses.replace(proc, stderr=err.encode())
     lines = err.splitlines()
     said = [line for line in lines if not line.startswith(WARNING)]
     early = signals_support.python_start_up(case.signal and case.signal.signum, proc.returncode, lines)

@@ -110,11 +110,17 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
           forks: ForkServer | None = None) -> Process:
     """The case's process, run to its end or its limit (`forks`: forked by that server
     where its start-up is not under test: no signal, a standard output)."""
+    # (A signalled case's stderr is a file, read while it runs: Python may report a Ctrl-C lost.)
+    with tempfile.TemporaryFile() if plan is not None else contextlib.nullcontext(subprocess.PIPE) as stderr:
+        return _spawned(argv, cwd, tmp, root, limit, plan, fsize, stdout_full, stdout_closed, forks, stderr)
+
+
+def _spawned(argv: list[str], cwd: Path, tmp: Path, root: Path, limit: float, plan: SignalPlan | None,
+             fsize: int | None, stdout_full: bool, stdout_closed: bool, forks: ForkServer | None,
+             stderr: object) -> Process:
     with contextlib.ExitStack() as opened:  # (/dev/full: closed here, once the child has its own)
         stdout = (opened.enter_context(open("/dev/full", "wb")) if stdout_full
                   else subprocess.DEVNULL if stdout_closed else subprocess.PIPE)
-        # (A signalled case's stderr is a file, read while it runs: Python may report a Ctrl-C lost.)
-        stderr = tempfile.TemporaryFile() if plan is not None else subprocess.PIPE
         before = set(os.listdir(cwd))
         start = time.monotonic()
         if forks is not None and plan is None and not stdout_closed:
@@ -151,7 +157,7 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
             except subprocess.TimeoutExpired:
                 if over(p.pid, start, limit):
                     raise
-                if sent is not None and not again and _lost(plan, stderr):  # (as a person presses Ctrl-C again)
+                if sent is not None and not again and _lost(plan, stderr, p.pid):  # (as a person presses Ctrl-C again)
                     again, sent = True, time.monotonic()
                     _send(p, plan.signum)
     except subprocess.TimeoutExpired:
@@ -165,9 +171,11 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
                    after_signal=None if sent is None else finish - sent)
 
 
-def _lost(plan: SignalPlan, stderr: object) -> bool:
-    """Whether the Ctrl-C sent was lost by Python in its start-up: its stderr so far says so."""
-    return plan.signum == signal.SIGINT and signals_support.lost_by_python(signals_support.written(stderr))[0]
+def _lost(plan: SignalPlan, stderr: object, pid: int) -> bool:
+    """Whether the Ctrl-C sent was lost by Python in its start-up (its stderr so far says
+    so), and bully-tui has since taken the signals: time to press it again."""
+    return (plan.signum == signal.SIGINT and signals_support.lost_by_python(signals_support.written(stderr))[0]
+            and signals_support.ours(pid))
 
 
 def _read(stderr: object, piped: bytes | None) -> bytes:
@@ -175,9 +183,8 @@ def _read(stderr: object, piped: bytes | None) -> bytes:
     read from the pipe (`piped`)."""
     if stderr is subprocess.PIPE:
         return piped or b""
-    with stderr:
-        stderr.seek(0)
-        return stderr.read()
+    stderr.seek(0)
+    return stderr.read()
 
 
 # --- the live views: in a terminal -------------------------------------------------------------
