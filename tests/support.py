@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 
 import trio
@@ -12,6 +13,8 @@ from playground.core.commands import Scheduled
 from playground.core.config import ClusterConfig
 from playground.core.engine import Engine, run_sync
 from playground.core.events import Event
+from playground.record.recorder import Recorder
+from playground.record.transcript import Header
 from playground.run.cluster import Cluster
 from protocol import Send, StatusRole, machine
 
@@ -49,6 +52,14 @@ def run(nodes: int, until: float, config: ClusterConfig = WORST_CASE, commands=(
     engine, events = make_engine(nodes, config, commands, **kw)
     run_sync(engine, until)
     return engine, events
+
+
+def recorded(algorithm: str, engine: Engine, events: list[Event], config: ClusterConfig, workload=None) -> bytes:
+    """A run's events as its transcript's bytes (a header of seed 1: what two runs compared
+    by their bytes differ in is their events)."""
+    out = io.BytesIO()
+    Recorder(out, Header(algorithm, list(engine.ids), 1, config, workload=workload))(events)
+    return out.getvalue()
 
 
 def run_on_trio(nodes: int, until: float, config: ClusterConfig = WORST_CASE, commands=(),

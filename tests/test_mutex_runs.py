@@ -4,7 +4,6 @@ transcript and its checks, the command line."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
@@ -13,13 +12,11 @@ from playground.cli import main
 from playground.core.config import ClusterConfig, Workload
 from playground.core.cs_entries import CsEntries
 from playground.core.events import CrashEvent, CsEvent, SendEvent, ViolationEvent
-from playground.record.recorder import Recorder
-from playground.record.transcript import Header
 from playground.run.session import Session
 from playground.run.wiring import run_headless
 from protocol import MUTEXES, CsState
 from protocol.ricart_agrawala import RicartAgrawala
-from tests.support import at, run
+from tests.support import at, recorded, run
 
 JITTER = ClusterConfig(delay_min=0.3, delay_max=1.2)
 BUSY = Workload(think=(0.5, 4.0), hold=(0.2, 2.0))
@@ -57,9 +54,7 @@ def test_without_faults_many_enter_and_never_two_at_once(mutex):
 def test_rule7_the_workload_is_the_same_whatever_the_batching():
     def transcript(lookahead: bool) -> bytes:
         engine, events = run(5, 120, JITTER, algorithm="classic+ricart-agrawala", workload=BUSY, lookahead=lookahead)
-        out = io.BytesIO()
-        Recorder(out, Header("classic+ricart-agrawala", list(engine.ids), 1, JITTER, workload=BUSY))(events)
-        return out.getvalue()
+        return recorded("classic+ricart-agrawala", engine, events, JITTER, workload=BUSY)
 
     assert transcript(True) == transcript(False)
 

@@ -1,6 +1,5 @@
 """The runtime: links, crash and recovery, commands, the live interface, determinism."""
 
-import io
 from dataclasses import astuple
 
 import pytest
@@ -12,11 +11,9 @@ from playground.core import engine as engine_module
 from playground.core.commands import ChangeDelay, ChangeTimeout, Crash, Elect
 from playground.core.config import ClusterConfig, InputError
 from playground.core.engine import Engine, run_sync
-from playground.record.recorder import Recorder
-from playground.record.transcript import Header
 from playground.run.cluster import Cluster
 from protocol import ALGORITHMS, ClassicBully
-from tests.support import WORST_CASE, at, final_states, make_engine, run, run_on_trio, sends, unchecked
+from tests.support import WORST_CASE, at, final_states, make_engine, recorded, run, run_on_trio, sends, unchecked
 from tests.test_mutex_runs import BUSY
 from tests.test_random_schedules import cases
 
@@ -217,14 +214,8 @@ FAULTS = ("30 crash 8", "31 crash 7", "60 recover 8", "61 elect 2")
 
 
 def transcript_bytes(*, driver: str = "trio", **kw) -> bytes:
-    if driver == "trio":
-        engine, events = run_on_trio(8, 150, JITTER, commands=at(*FAULTS), **kw)
-    else:
-        engine, events = make_engine(8, JITTER, at(*FAULTS), **kw)
-        run_sync(engine, 150)
-    out = io.BytesIO()
-    Recorder(out, Header("classic", list(engine.ids), 5, JITTER))(events)
-    return out.getvalue()
+    engine, events = (run_on_trio if driver == "trio" else run)(8, 150, JITTER, commands=at(*FAULTS), **kw)
+    return recorded("classic", engine, events, JITTER)
 
 
 def test_same_seed_gives_a_byte_identical_transcript():
@@ -250,12 +241,6 @@ def test_the_trio_cluster_and_the_plain_driver_give_the_same_trace(lookahead):
     assert transcript_bytes(seed=5, lookahead=lookahead, driver="sync") == transcript_bytes(seed=5, lookahead=lookahead)
 
 
-def _recorded(algorithm: str, engine: Engine, events: list, config: ClusterConfig, workload=None) -> bytes:
-    out = io.BytesIO()
-    Recorder(out, Header(algorithm, list(engine.ids), 1, config, workload=workload))(events)
-    return out.getvalue()
-
-
 @pytest.mark.parametrize("algorithm", [*ALGORITHMS, "classic+lamport", "garcia-molina+ricart-agrawala"])
 @settings(max_examples=max(10, settings.default.max_examples // 6))  # (each example runs the trio cluster)
 @given(case=cases())
@@ -269,7 +254,7 @@ def test_the_trio_cluster_and_the_plain_driver_agree_on_any_schedule(algorithm, 
     kw = {"seed": case.seed, "algorithm": algorithm, "workload": workload}
     on_trio = run_on_trio(case.nodes, until, case.config, case.faults, **kw)
     plain = run(case.nodes, until, case.config, case.faults, **kw)
-    assert _recorded(algorithm, *on_trio, case.config, workload) == _recorded(algorithm, *plain, case.config, workload)
+    assert recorded(algorithm, *on_trio, case.config, workload) == recorded(algorithm, *plain, case.config, workload)
 
 
 def test_worst_case_counts_do_not_depend_on_batching():
