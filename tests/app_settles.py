@@ -39,10 +39,11 @@ async def until_the_app_settles(min_sleep: float = 0.0, max_sleep: float = 1.0) 
         await asyncio.sleep(0)
         if app is None or not app.is_running:
             return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the app never settled: {_busy(app)}")
         screen = _screen(app)
-        if _busy(app) or app._batch_count:  # (a batch holds the drawing back: it ends by itself)
+        busy = _busy(app, screen)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the app never settled: {[repr(pump) for pump in busy]}")
+        if busy or app._batch_count:  # (a batch holds the drawing back: it ends by itself)
             calm = 0
         elif app._resize_event is not None and screen is not None:  # (the app's resize timer's work, now)
             app._check_resize()
@@ -61,11 +62,10 @@ def _screen(app: textual.app.App) -> textual.app.Screen | None:
         return None
 
 
-def _busy(app: textual.app.App) -> list[str]:
+def _busy(app: textual.app.App, screen: textual.app.Screen | None) -> list[object]:
     """The pumps with something still to do (empty: none)."""
-    screen = _screen(app)
     pumps = [app] if screen is None else [app, *screen.walk_children(with_self=True)]
-    return [repr(pump) for pump in pumps
+    return [pump for pump in pumps
             if not pump._message_queue.empty() or pump._pending_message is not None or pump._next_callbacks
             or (pump._running and not pump._message_queue.ready_event._waiters)]  # (in a handler that awaits)
 

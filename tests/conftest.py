@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from playground.record.signals import STOPS
+from playground.record.signals import STOPS, not_ignored
 from tests import app_settles
 
 # CI pins hypothesis: the same examples every run, so a red run can be reproduced.
@@ -45,7 +45,7 @@ def _children_start_as_in_a_terminal(config) -> None:
     if hasattr(config, "workerinput"):
         ignored = [int(n) for n in os.environ.get("BULLY_TESTS_IGNORED", "").split(",") if n]
     else:
-        ignored = [signum for signum in STOPS if signal.getsignal(signum) is signal.SIG_IGN]
+        ignored = [signum for signum in STOPS if signum not in not_ignored(STOPS)]
         os.environ["BULLY_TESTS_IGNORED"] = ",".join(str(int(signum)) for signum in ignored)
     for signum in ignored:
         signal.signal(signum, _nothing)
