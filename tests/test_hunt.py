@@ -397,6 +397,32 @@ def test_a_signal_while_a_finding_is_written_leaves_neither_file(tmp_path, monke
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv", [
+    ["--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1"],
+    ["--exhaustive", "--algorithm", "classic", "--nodes", "2", "--faults", "0", "--elects", "1", "--network", "drop"],
+], ids=["random", "exhaustive-network"])
+def test_a_signal_once_the_findings_files_are_in_place_says_they_are(tmp_path, monkeypatch, capsys, argv):
+    """A signal between the files taking their names and the line that says where they
+    are (the campaign met one, 48 ms after the first file): both files stay, whole, and
+    the signal's line says so, as the finding's own line would have."""
+    import signal as signals
+
+    from playground.cli import hunt as hunt_command
+    from playground.cli import main
+    from playground.run import interrupt
+
+    def signalled(_text: str) -> None:
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl", "x.scenario"]  # (in place, whole)
+        raise interrupt.Stopped(signals.SIGTERM)
+
+    monkeypatch.setattr(hunt_command, "emit", signalled)
+    monkeypatch.chdir(tmp_path)
+    assert main(["hunt", *argv, "-o", "x"]) == 143
+    err = capsys.readouterr().err
+    assert err == "bully-tui: stopped by SIGTERM; the finding is written: x.scenario, x.jsonl\n", err
+    assert (tmp_path / "x.jsonl").read_bytes().endswith(b"\n") and (tmp_path / "x.scenario").read_text()
+
+
 def test_a_finding_whose_second_name_is_taken_meanwhile_leaves_neither(tmp_path):
     """Without --overwrite each file is linked to its name; if the second name was taken
     after the check, the first is taken back: the other file's owner keeps theirs."""

@@ -156,10 +156,11 @@ def _check_name(given: str, name: str, suffixes: tuple[str, ...]) -> None:
 
 
 def _write_finding(overwrite: bool, first: tuple[str, str, str], transcript: str, record: Callable[[str], object],
-                   found: str) -> None:
+                   found: str, said: Callable[[], None]) -> None:
     """A finding's two files, whole and together, or neither: `first` (its path, what it
-    is, its text) and the transcript that `record(path)` writes. `found` says what was
-    found, for a signal's line when nothing is written."""
+    is, its text) and the transcript that `record(path)` writes; then `said()` says where
+    they are. `found` says what was found, for a signal's line when nothing is written; a
+    signal once they are in place, before their line is out, says that they are."""
     path, what, text = first
     placed = False
     try:
@@ -178,6 +179,7 @@ def _write_finding(overwrite: bool, first: tuple[str, str, str], transcript: str
             with interrupt.checked():  # every name, or none; a signal meanwhile ends the command after
                 files.place()
                 placed = True
+        said()
     except interrupt.Stopped as stop:  # (not the time of the finding's own run, nor its temporary file)
         stop.t, stop.transcript = None, None
         stop.done = f"the finding is written: {path}, {transcript}" if placed else found
@@ -234,12 +236,14 @@ def _random(args, algorithm: str, prop: str, default: str, argv: list[str]) -> i
         emit(nothing_line(hunt, result, time.monotonic() - started) + "\n")
         return 0
     command_line = " ".join(["bully-tui", "hunt", *argv])
+    def said() -> None:
+        emit(finding_line(finding, transcript) + "\n")
+        emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
+             f"{result.searched.schedules:,} schedules in {time.monotonic() - started:.1f} s\n")
+
     _write_finding(args.overwrite, (scenario_path, "scenario", scenario_text(hunt, finding, command_line)), transcript,
                    lambda path: run_headless(finding.schedule.session(algorithm, path), finding.schedule.until(algorithm)),
-                   searched_so_far(result))
-    emit(finding_line(finding, transcript) + "\n")
-    emit(f"the scenario: {scenario_path} (bully-tui --scenario {scenario_path}); searched "
-          f"{result.searched.schedules:,} schedules in {time.monotonic() - started:.1f} s\n")
+                   searched_so_far(result), said)
     _open(args, transcript)
     return 1
 
@@ -317,14 +321,14 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
                 text = network_scenario(model, run, [*comments, ("A shortest run that breaks it (breadth first), "
                                                      "the user being the network: each step a command at its time.")])
                 _write_finding(args.overwrite, (path, "scenario", text), transcript,
-                               partial(run.record, overwrite=True), unwritten)
-                emit(network_line(path, transcript, claim) + "\n")
+                               partial(run.record, overwrite=True), unwritten,
+                               lambda: emit(network_line(path, transcript, claim) + "\n"))
             else:
                 text = interaction_text(model, found, [*comments, ("A shortest run that breaks it (breadth first): "
                                                                    "each step below, then what it did.")])
                 _write_finding(args.overwrite, (path, "interaction", text), transcript,
-                               partial(record, model, found, overwrite=True), unwritten)
-                emit(steps_line(model, found, path, transcript) + "\n")
+                               partial(record, model, found, overwrite=True), unwritten,
+                               lambda: emit(steps_line(model, found, path, transcript) + "\n"))
             emit(explored_line(model, wanted, explored, bounds, time.monotonic() - started, found=True) + "\n")
             _open(args, transcript)
             return 1
