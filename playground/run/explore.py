@@ -77,6 +77,7 @@ from .explore_steps import (
 )
 from .hunt_space import LIVENESS  # (judged in the timed model only: rule 4)
 from .interaction import Block, Interaction, write_blocks
+from .session import fewer_gc_passes
 
 __all__ = ["LIVENESS", "SAFETY", "SKIP", "Bounds", "Counterexample", "Explored", "Model", "explore", "interaction_text",
            "record", "steps_taken"]
@@ -149,6 +150,12 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
     rule 2, with rule 3's bounds; on `workers` processes, once a level is wide enough to
     share (explore_workers.py: the same search, the same finding). A signal is raised
     between two states (the caller may take the signals `interrupt.checked()`)."""
+    with fewer_gc_passes():  # (the states are acyclic: the collector's passes were a seventh of the search)
+        return _explore(model, prop, bounds, on_progress, workers)
+
+
+def _explore(model: Model, prop: str | None, bounds: Bounds, on_progress: Callable[[Explored], None] | None,
+             workers: int) -> tuple[Counterexample | None, Explored]:
     explored = Explored()
     seen: set[bytes] = set()
     search, state, trail = _start(model, prop, bounds, explored)
