@@ -4,20 +4,24 @@ search as on one, with the same counts and the same finding.
 Rules (explore.py's rules 1-3 say what a state, the order and the bounds are):
   1. Levels. The search goes breadth first, a level at a time. The search's process
      grows the first levels itself, until one has SHARED_FROM entries a worker
-     (explore.py); then it forks W workers, and each takes a slice of that level, in
-     order (worker 0 the first). From there on a worker grows what it made and the
-     search kept: its slice of the next level is what its own slice made, so the level
-     stays in one process's order, worker after worker, and no state crosses processes.
+     (explore.py); then it forks W workers, and each takes every W-th entry of that
+     level (worker 0 the first, worker 1 the second, ...: neighbours in a level have
+     like futures, so halves of it did not: one worker's share grew to twice the
+     other's). From there on a worker grows what it made and the search kept, and no
+     state crosses processes; the level keeps one process's order, entries of all the
+     workers interleaved: the search's process knows which worker has each entry.
   2. A level in two rounds. A worker grows each entry of its slice (explore.grow), and
      sends the forms it met first (explore_state's rule 4: a host's or a message's, which
      it numbered Pending); the search's process numbers them, each worker's in order,
      worker after worker, and sends the numbers back. So every process numbers alike,
      and a worker makes the keys of what it grew, and sends them, with where a finding
      or a bound came.
-  3. The search's process owns the seen set: it takes each worker's keys in order, as one
-     process takes them (explore.visit), and tells each worker which it kept (its next
-     slice). The counts, the bound and the finding are one process's; a worker stops
-     growing at its first finding (none after it counts).
+  3. The search's process owns the seen set: it takes the workers' keys in the level's
+     order, entry by entry, as one process takes them (explore.visit), and tells each
+     worker which it kept (its entries of the next level, in that order). The counts,
+     the bound and the finding are one process's; a worker stops growing at its first
+     finding (none after it counts, and the search's process meets it before any entry
+     of that worker's after it).
   4. A form is sent as it is, but for an object that is equal only to itself (a ring's
      layout, shared by the states that have it: explore_values' rule 1): sent as which
      object it is, the search's process's own if it was made before the fork, else a
@@ -51,38 +55,48 @@ WAIT = 0.1  # seconds the search's process waits for its workers before it looks
 def shared(search: Search, level: list[Node], seen: set[bytes], workers: int,
            on_progress: Callable[[Explored], None] | None) -> tuple[Counterexample | None, Explored]:
     """The search from `level` on, on `workers` processes (rule 1): as explore.explore."""
-    explored, stepper, most = search.explored, search.stepper, search.bounds.most
+    explored, stepper = search.explored, search.stepper
     known = _objects([*stepper._hosts, *stepper._messages])  # rule 4
     stand_ins: dict[tuple[int, int], object] = {}
-    slices = [level[len(level) * w // workers:len(level) * (w + 1) // workers] for w in range(workers)]
-    with _Crew(search, slices, known) as crew:
+    owners = [n % workers for n in range(len(level))]  # rule 1: every other entry
+    with _Crew(search, [level[w::workers] for w in range(workers)], known) as crew:
         kept: list[list[int] | None] = [None] * workers
         while True:
             met = crew.ask(kept)
             grown = crew.ask([stepper.numbers(_Receiver(forms, known, stand_ins, w).load()) for w, forms in enumerate(met)])  # rule 2: worker after worker
-            kept = []
-            for nodes in grown:  # rule 3
-                mine: list[int] = []
-                made = 0  # the worker's entries so far, in the order it made them
-                for items in nodes:
-                    interrupt.raise_if_stopped()
-                    for item in items:
-                        if type(item) is tuple:
-                            depth, keys = item
-                            for at in range(0, len(keys), KEY):
-                                new = visit(explored, seen, keys[at:at + KEY], depth, most, on_progress)
-                                if new is None:
-                                    return None, explored
-                                if new:
-                                    mine.append(made)
-                                made += 1
-                        elif type(item) is Counterexample:
-                            return item, explored
-                        else:
-                            explored.bound = item
-                kept.append(mine)
-            if not any(kept):
-                return None, explored
+            found, owners, kept = _visit_level(search, seen, owners, grown, workers, on_progress)
+            if found is not None or not owners:
+                return found, explored
+
+
+def _visit_level(search: Search, seen: set[bytes], owners: list[int], grown: list[list], workers: int,
+                 on_progress: Callable[[Explored], None] | None) -> tuple[Counterexample | None, list[int], list[list[int]]]:
+    """Rule 3: each worker's keys in the level's order, as one process visits them: (a
+    finding, the next level's owners, what each worker keeps: its made entries, in order;
+    no owners: the search is over)."""
+    explored, most = search.explored, search.bounds.most
+    answers = [iter(nodes) for nodes in grown]  # (each worker's entries, in the level's order)
+    made = [0] * workers  # each worker's entries of the next level so far, in the order it made them
+    next_owners: list[int] = []
+    kept: list[list[int]] = [[] for _ in range(workers)]
+    for w in owners:
+        interrupt.raise_if_stopped()
+        for item in next(answers[w]):
+            if type(item) is tuple:
+                depth, keys = item
+                for at in range(0, len(keys), KEY):
+                    new = visit(explored, seen, keys[at:at + KEY], depth, most, on_progress)
+                    if new is None:
+                        return None, [], kept
+                    if new:
+                        next_owners.append(w)
+                        kept[w].append(made[w])
+                    made[w] += 1
+            elif type(item) is Counterexample:
+                return item, [], kept
+            else:
+                explored.bound = item
+    return None, next_owners, kept
 
 
 class _Crew:
