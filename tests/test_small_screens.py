@@ -11,12 +11,15 @@ import re
 from collections import Counter
 from dataclasses import replace
 
+from rich.cells import cell_len
+
 from playground.core.config import ClusterConfig
 from playground.core.host import HostStatus, Internals
 from playground.record.look import short_list, timer_label
 from playground.ui import alert_bar
 from playground.ui.help_screen import KEYS_WIDTH, HelpScreen
-from playground.ui.model import NodeView
+from playground.ui.message_log import TIME_WIDTH, fitted
+from playground.ui.model import NodeView, rule_suffix
 from playground.ui.node_card import FULL_WIDTH
 from playground.ui.node_grid import WIDEST
 from playground.ui.node_panel import HANG, rows
@@ -195,6 +198,47 @@ def test_a_worst_case_is_shown_only_where_declared_said_for_one_fault_and_only_w
 def test_a_constant_delay_is_one_number():
     status = Status(1.0, 1, True, None, ClusterConfig(delay_min=1.5, delay_max=1.5), 0, False, 0, None)
     assert "│ δ 1.5 │" in fit(parts(status), 200).plain
+
+
+# --- the message log -----------------------------------------------------------------------
+
+
+@on_asyncio
+async def test_the_log_at_80x24_keeps_each_lines_rule_whole_and_cuts_before_it(tmp_path):
+    """The rule at a line's end is its why: a narrow log cuts the words before it."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 0.3)
+        log = app.log_view
+        room = log.scrollable_content_region.width - TIME_WIDTH
+        seen, cut, shown_lines = 0, 0, []
+        for top in range(0, len(log._lines), log.scrollable_content_region.height):
+            log.scroll_to(y=top, animate=False, immediate=True)
+            await pilot.pause()
+            for row, shown in enumerate(log.visible_text()):
+                line, shown = log._lines[int(log.scroll_y) + row], shown.rstrip()
+                if line.rule is None:
+                    continue
+                seen += 1
+                shown_lines.append(shown)
+                cut += cell_len(line.text) > room
+                assert shown.endswith(rule_suffix(line.rule)), (shown, line.text)
+                assert whole_words(shown[TIME_WIDTH:], line.text)
+        assert seen > 10 and cut  # (lines too long for 80 columns among them)
+        assert "   0.000 node 1 election, leader… · rule 1" in shown_lines
+
+
+def test_a_log_line_too_long_is_cut_before_its_rule_or_at_its_end():
+    rule = rule_suffix("probing 2")
+    assert fitted("node 12 election, leader none" + rule, rule, 80) == "node 12 election, leader none" + rule
+    assert fitted("node 12 election, leader none" + rule, rule, 30) == "node 12 election,… · probing 2"
+    assert fitted("node 12 election, leader none" + rule, rule, 31) == "node 12 election,… · probing 2"
+    assert fitted("node 12 election, leader none" + rule, rule, 37) == "node 12 election, leader… · probing 2"
+    assert fitted("7→3 Coordinator #1234" + rule, rule, 26) == "7→3… · probing 2"  # (words, whole)
+    assert fitted("Coordinator#1234567890" + rule, rule, 26) == "Coordinator#1… · probing 2"  # (one word: cut)
+    assert fitted("3→7 Election #12 dropped: receiver down", "", 30) == "3→7 Election #12 dropped: rec…"
+    # With no room for some of the words before it, the rule is not all that is left.
+    assert fitted("node 12 election, leader none" + rule, rule, 18) == "node 12 election,…"
 
 
 # --- the alert bar -------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from textual.visual import Visual
 
 from ..record.look import instant_text, line_colour
 from . import diagram as drawing
-from .model import LOG_CAP, ClusterModel, LogLine, why
+from .model import LOG_CAP, ClusterModel, LogLine, rule_suffix, why
 from .redraws import retitle
 
 TIME_WIDTH = 9  # "1234.567 "
@@ -50,6 +50,23 @@ PICKED = Style(reverse=True)  # a picked line, whatever its colours
 # Text lines drawn, kept: the whole log is drawn again whenever its title changes or it
 # scrolls by a line, and making a line into a strip is the dear part.
 STRIPS_KEPT = 1000
+HEAD_KEPT = 8  # cells of a line kept before its rule, at the least, for the rule to be kept whole
+
+
+def fitted(text: str, rule: str, room: int) -> str:
+    """A log line in `room` cells: cut where too long, and said so ("…"). The rule that
+    ends it (`rule`, " · rule 3") is the line's why, so it stays whole and the words
+    before it give way, whole words first ("node 12 election,… · rule 1"), while they
+    keep some cells; otherwise the line's end is cut, as for a line with no rule, whose
+    end is often its point ("dropped: receiver down")."""
+    if cell_len(text) <= room:
+        return text
+    cells = room - cell_len(rule) - 1  # for the words before the rule, and "…"
+    if rule and text.endswith(rule) and cells >= HEAD_KEPT:
+        head = set_cell_size(text[: -len(rule)], cells + 1)  # (a cell more: does a word end in `cells`?)
+        words = head.rsplit(" ", 1)[0].rstrip()
+        return (words if " " in head else head[:-1]) + "…" + rule
+    return set_cell_size(text, max(0, room - 1)) + "…"
 
 
 class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and end move through time
@@ -336,9 +353,7 @@ class MessageLog(ScrollView, can_focus=False):  # keys are the app's: home and e
         key = (line, width, line is self.picked, self.visual_style, self.app.theme)
         strip = self._strips.get(key)
         if strip is None:
-            room, text = width - TIME_WIDTH, line.text
-            if cell_len(text) > room:  # cut, and say so: the end of a line is often its point ("dropped: receiver down")
-                text = set_cell_size(text, max(0, room - 1)) + "…"
+            text = fitted(line.text, rule_suffix(line.rule), width - TIME_WIDTH)
             content = Content.assemble((f"{instant_text(line.t):>{TIME_WIDTH - 1}} ", "$text-muted"),
                                        (text, line_colour(line.kind, line.role)))
             strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]

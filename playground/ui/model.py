@@ -139,8 +139,8 @@ class ClusterModel:
         for e in events:
             kind = type(e)
             if kind is SendEvent:
-                line(e, e.msg.label, e.msg.role, (e.src, e.dst), f"{self._link(e)} {e.msg.label} #{e.id}{_by(e.rule)}",
-                     rule=e.rule)
+                text = f"{self._link(e)} {e.msg.label} #{e.id}"
+                line(e, e.msg.label, e.msg.role, (e.src, e.dst), text + rule_suffix(e.rule), rule=e.rule)
             elif kind is DeliverEvent:
                 topic, role = messages.get(e.id)
                 line(e, topic, role, (e.src, e.dst), f"{self._link(e)} {topic} #{e.id} delivered")
@@ -149,10 +149,11 @@ class ClusterModel:
                 line(e, topic, role, (e.src, e.dst), f"{self._link(e)} {topic} #{e.id} dropped: {e.reason}")
             elif kind is StateEvent:
                 leader = "none" if e.leader is None else label[e.leader]
-                line(e, "state", None, (e.node,), f"node {label[e.node]} {e.status}, leader {leader}{_by(e.rule)}",
-                     e.status, e.rule)
+                text = f"node {label[e.node]} {e.status}, leader {leader}"
+                line(e, "state", None, (e.node,), text + rule_suffix(e.rule), e.status, e.rule)
             elif kind is CsEvent:
-                line(e, "cs", None, (e.node,), f"node {label[e.node]} {CS_LOOK[e.state][2]}{_by(e.rule)}", e.state, e.rule)
+                text = f"node {label[e.node]} {CS_LOOK[e.state][2]}"
+                line(e, "cs", None, (e.node,), text + rule_suffix(e.rule), e.state, e.rule)
             elif kind is AgreementEvent:
                 text = "agreement lost" if e.leader is None else f"agreement: every up node follows {label[e.leader]}"
                 line(e, "agreement", None, () if e.leader is None else (e.leader,), text)
@@ -183,6 +184,7 @@ class ClusterModel:
         self.log.append(LogLine(e.t, e.kind, topic, role, nodes, text, state, rule))
 
 
-def _by(rule: str | None) -> str:
-    """" · rule 4" at a line's end (nothing where no rule made it)."""
+def rule_suffix(rule: str | None) -> str:
+    """" · rule 4" at a line's end (nothing where no rule made it): a narrow log cuts the
+    line before it, never it (message_log.fitted)."""
     return "" if rule is None else f" · {rule_text(rule)}"
