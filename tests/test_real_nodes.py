@@ -161,6 +161,23 @@ def test_the_monitor_judges_a_real_run_as_a_simulated_one(tmp_path):
     assert agreements[-1] == 3 and None in agreements  # lost at the crash, found again
 
 
+# What a node process never runs: the app, the simulation's engine and monitor, the
+# transcript reader, the other commands. (Many nodes share a machine: 64 took 2 GB.)
+NOT_IN_A_NODE = ("textual", "rich", "playground.ui", "playground.core.engine", "playground.core.monitor",
+                 "playground.core.host", "playground.record.reader", "playground.cli.run", "playground.real.cluster")
+
+
+def test_a_node_imports_what_it_runs_and_no_more(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")  # (each node's log: every module it imports, when it does)
+    with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
+        wait_for(cluster, all_follow(2, (1, 2)), within=10)  # (messages both ways: each encoded, sent and decoded)
+    for node in (1, 2):
+        log = (tmp_path / str(node) / "node.log").read_text().splitlines()
+        imported = {line.rsplit("|", 1)[1].strip() for line in log if line.startswith("import time:")}
+        assert {"trio", "playground.real.node", "protocol.classic"} <= imported  # (its log says what it imported, as it ran)
+        assert sorted(m for m in imported if any(m == name or m.startswith(f"{name}.") for name in NOT_IN_A_NODE)) == []
+
+
 def node_argv(tmp_path, node=1, port=None, peers="2@127.0.0.1:9"):
     port = port or free_port()
     return [sys.executable, "-m", "playground", "node", "--id", str(node), "--listen", f"127.0.0.1:{port}",

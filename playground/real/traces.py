@@ -48,7 +48,6 @@ from ..core.events import (
     TimerSetEvent,
 )
 from ..record.codec import EventDecoder, LineEncoder
-from ..record.reader import parse_header
 from ..record.transcript import Header, header_line
 
 TRACE_FILE = "trace.jsonl"
@@ -227,6 +226,8 @@ class TraceReader:
         return Line(e.t, self._own(author(e), where), kind, e, lamport)
 
     def _header(self, raw: dict, where: str) -> None:
+        from ..record.reader import parse_header  # (here: the node, which only writes its trace, runs without the reader)
+
         header = parse_header(raw, where)
         if not header.real:
             raise InputError(f"{where}: a transcript's header, not a real node's (no \"real\": true)")
