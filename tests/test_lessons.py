@@ -4,8 +4,10 @@ tasks checked against the student's commands, narration quoting the run."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -165,12 +167,27 @@ def read_lesson_text(text: str):
 # --- the glossary, the whole lesson, the command ----------------------------------------------
 
 
+def glossary_page_html() -> str:
+    """The docs' glossary page as MkDocs makes it: its hook (mkdocs.yml) puts the terms in,
+    and Markdown with the site's extensions for them draws it."""
+    markdown = pytest.importorskip("markdown")  # (the docs' extra: mkdocs-material)
+    pytest.importorskip("mkdocs")
+    root = Path(__file__).parent.parent
+    assert "  - docs/glossary_hook.py" in (root / "mkdocs.yml").read_text().splitlines()
+    spec = importlib.util.spec_from_file_location("glossary_hook", root / "docs" / "glossary_hook.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="glossary.md"))
+    text = hook.on_page_markdown((root / "docs" / "glossary.md").read_text(), page=page)
+    return markdown.markdown(text, extensions=["def_list", "attr_list", "toc"])
+
+
 def test_the_glossary_is_one_file_that_the_docs_include_and_each_name_is_one_terms():
     from lessons import GLOSSARY
     from playground.record.glossary import glossary, parse_glossary, term_named
 
     docs = (Path(__file__).parent.parent / "docs" / "glossary.md").read_text()
-    assert '--8<-- "lessons/glossary.md"' in docs and "**SLE1**" not in docs  # (included, not copied)
+    assert "<!-- the terms: docs/glossary_hook.py -->" in docs and "**SLE1**" not in docs  # (made, not copied)
     entries = glossary()
     names = [name for e in entries for name in e.slugs]
     assert len(names) == len(set(names))
@@ -181,6 +198,22 @@ def test_the_glossary_is_one_file_that_the_docs_include_and_each_name_is_one_ter
     with pytest.raises(InputError, match="g.md line 3: expected a term"):
         parse_glossary("**A**\n: one\nloose words\n", "g.md")
     assert str(GLOSSARY).endswith("lessons/glossary.md")
+
+
+def test_the_glossary_page_has_an_anchor_for_each_name_of_each_term():
+    """A docs page links one term as a lesson does: glossary.md#sle1, #delta, #crash."""
+    from playground.record.glossary import glossary
+
+    html = glossary_page_html()
+    ids = re.findall(r'\bid="([^"]*)"', html)
+    assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1]  # (the page's heading's too)
+    terms = re.findall(r'<dt id="([^"]*)">(.*?)</dt>', html)
+    assert [slug for slug, _ in terms] == [e.slug for e in glossary()]  # every term, in order, its own name on it
+    for (_, shown), entry in zip(terms, glossary()):
+        assert f"<strong>{entry.term.replace('&', '&amp;')}</strong>" in shown
+        assert f'href="#{entry.slug}"' in shown  # its ¶
+        assert re.findall(r'<span id="([^"]*)"></span>', shown) == list(entry.slugs[1:])
+    assert {"sle1", "t-prime", "delta", "δ", "crash", "recovery", "normal", "round"} <= set(ids)
 
 
 def test_a_link_to_a_term_the_glossary_has_not_is_refused_with_its_line(tmp_path):

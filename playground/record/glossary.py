@@ -1,7 +1,7 @@
 """The glossary: one file, lessons/glossary.md, owns every term the screen and the docs
-use. The docs' page includes it (docs/glossary.md, pymdownx.snippets), the app's help
-shows it in its Glossary tab, and a lesson's narration links into it, so none of them
-can drift from the others.
+use. The docs' page is made from it here (`docs_markdown`, which docs/glossary_hook.py
+puts in docs/glossary.md), the app's help shows it in its Glossary tab, and a lesson's
+narration links into it, so none of them can drift from the others.
 
 The file is a Markdown definition list, an entry a term:
 
@@ -13,7 +13,9 @@ A term is named in a link by its slug (`[T′](glossary#t-prime)`): the words in
 lower case, every run of other characters than letters and digits a `-`, a prime `′`
 read as `-prime` (`sle1`, `split-brain`, `δ`, `t-prime`). The words in parentheses,
 and each of several terms in bold or in parentheses split at commas, name it too:
-`delta`, `settle-time`, `round`, `crash`, `recovery`, `normal`.
+`delta`, `settle-time`, `round`, `crash`, `recovery`, `normal`. The docs' page has an
+anchor for each of those names, so a docs page links a term as a lesson does:
+`[T′](glossary.md#t-prime)`, `[δ](glossary.md#delta)`.
 """
 
 from __future__ import annotations
@@ -96,3 +98,17 @@ def term_named(name: str) -> Entry | None:
     """The entry a link's slug names (any of its names), or None."""
     wanted = slug(name)
     return next((e for e in glossary() if wanted in e.slugs), None)
+
+
+def docs_markdown(entries: tuple[Entry, ...]) -> str:
+    """The glossary as the docs' page shows it: the file's definition list, each term
+    with an anchor for each of its names (attr_list's `{ #slug }` on the term, an empty
+    span for each other name) and a ¶ that links to it, shown on hover as a heading's and
+    left out of the site's search."""
+    blocks = []
+    for entry in entries:
+        others = "".join(f'<span id="{name}"></span>' for name in entry.slugs[1:])
+        aside = f" ({entry.aside})" if entry.aside else ""
+        link = f'[¶](#{entry.slug}){{ .headerlink title="Link to this term" data-search-exclude="" }}'
+        blocks.append(f"{others}**{entry.term}**{aside} {link} {{ #{entry.slug} }}\n: {entry.text}\n")
+    return "\n".join(blocks)
