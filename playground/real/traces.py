@@ -226,7 +226,7 @@ class TraceReader:
         return Line(e.t, self._own(author(e), where), kind, e, lamport)
 
     def _header(self, raw: dict, where: str) -> None:
-        from ..record.reader import parse_header  # (here: the node, which only writes its trace, runs without the reader)
+        from ..record.reader import parse_header  # (here: a node only writes its trace, and runs no reader)
 
         header = parse_header(raw, where)
         if not header.real:
