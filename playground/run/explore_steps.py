@@ -196,9 +196,13 @@ def timed_next(search: Search, state: State, arrivals: dict[int, int]) -> tuple 
                for n, (key, _, _) in enumerate(queue)]
     else:
         due = [(arrivals[queue[0][0]], 0, dst, src, 0) for (src, dst), queue in state.flight.items()]
-    for i, host in zip(state.members[0], state.hosts):
-        if host.up:
-            due += [(fires, 1, i, 0, name) for name, (fires, _) in host.timers.items()]
+    timer = state.first_timer
+    if timer is None:  # (the same for each of the state's entries: found once)
+        timers = [(fires, 1, i, 0, name) for i, host in zip(state.members[0], state.hosts) if host.up
+                  for name, (fires, _) in host.timers.items()]
+        timer = state.first_timer = min(timers) if timers else ()
+    if timer:
+        due.append(timer)
     if not due:  # nothing will ever happen again: a run that ends here (or waits: rule 3)
         judged = search.liveness and state.monitor.deadline is not None and state.now_us < search.horizon_us
         return ("at", search.bounds.horizon) if judged else None
