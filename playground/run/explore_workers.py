@@ -4,10 +4,11 @@ search as on one, with the same counts and the same finding.
 Rules (explore.py's rules 1-3 say what a state, the order and the bounds are):
   1. Levels. The search goes breadth first, a level at a time. The search's process
      grows the first levels itself, until one has SHARED_FROM entries a worker
-     (explore.py); then it forks W workers, and each takes every W-th entry of that
-     level (worker 0 the first, worker 1 the second, ...: neighbours in a level have
-     like futures, so halves of it did not: one worker's share grew to twice the
-     other's). From there on a worker grows what it made and the search kept, and no
+     (explore.py); then it forks W workers, and each takes every W-th state of that
+     level, with all its entries (worker 0 the first, worker 1 the second, ...:
+     neighbours in a level have like futures, so halves of it did not: one worker's
+     share grew to twice the other's; and a state's entries in two workers would be
+     stepped in each, and so would all that came of them). From there on a worker grows what it made and the search kept, and no
      state crosses processes; the level keeps one process's order, entries of all the
      workers interleaved: the search's process knows which worker has each entry.
   2. A level in two rounds. A worker grows each entry of its slice (explore.grow), and
@@ -58,8 +59,9 @@ def shared(search: Search, level: list[Node], seen: set[bytes], workers: int,
     explored, stepper = search.explored, search.stepper
     known = _objects([*stepper._hosts, *stepper._messages])  # rule 4
     stand_ins: dict[tuple[int, int], object] = {}
-    owners = [n % workers for n in range(len(level))]  # rule 1: every other entry
-    with _Crew(search, [level[w::workers] for w in range(workers)], known) as crew:
+    states: dict[int, int] = {}  # rule 1: every other state, each with all its entries
+    owners = [states.setdefault(id(node[0]), len(states) % workers) for node in level]
+    with _Crew(search, [[node for node, w in zip(level, owners) if w == mine] for mine in range(workers)], known) as crew:
         kept: list[list[int] | None] = [None] * workers
         while True:
             met = crew.ask(kept)
