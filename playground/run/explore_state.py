@@ -67,7 +67,7 @@ Queue = tuple[tuple[int, int, Message], ...]  # a link's messages in flight, old
 class State:
     """The engine between two steps (rule 1). Never changed once made (rule 2)."""
 
-    __slots__ = ("_form", "command_order", "engine_now_us", "first_timer", "flight", "fresh", "grown", "host_keys",
+    __slots__ = ("_form", "added_to", "command_order", "engine_now_us", "first_timer", "flight", "fresh", "host_keys",
                  "hosts", "members", "monitor", "msg_id", "now_us", "open", "seq", "taken", "waiting")
 
     def __init__(self, h: Harness, members: Members, hosts: tuple[NodeHost, ...], host_keys: tuple[int, ...],
@@ -81,7 +81,7 @@ class State:
         self.monitor = monitor
         self.flight = flight  # link -> its queue, the busy links only, in (src, dst) order (rule 3)
         self.fresh: frozenset[int] = frozenset()  # a faulty network's: the keys of what the last step sent (rule 3)
-        self.grown: tuple[Link, ...] | None = None  # the links the last step added to, in order (None: any)
+        self.added_to: tuple[Link, ...] | None = None  # the links the last step added to, in order (None: any)
         self._form: tuple[bytes, tuple[int, ...]] | None = None
         self.taken: dict[tuple, tuple] | None = None  # the search's: the states one step on, by action
         self.waiting = 0  # the search's: its entries on the frontier
@@ -199,10 +199,10 @@ class Stepper:
             if len(flight) > busy:  # a link that was idle: keep them in order
                 flight = dict(sorted(flight.items()))
         child = self._child(state, node, flight)
-        grown = {(e.src, e.dst) for e in sent}
+        added_to = {(e.src, e.dst) for e in sent}
         if copied is not None:
-            grown.add(copied[:2])
-        child.grown = tuple(sorted(grown))
+            added_to.add(copied[:2])
+        child.added_to = tuple(sorted(added_to))
         if self.faulty:  # (a drop keeps the rest of what was sent fresh; a node's step, what it sent)
             child.fresh = (frozenset(e.id for e in sent) if node is not None else
                            state.fresh - {state.flight[delivered[:2]][delivered[2]][0]} if delivered is not None else

@@ -289,7 +289,7 @@ def delays(search: Search, state: State, arrivals: dict[int, int]) -> list[dict[
     last: dict[tuple[int, int], int] = {}  # a link with new messages: the arrival of its last one before them
     fifo = REORDER not in search.network  # (else each delay is its own: rule 5)
     flight = state.flight
-    for link in flight if state.grown is None else state.grown:  # (only a link the step added to has new ones)
+    for link in flight if state.added_to is None else state.added_to:  # (only a link the step added to has new ones)
         queue = flight[link]
         if queue[-1][0] not in arrivals:  # (new messages are at the end of their link)
             for msg_id, _, _ in queue:

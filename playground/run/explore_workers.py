@@ -8,9 +8,10 @@ Rules (explore.py's rules 1-3 say what a state, the order and the bounds are):
      level, with all its entries (worker 0 the first, worker 1 the second, ...:
      neighbours in a level have like futures, so halves of it did not: one worker's
      share grew to twice the other's; and a state's entries in two workers would be
-     stepped in each, and so would all that came of them). From there on a worker grows what it made and the search kept, and no
-     state crosses processes; the level keeps one process's order, entries of all the
-     workers interleaved: the search's process knows which worker has each entry.
+     stepped in each, and so would all that came of them). From there on a worker
+     grows what it made and the search kept, and no state crosses processes; the level
+     keeps one process's order, the workers' entries interleaved: the search's process
+     knows which worker has each entry.
   2. A level in two rounds. A worker grows each entry of its slice (explore.grow), and
      sends the forms it met first (explore_state's rule 4: a host's or a message's, which
      it numbered Pending); the search's process numbers them, each worker's in order,
@@ -59,7 +60,7 @@ def shared(search: Search, level: list[Node], seen: set[bytes], workers: int,
     explored, stepper = search.explored, search.stepper
     known = _objects([*stepper._hosts, *stepper._messages])  # rule 4
     stand_ins: dict[tuple[int, int], object] = {}
-    states: dict[int, int] = {}  # rule 1: every other state, each with all its entries
+    states: dict[int, int] = {}  # rule 1: every W-th state, each with all its entries
     owners = [states.setdefault(id(node[0]), len(states) % workers) for node in level]
     with _Crew(search, [[node for node, w in zip(level, owners) if w == mine] for mine in range(workers)], known) as crew:
         kept: list[list[int] | None] = [None] * workers
