@@ -30,7 +30,9 @@ def test_a_harness_brings_the_head_of_the_link_it_names_to_the_present():
     links.bring_forward(1, 2, now=10)
     links.bring_forward(1, 2, now=10)
     assert [(t, d.src, d.msg_id) for t, _, d in links.take(11)] == [(10, 1, 0), (10, 1, 2)]  # in send order
-    assert list(links.in_flight()) == [(3, 2)] and links._tail == {(3, 2): 900}  # 1->2 is idle
+    assert list(links.in_flight()) == [(3, 2)]
+    assert links.send(1, 2, 3, Answer(), earliest=20) == 20  # 1->2 is idle: nothing to wait for
+    assert links.send(3, 2, 4, Answer(), earliest=20) == 900  # 3->2 is not
 
 
 def test_an_idle_link_keeps_nothing():
@@ -38,4 +40,20 @@ def test_an_idle_link_keeps_nothing():
     for src in range(100):
         links.send(src, 1000, src, Election(), earliest=5)
     list(links.take(6))
-    assert links._tail == {} and links._instants == {}
+    assert not links._tail and links._instants == {}
+
+
+def test_one_delay_for_all_keeps_no_tails_and_a_shorter_one_finds_them():
+    """Rule 2 without a table of tails while nothing can overtake (memory: a classic
+    storm's million busy links); the first send that could finds them in flight."""
+    links = Links()
+    for src in range(1, 4):
+        links.send(src, 9, src, Election(), earliest=1000)
+    links.send(1, 9, 4, Answer(), earliest=1500)
+    assert links._tail is None
+    assert links.send(1, 9, 5, Answer(), earliest=600) == 1500  # behind 4, on its link
+    assert links.send(2, 9, 6, Answer(), earliest=600) == 1000  # behind 2
+    assert links.send(5, 9, 7, Answer(), earliest=600) == 600  # an idle link
+    taken = [(t, d.src, d.msg_id) for t, _, d in links.take(2000)]
+    assert taken == [(600, 5, 7), (1000, 1, 1), (1000, 2, 2), (1000, 3, 3), (1000, 2, 6), (1500, 1, 4), (1500, 1, 5)]
+    assert links._tail is None  # every link idle again

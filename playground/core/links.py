@@ -26,11 +26,17 @@ arrives at, in the order sent. Its rules are the model's:
 
 Memory: a big run has over a million messages in flight, so each is three entries of
 its receiver's `Queue` at its instant (sender, key, message: 24 bytes, the key unboxed),
-no object of its own; and a link's latest arrival is kept only while the link is busy.
-A key is the message's id, or for a copy a negative number of its own (`_copies` says
-whose copy). (A tuple per message and a table of messages by key would cost about 170
-bytes a message.) Few containers, so a storm in flight adds little for the garbage
-collector to walk (a stall the app would show).
+no object of its own. A key is the message's id, or for a copy a negative number of its
+own (`_copies` says whose copy). (A tuple per message and a table of messages by key
+would cost about 170 bytes a message.) Few containers, so a storm in flight adds little
+for the garbage collector to walk (a stall the app would show).
+
+Rule 2 needs each busy link's latest arrival only once a message could overtake one
+before it. While every message sent arrives no sooner than anything in flight (one
+delay for all, the model's worst case: a classic storm at N = 1000 has a million busy
+links, 80 MB of tails), nothing can, and none are kept: `_latest` bounds every arrival
+in flight, and the first send that arrives sooner finds the tails in what is in flight
+(`_tails_in_flight`) and keeps them from then on, until no link is busy.
 """
 
 from __future__ import annotations
@@ -90,7 +96,8 @@ class Links:
         self._copy_key = 0  # the last copy's key (they count down from -1)
         self._sizes: dict[int, int] = {}  # arrival time -> how many
         self._times: list[int] = []  # heap of the keys of _instants
-        self._tail: dict[tuple[int, int], int] = {}  # a busy link's latest arrival
+        self._tail: dict[tuple[int, int], int] | None = None  # a busy link's latest arrival, if kept (rule 2)
+        self._latest = -1  # no message in flight arrives later than this
         self._count = 0
         self.held: set[tuple[int, int]] = set()  # links whose arrivals wait (rule 3)
         self._waiting: dict[tuple[int, int], list[tuple[int, Message]]] = {}  # at a held link's end, in order
@@ -107,7 +114,8 @@ class Links:
         twin._instants = {t: {dst: queue.copy() for dst, queue in arrivals.items()} for t, arrivals in self._instants.items()}
         twin._sizes = dict(self._sizes)
         twin._times = list(self._times)
-        twin._tail = dict(self._tail)
+        twin._tail = None if self._tail is None else dict(self._tail)
+        twin._latest = self._latest
         twin._count = self._count
         twin.held = set(self.held)
         twin._waiting = {link: list(queue) for link, queue in self._waiting.items()}
@@ -116,13 +124,17 @@ class Links:
     def send(self, src: int, dst: int, msg_id: int, msg: Message, earliest: int) -> int:
         """Put a message on src->dst; return when it arrives: `earliest`, or when the
         message before it does, if that is later (rule 2)."""
-        if self.fifo:
+        tails = self._tail
+        if tails is None and earliest < self._latest and self.fifo:  # it might overtake: keep the tails
+            tails = self._tail = self._tails_in_flight()
+        if tails is not None:
             link = (src, dst)
-            tail = self._tail.get(link)
+            tail = tails.get(link)
             arrives = earliest if tail is None or tail <= earliest else tail
-            self._tail[link] = arrives
+            tails[link] = arrives
         else:
             arrives = earliest
+        self._latest = max(self._latest, arrives)
         instant = self._instants.get(arrives)
         if instant is None:
             instant = self._instants[arrives] = {}
@@ -178,14 +190,15 @@ class Links:
         tails, held, lost, copies = self._tail, self.held, self._lost, self._copies
         for src, key, msg in queue:
             msg_id = key if key >= 0 else copies[key]
-            link = (src, dst)
-            if tails.get(link) == time:  # the link's last message in flight: idle now
-                del tails[link]
+            if tails is not None and tails.get((src, dst)) == time:  # the link's last message in flight: idle now
+                del tails[src, dst]
+                if not tails:  # no link busy: nothing in flight to overtake
+                    tails = self._tail = None
             if lost and key in lost:
                 yield Lost(src, msg_id, lost.pop(key))
                 copies.pop(key, None)
-            elif held and link in held:
-                self._waiting.setdefault(link, []).append((key, msg))
+            elif held and (src, dst) in held:
+                self._waiting.setdefault((src, dst), []).append((key, msg))
                 yield Held(src, msg_id)
             else:
                 yield Deliver(src, msg_id, msg)
@@ -212,8 +225,18 @@ class Links:
         instant[dst] = ahead
         self._sizes[now] += len(waiting)
         self._count += len(waiting)
-        if self.fifo:
+        if self._tail is not None:
             self._tail[link] = max(self._tail.get(link, now), now)
+        self._latest = max(self._latest, now)
+
+    def _tails_in_flight(self) -> dict[tuple[int, int], int]:
+        """Each busy link's latest arrival, from what is in flight (rule 2)."""
+        tails: dict[tuple[int, int], int] = {}
+        for time in sorted(self._instants):
+            for dst, queue in self._instants[time].items():
+                for src in queue.srcs:
+                    tails[src, dst] = time
+        return tails
 
     def _instant(self, time: int) -> Arrivals:
         """The arrivals at `time`, a new instant if none arrive then yet (`send` does the
@@ -250,9 +273,8 @@ class Links:
                 del self._instants[time], self._sizes[time]
                 self._times.remove(time)
                 heapq.heapify(self._times)
-            link = (src, dst)
-            if self._tail.get(link) == time and src not in queue.srcs:
-                self._tail[link] = now  # it was the link's last message in flight
+            if self._tail is not None and self._tail.get((src, dst)) == time and src not in queue.srcs:
+                self._tail[src, dst] = now  # it was the link's last message in flight
             self._instant(now).setdefault(dst, Queue()).append(src, key, msg)
             self._sizes[now] += 1
             return
@@ -336,7 +358,8 @@ class Links:
         heapq.heapify(self._times)
         self._instants[now] = merged
         self._sizes[now] = count
-        for link, tail in self._tail.items():
+        self._latest = max(self._latest, now)
+        for link, tail in (self._tail or {}).items():
             if tail < now:
                 self._tail[link] = now
 
