@@ -62,7 +62,7 @@ from operator import attrgetter, itemgetter
 from protocol import Node
 
 from . import by_hand
-from .agenda import Agenda
+from .agenda import SUPERSEDED, Agenda
 from .commands import (
     ChangeDelay,
     ChangeTimeout,
@@ -294,8 +294,9 @@ class Engine:
         before timers at each instant; or the first slice of a crowded instant."""
         if self.links.arriving_at(start) > self._slice:
             timers: dict[int, list[Entry]] = {}
-            for time, node, firing in self.agenda.take(start + 1):
-                timers.setdefault(node, []).append((time, TIMER, 0, firing))
+            superseded = (start, TIMER, 0, SUPERSEDED)  # (one for all: it only keeps the slices' cuts)
+            for time, node, firing in self.agenda.take(start + 1, superseded=True):
+                timers.setdefault(node, []).append(superseded if firing is SUPERSEDED else (time, TIMER, 0, firing))
             arrivals = self.links.take_instant(start)
             return self._crowded(start, (
                 (node, chain(((start, DELIVERY, 0, d) for d in self.links.deliveries(start, node, arrivals.pop(node, ()))),
