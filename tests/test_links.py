@@ -57,3 +57,15 @@ def test_one_delay_for_all_keeps_no_tails_and_a_shorter_one_finds_them():
     taken = [(t, d.src, d.msg_id) for t, _, d in links.take(2000)]
     assert taken == [(600, 5, 7), (1000, 1, 1), (1000, 2, 2), (1000, 3, 3), (1000, 2, 6), (1500, 1, 4), (1500, 1, 5)]
     assert links._tail is None  # every link idle again
+
+
+def test_a_message_taken_by_hand_still_holds_back_what_its_link_sends_next():
+    """Rule 2 by hand (rule 4): a message the user takes out of its link leaves its
+    arrival as the link's latest, kept or not before, so the same steps give the same
+    arrivals whatever the links kept (a transcript's rerun)."""
+    links = Links()
+    links.send(1, 2, 1, Election(), earliest=2000)
+    assert links._tail is None  # (nothing could overtake yet)
+    links.take_message(1)
+    assert links.send(1, 2, 2, Answer(), earliest=1500) == 2000
+    assert links.send(3, 2, 3, Answer(), earliest=1500) == 1500  # another link: nothing to wait for

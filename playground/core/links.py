@@ -324,7 +324,11 @@ class Links:
 
     def take_message(self, msg_id: int) -> tuple[int, int, Message]:
         """Take message `msg_id` (as `find` finds it) out of its link at once: (src, dst,
-        message). A loss drawn for it is forgotten: by hand, the user says what becomes of it."""
+        message). A loss drawn for it is forgotten: by hand, the user says what becomes of it.
+        Its arrival stays its link's latest (rule 2: what is sent next arrives no sooner),
+        so the tails are kept from now on if they were not."""
+        if self._tail is None and self.fifo:
+            self._tail = self._tails_in_flight()
         time, dst, index = self._place(msg_id)
         instant = self._instants[time]
         src, key, msg = instant[dst].pop(index)
