@@ -27,9 +27,10 @@ EDGE = ClusterConfig(timeout=4, delay_min=1, delay_max=2, probe_interval=0)
     (Model("classic", 2, EDGE, network=frozenset({"drop", "reorder"})), None, Bounds(faults=0, elects=1)),
     (Model("garcia-molina", 3, EDGE), None, Bounds(faults=1, most=3000)),  # cut by the states bound
 ], ids=["fifo-finding", "ring-async", "network-drop", "states-bound"])
-def test_two_workers_count_and_find_as_one_process(monkeypatch, model, prop, bounds):
+@pytest.mark.parametrize("workers", [2, 3])
+def test_workers_count_and_find_as_one_process(monkeypatch, model, prop, bounds, workers):
     monkeypatch.setattr(explore_module, "SHARED_FROM", 2)  # (shared from the second level or so)
-    (found, alone), (found_shared, shared) = (explore(model, prop, bounds, workers=workers) for workers in (1, 2))
+    (found, alone), (found_shared, shared) = (explore(model, prop, bounds, workers=w) for w in (1, workers))
     assert found_shared == found
     counts = [(e.states, e.steps, e.deepest, e.bound) for e in (alone, shared)]  # (not the bytes: the tables' copies)
     assert counts[1] == counts[0]

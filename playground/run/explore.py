@@ -150,7 +150,7 @@ def explore(model: Model, prop: str | None, bounds: Bounds = Bounds(),
     rule 2, with rule 3's bounds; on `workers` processes, once a level is wide enough to
     share (explore_workers.py: the same search, the same finding). A signal is raised
     between two states (the caller may take the signals `interrupt.checked()`)."""
-    with fewer_gc_passes():  # (the states are acyclic: the collector's passes were a seventh of the search)
+    with fewer_gc_passes():  # (its states hold no cycles, and the collector's passes would rescan them)
         return _explore(model, prop, bounds, on_progress, workers)
 
 
@@ -181,9 +181,8 @@ def _explore(model: Model, prop: str | None, bounds: Bounds, on_progress: Callab
 
 
 # Entries of a level for each worker before the level is shared: a wider level gives each
-# worker a more even share of what is to come (the issue's search, in keys made: the
-# slowest worker's sum over the levels 8% above an even share, against 14-16% from 64 or
-# 256 entries), and a narrow one is not worth a fork.
+# worker a more even share of what is to come (docs/benchmarks.md measures it), and a
+# narrow one is not worth a fork.
 SHARED_FROM = 1000
 DEPTH, HORIZON = "depth", "horizon"  # what `grow` says of a node past the depth, and when the horizon was reached
 

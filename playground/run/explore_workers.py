@@ -6,9 +6,9 @@ Rules (explore.py's rules 1-3 say what a state, the order and the bounds are):
      grows the first levels itself, until one has SHARED_FROM entries a worker
      (explore.py); then it forks W workers, and each takes every W-th state of that
      level, with all its entries (worker 0 the first, worker 1 the second, ...:
-     neighbours in a level have like futures, so halves of it did not: one worker's
-     share grew to twice the other's; and a state's entries in two workers would be
-     stepped in each, and so would all that came of them). From there on a worker
+     neighbours in a level have like futures, so a run of them would make one
+     worker's share much bigger than another's; and a state's entries in two workers
+     would be stepped in each, and so would all that came of them). From there on a worker
      grows what it made and the search kept, and no state crosses processes; the level
      keeps one process's order, the workers' entries interleaved: the search's process
      knows which worker has each entry.
@@ -166,7 +166,7 @@ def _serve(pipe: multiprocessing.connection.Connection, search: Search, level: l
     worker_ignores_signals()
     stepper = search.stepper
     stepper.pending = []
-    for state in {id(node[0]): node[0] for node in level}.values():  # (its entries in other slices are not its)
+    for state in {id(node[0]): node[0] for node in level}.values():  # (counted below: the search's count was its own)
         state.waiting = 0
     made: list[Node] = []
     named: dict[int, object] = {}  # rule 4: the objects this worker made that it named
