@@ -23,7 +23,7 @@ def test_a_timer_set_again_to_fire_at_the_same_instant_keeps_only_its_latest_fir
                                      (600, 1, ("probe", 4))]
 
 
-def test_a_crowded_instant_is_still_handed_the_superseded_firing_so_its_slices_are_cut_as_before():
+def test_a_crowded_instant_is_handed_the_superseded_firing_so_where_its_slices_are_cut_is_kept():
     agenda = Agenda()
     agenda.fire(500, 1, Fire("probe", 1))
     agenda.fire(500, 1, Fire("probe", 2))

@@ -23,9 +23,9 @@ class Agenda:
     too: at N = 1000 each node sets its probe timer 999 times at t = 2, once for each
     Coordinator, a million firings at t = 7) can never fire (host rule 3), so its tuple
     goes: its place keeps only the node's id (`_last` says where each timer's latest
-    firing is). Nothing else changes: the instant is still due, the live firings keep
-    their order, and a crowded instant's slices still count it (engine rule 4: they
-    are cut where they were)."""
+    firing is). The instant stays due, the live firings keep their order, and a crowded
+    instant's slices count it (engine rule 4: where they are cut does not depend on
+    which firings are live)."""
 
     def __init__(self):
         self._instants: dict[int, list[tuple[int, str, int] | int]] = {}  # time -> [(node, name, generation) or node]
