@@ -30,14 +30,17 @@ from playground.real.cluster import RealCluster  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real import CONFIG, agreed, wait  # noqa: E402  (bench/real.py: its cluster's settings, and its wait)
 
-GROUPS = ("anonymous (Python's objects)", "heap (malloc)", "libpython", "libcrypto, libssl and their modules",
+GROUPS = ("anonymous (Python's objects, the stack)", "heap (malloc)", "libpython", "libcrypto, libssl and their modules",
           "other libraries and files")
 
 
 def group(name: str) -> str:
-    """Which of GROUPS a mapping (its file's name, [heap], or "": anonymous) is counted in."""
-    if name in ("", "[heap]"):
-        return GROUPS[0 if name == "" else 1]
+    """Which of GROUPS a mapping (its file's name, [heap], [stack] and the like, or "":
+    anonymous) is counted in."""
+    if name == "[heap]":
+        return GROUPS[1]
+    if name == "" or name.startswith("["):  # ([stack], [vdso], [vvar]: the kernel's and the thread's, no file)
+        return GROUPS[0]
     if name.startswith("libpython"):
         return GROUPS[2]
     if name.startswith(("libcrypto", "libssl", "_ssl.", "_hashlib.")):
@@ -56,9 +59,9 @@ def mappings(pid: int) -> Counter:
     rss, name = Counter(), ""
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
-            parts = line.split()
+            parts = line.split(maxsplit=5)  # (a path may hold spaces, and end " (deleted)")
             if not parts[0].endswith(":"):  # a mapping's first line: address, perms, offset, dev, inode[, path]
-                name = parts[5].rsplit("/", 1)[-1] if len(parts) > 5 else ""
+                name = parts[5].rstrip().removesuffix(" (deleted)").rsplit("/", 1)[-1] if len(parts) > 5 else ""
             elif parts[0] == "Rss:":
                 rss[name] += int(parts[1])
     return rss
