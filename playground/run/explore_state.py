@@ -176,6 +176,7 @@ class Stepper:
         or copied the message `copied` (rule 3)."""
         flight = state.flight
         sent = [e for e in self.h.events if type(e) is SendEvent]
+        added_to: set[Link] = set()  # (the links what is new joins)
         if delivered is not None or sent or copied is not None:
             flight = dict(flight)
             if delivered is not None:
@@ -192,16 +193,15 @@ class Stepper:
                 copy_key = -1 - len(self._copies)
                 self._copies[copy_key] = self.message_id(key)
                 flight[link] = (*flight[link], (copy_key, number, msg))
+                added_to.add(link)
             busy = len(flight)
             for e in sent:
                 link = (e.src, e.dst)
                 flight[link] = (*flight.get(link, ()), (e.id, self._number(e.msg), e.msg))
+                added_to.add(link)
             if len(flight) > busy:  # a link that was idle: keep them in order
                 flight = dict(sorted(flight.items()))
         child = self._child(state, node, flight)
-        added_to = {(e.src, e.dst) for e in sent}
-        if copied is not None:
-            added_to.add(copied[:2])
         child.added_to = tuple(sorted(added_to))
         if self.faulty:  # (a drop keeps the rest of what was sent fresh; a node's step, what it sent)
             child.fresh = (frozenset(e.id for e in sent) if node is not None else
