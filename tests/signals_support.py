@@ -21,7 +21,10 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -113,6 +116,21 @@ def ended_after(process: subprocess.Popen, signum: int, stderr: BinaryIO, within
             if signum == signal.SIGINT and not again and lost_by_python(written(stderr))[0] and ours(process.pid):
                 again = True
                 send(process, signum)
+
+
+@contextmanager
+def started(start: Callable[[BinaryIO], subprocess.Popen]) -> Iterator[tuple[subprocess.Popen, BinaryIO]]:
+    """(the process `start` starts with its standard error in a file, that file): the file
+    `ended_after` reads while the process runs; a process still running on the way out is
+    killed and waited for."""
+    with tempfile.TemporaryFile() as stderr:
+        process = start(stderr)
+        try:
+            yield process, stderr
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
 
 
 def written(stderr: BinaryIO) -> str:

@@ -17,7 +17,6 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import termios
 import threading
 import time
@@ -241,17 +240,14 @@ NODES = 6  # (more than a few, so that their start takes a while; each costs a q
     (signal.SIGKILL, round(MOMENTS.uniform(0.3, 2.0), 3)), (signal.SIGKILL, round(MOMENTS.uniform(2.0, 3.0), 3))])
 def test_a_signal_to_a_headless_real_run_leaves_no_folder_and_no_process(tmp_path, signum, moment):
     tmp = tmp_path / "tmp"
-    with tempfile.TemporaryFile() as stderr:
-        run = subprocess.Popen([sys.executable, "-m", "playground", "--real", "--headless", "--nodes", str(NODES),
-                                "--until", "60"], env=_env(tmp), cwd=tmp_path, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
-        try:
-            time.sleep(moment)  # (the moment is the test's input: when the signal comes)
-            caught = signals_support.send(run, signum)
-            out, err = signals_support.ended_after(run, signum, stderr, within=60)
-            err = err.decode()
-        finally:
-            run.kill()
+    command = [sys.executable, "-m", "playground", "--real", "--headless", "--nodes", str(NODES), "--until", "60"]
+    with signals_support.started(lambda stderr: subprocess.Popen(
+            command, env=_env(tmp), cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+            text=True, start_new_session=True)) as (run, stderr):
+        time.sleep(moment)  # (the moment is the test's input: when the signal comes)
+        caught = signals_support.send(run, signum)
+        out, err = signals_support.ended_after(run, signum, stderr, within=60)
+        err = err.decode()
     # (Before bully-tui's first statement, on a busy machine, the interpreter's own ending: signals_support.)
     assert signals_support.ending(signum, caught, run.returncode, err) is not None and out == "", (caught, err)
     _nothing_left(tmp)

@@ -19,7 +19,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -84,16 +83,11 @@ def ended_well(signum: int, caught: bool, returncode: int, err: bytes, made: lis
 ])
 def test_a_signal_at_any_moment_leaves_whole_lines_one_line_and_its_status(tmp_path, signum, after):
     path = tmp_path / "t.jsonl"
-    with tempfile.TemporaryFile() as stderr:
-        run = bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path, start_new_session=True, stderr=stderr)
-        try:
-            time.sleep(after)
-            caught = signals_support.send(run, signum)
-            _, err = signals_support.ended_after(run, signum, stderr, within=60)
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.communicate()
+    with signals_support.started(lambda stderr: bully(*LONG_RUN, "--transcript", str(path), cwd=tmp_path,
+                                                       start_new_session=True, stderr=stderr)) as (run, stderr):
+        time.sleep(after)
+        caught = signals_support.send(run, signum)
+        _, err = signals_support.ended_after(run, signum, stderr, within=60)
     assert ends_whole(path)
     ended_well(signum, caught, run.returncode, err, [p for p in tmp_path.iterdir() if p.exists()])
     if path.exists() and path.stat().st_size:
@@ -114,15 +108,10 @@ def test_a_ctrl_c_python_loses_in_its_start_up_is_pressed_again_and_then_ends_th
             "del held\n"
             f"sys.argv = ['bully-tui', *{LONG_RUN!r}, '--transcript', 't.jsonl']\n"
             "runpy.run_module('playground', run_name='__main__', alter_sys=True)\n")
-    with tempfile.TemporaryFile() as stderr:
-        run = subprocess.Popen([sys.executable, "-c", lose], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=at_defaults)  # noqa: PLW1509
-        try:
-            err = signals_support.ended_after(run, signal.SIGINT, stderr, within=60)[1].decode()
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.communicate()
+    with signals_support.started(lambda stderr: subprocess.Popen(
+            [sys.executable, "-c", lose], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr,
+            env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=at_defaults)) as (run, stderr):  # noqa: PLW1509
+        err = signals_support.ended_after(run, signal.SIGINT, stderr, within=60)[1].decode()
     assert err.startswith("Exception ignored in: <function <lambda>") and signals_support.lost_by_python(err)[0], err
     assert signals_support.ending(signal.SIGINT, True, run.returncode, err) == signals_support.STOPPED, err
     assert run.returncode == 130 and ends_whole(tmp_path / "t.jsonl")
