@@ -40,6 +40,14 @@ Rules:
      state), then the arrivals of the messages and the faults so far. Times are
      relative to now (timed) or none (asynchronous). So a state reached by two paths
      is one key, whatever the time and the message ids.
+  5. A node's step is taken once. What a host does with a delivery or a firing depends
+     only on the node, its number (rule 4), its timers, the work (the message's sender
+     and number, or the timer's name) and now, so the host it leaves and what it
+     records are kept under those: the next time the search meets them, the engine is
+     given that host (shared, as rule 2 allows) and copies of its records (a delivery's
+     first one with this message's id), and merges them as before. In the issue's
+     search, 2,979 of 58,404 steps were run. Not for a host that has drawn from its
+     generators: a draw to come is no part of its number.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ import marshal
 from protocol import Message
 
 from ..core.engine import Window
-from ..core.events import SendEvent
+from ..core.events import Event, SendEvent
 from ..core.host import NodeHost
 from ..core.monitor import Monitor
 from ..core.work import DELIVERY, TIMER, Deliver, Fire
@@ -113,6 +121,10 @@ class Stepper:
         self._state: State | None = None  # the state in the engine, if it was put there
         self._monitor_of: object | None = None  # the state's monitor the engine's equals, while it does
         self._members_of: Members | None = None  # the state's members the engine's roster holds, while it does
+        # Rule 5: (a node, its host's number, its timers, the work, now) -> (the host after it, its
+        # number, what it recorded); and the number of the host the last _run left.
+        self._steps: dict[tuple, tuple[NodeHost, int | Pending, list[Event]]] = {}
+        self.stepped_key: int | Pending | None = None
         # A worker's (explore_workers.py): the forms it numbered Pending, in the order met,
         # each as (a host's or a message's, form, its Pending).
         self.pending: list[tuple[bool, object, Pending]] | None = None
@@ -130,8 +142,10 @@ class Stepper:
             state.fresh = frozenset(key for queue in flight.values() for key, _, _ in queue)
         return state
 
-    def restore(self, state: State, node: int | None) -> Harness:
-        """The engine as `state` has it, ready for `node` (None: no node) to step (rule 2)."""
+    def restore(self, state: State, node: int | None, copied: bool = True) -> Harness:
+        """The engine as `state` has it, ready for `node` (None: no node) to step (rule 2;
+        `copied` False: a delivery or a firing, whose host _run copies unless rule 5 has
+        its step)."""
         h, engine = self.h, self.h.engine
         h.now_us, h.events[:] = state.now_us, []
         engine.now_us, engine._msg_id, engine._command_order = state.engine_now_us, state.msg_id, state.command_order
@@ -148,17 +162,17 @@ class Stepper:
             engine.roster.every, engine.roster.members = set(every), set(members)
             self._members_of = state.members
         hosts = dict(zip(state.members[0], state.hosts))
-        if node is not None:
+        if node is not None and copied:
             hosts[node] = copy_object(hosts[node], {})
         engine.hosts = hosts
-        self._state = state
+        self._state, self.stepped_key = state, None
         return h
 
     def deliver(self, src: int, dst: int, index: int = 0) -> None:
         """The message at `index` on the link src->dst (0: its head) arrives now (rule 3;
         after restore(state, dst))."""
-        key, _, msg = self._state.flight[(src, dst)][index]
-        self._run(dst, (self.h.now_us, DELIVERY, 0, Deliver(src, self.message_id(key), msg)))
+        key, number, msg = self._state.flight[(src, dst)][index]
+        self._run(dst, (self.h.now_us, DELIVERY, 0, Deliver(src, self.message_id(key), msg)), (src, number))
 
     def message_id(self, key: int) -> int:
         """The id of the message a key in flight stands for (a copy's: the one it copies)."""
@@ -167,7 +181,7 @@ class Stepper:
     def fire(self, node: int, name: str) -> None:
         """The node's running timer `name` fires now (rule 3; after restore(state, node))."""
         _, generation = self.h.engine.hosts[node].timers[name]
-        self._run(node, (self.h.now_us, TIMER, 0, Fire(name, generation)))
+        self._run(node, (self.h.now_us, TIMER, 0, Fire(name, generation)), name)
 
     def after(self, state: State, node: int | None, delivered: tuple[int, int, int] | None = None,
               copied: tuple[int, int, int] | None = None) -> State:
@@ -231,7 +245,8 @@ class Stepper:
         n = self._place(members[0])[node]
         host = engine.hosts[node]
         hosts = (*state.hosts[:n], host, *state.hosts[n + 1:])
-        keys = (*state.host_keys[:n], self._host_key(host), *state.host_keys[n + 1:])
+        key = self.stepped_key if self.stepped_key is not None else self._host_key(host)
+        keys = (*state.host_keys[:n], key, *state.host_keys[n + 1:])
         return State(self.h, members, hosts, keys, monitor, flight)
 
     def key(self, state: State, arrivals: dict[int, int], faults: int) -> bytes:
@@ -249,11 +264,28 @@ class Stepper:
         """What the numbering holds (rule 4), in bytes: part of what the seen set costs."""
         return size_of(self._hosts) + size_of(self._messages)
 
-    def _run(self, node: int, entry: tuple) -> None:
-        """One entry of work at this node now, as a driver runs a window (engine rules 3, 6)."""
+    def _run(self, node: int, entry: tuple, work: object) -> None:
+        """One entry of work at this node now, as a driver runs a window (engine rules 3,
+        6), the host's part of it remembered (rule 5; `work`: what it is, in numbers)."""
         engine, now = self.h.engine, self.h.now_us
         engine.now_us = now
-        engine.hosts[node].run([entry], now + 1)
+        hosts, state = engine.hosts, self._state
+        before = hosts[node]
+        place = self._place(state.members[0])[node]
+        key = (node, state.host_keys[place], tuple(before.timers.items()), work, now) if _undrawn(before) else None
+        step = self._steps.get(key) if key is not None else None
+        if step is None:
+            host = hosts[node] = copy_object(before, {})
+            host.run([entry], now + 1)
+            self.stepped_key = self._host_key(host)
+            if key is not None and _undrawn(host):
+                self._steps[key] = (host, self.stepped_key, [_event_copy(e) for e in host.records])
+        else:
+            host, self.stepped_key, records = step
+            hosts[node] = host
+            host.records = [_event_copy(e) for e in records]
+            if type(entry[3]) is Deliver:  # (the message's own id: the node's first record is its delivery or drop)
+                host.records[0].id = entry[3].msg_id
         engine.finish(Window(now, now + 1, {node: [entry]}))
 
     def _form(self, state: State) -> tuple[bytes, tuple[int, ...]]:
@@ -312,6 +344,31 @@ class Stepper:
         message's, in the order given (one it has not met yet: the next)."""
         tables = {True: self._hosts, False: self._messages}
         return [tables[host].setdefault(form, len(tables[host])) for host, form in forms]
+
+
+def _undrawn(host: NodeHost) -> bool:
+    """Whether the host never drew from its generators (rule 5: a draw to come is no part
+    of its number, and would be the memo's, not its own)."""
+    draws = host.draws
+    return draws._workload is None and draws._timers is None
+
+
+def _event_copy(event: Event) -> Event:
+    """A copy of a host's record, to be stamped by the engine as the original was."""
+    twin = object.__new__(type(event))
+    for name in _event_slots(type(event)):
+        object.__setattr__(twin, name, getattr(event, name))
+    return twin
+
+
+_EVENT_SLOTS: dict[type, tuple[str, ...]] = {}
+
+
+def _event_slots(t: type) -> tuple[str, ...]:
+    names = _EVENT_SLOTS.get(t)
+    if names is None:
+        names = _EVENT_SLOTS[t] = tuple(name for klass in t.__mro__ for name in getattr(klass, "__slots__", ()))
+    return names
 
 
 def _same(a: object, b: object) -> bool:

@@ -245,7 +245,7 @@ def take(search: Search, state: State, action: tuple) -> tuple[State, tuple[str,
             copied = action[1:]
     else:
         node = who = action[2] if kind == "deliver" else action[1]
-        h = stepper.restore(state, node)
+        h = stepper.restore(state, node, copied=False)
         own = ()
         t_us = action[-1]
         if search.timed and t_us > h.now_us:
