@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -162,17 +163,22 @@ def test_the_monitor_judges_a_real_run_as_a_simulated_one(tmp_path):
 
 
 # What a node process never runs: the app, the simulation's engine and monitor, the
-# transcript reader, the other commands (many nodes share a machine: 64 took 2 GB). Each
+# transcript reader, the other commands, and TLS, hashes and compression, which trio and
+# argparse import (real/deferred.py; many nodes share a machine: 64 took 2 GB). Each
 # with its dot: a package, and what is in it.
 NOT_IN_A_NODE = ("textual.", "rich.", "playground.ui.", "playground.core.engine.", "playground.core.monitor.",
                  "playground.core.host.", "playground.record.reader.", "playground.cli.run.",
-                 "playground.real.cluster.")
+                 "playground.real.cluster.", "ssl.", "_ssl.", "hmac.", "hashlib.", "_hashlib.", "bz2.", "lzma.", "zlib.")
+THEIR_LIBRARIES = re.compile(r"/(libcrypto|libssl|libz|liblzma|libbz2)\.so")  # (libcrypto: 3.5 MB of a node's 24)
 
 
 def test_a_node_imports_what_it_runs_and_no_more(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")  # (each node's log: every module it imports, when it does)
     with RealCluster((1, 2), "epoch-bully", FAST, str(tmp_path)) as cluster:
         wait_for(cluster, all_follow(2, (1, 2)), within=10)  # (messages both ways: each encoded, sent and decoded)
+        for p in cluster.processes.values():
+            with open(f"/proc/{p.pid}/maps") as maps:
+                assert [line for line in maps if THEIR_LIBRARIES.search(line)] == []
     for node in (1, 2):
         log = (tmp_path / str(node) / "node.log").read_text().splitlines()
         imported = {line.rsplit("|", 1)[1].strip() for line in log if line.startswith("import time:")}

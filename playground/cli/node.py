@@ -19,6 +19,7 @@ from ..core.config import (
     parse_whole,
     shown,
 )
+from ..real.deferred import defer
 from ..real.wire import MAX_ID, Address
 from .parser import (
     add_algorithm,
@@ -119,6 +120,7 @@ def _faults(a) -> Faults:
 
 
 def run(argv: list[str]) -> int:
+    defer()  # (first: trio and the parser import what a node never uses; real/deferred.py)
     for signum in (signal.SIGUSR1, signal.SIGUSR2):  # until the node takes them: not the default (an end)
         signal.signal(signum, signal.SIG_IGN)
     # A cluster starts its nodes with its stopping signals blocked (real/cluster.py): they
