@@ -12,4 +12,6 @@ traces.py    a node's trace in the transcript's format, written, and read and ch
 merge.py     the traces merged into one transcript the monitor, replay and export read
 cluster.py   N node processes on the loopback (`--real`), and their run folder
 attach.py    nodes started by hand, watched through their own connections (`attach`)
+deferred.py  what trio and argparse import and a node never uses (TLS, hashes,
+             compression), left out of a node's memory until something uses it
 """
