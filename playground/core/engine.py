@@ -55,7 +55,6 @@ from __future__ import annotations
 import bisect
 import copy
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter, itemgetter
 
@@ -96,20 +95,11 @@ from .monitor import Monitor
 from .network import ByHand, Network
 from .settings import Settings
 from .trace import Observer, Trace
+from .windows import SLICE_EVENTS, Window, slices
 from .work import COMMAND, DELIVERY, TIMER, Boot, Entry
 
 _time = attrgetter("t")
 _time_and_rank = itemgetter(0, 1)
-SLICE_EVENTS = 65_536  # the most events one slice of a crowded instant may give (rule 4)
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """Node work to run: each node's entries, all before `end` (microseconds)."""
-
-    time: int
-    end: int
-    work: dict[int, list[Entry]]
 
 
 class Engine:
@@ -319,27 +309,8 @@ class Engine:
 
     def _crowded(self, time: int, work: Iterable[tuple[int, Iterable[Entry]]]) -> Window:  # rule 4
         """Run one instant's work, given node by node, in slices; return the first."""
-        self._crowd = self._slices(time, work)
+        self._crowd = slices(time, work, self._slice)
         return next(self._crowd)
-
-    def _slices(self, time: int, work: Iterable[tuple[int, Iterable[Entry]]]) -> Iterator[Window]:
-        """One instant's work, node by node, as windows of a slice of entries in merged order
-        (by node, and a node's own entries in order, a long list cut where it must be).
-        Drawn lazily: only the slice being run is in memory."""
-        current: dict[int, list[Entry]] = {}
-        size = 0
-        for node, entries in work:
-            for entry in entries:
-                queue = current.get(node)
-                if queue is None:
-                    queue = current[node] = []
-                queue.append(entry)
-                size += 1
-                if size == self._slice:
-                    yield Window(time, time + 1, current)
-                    current, size = {}, 0
-        if current:
-            yield Window(time, time + 1, current)
 
     def finish(self, window: Window) -> None:
         """The hosts have run `window`: merge, route and publish what they did (rule 3)."""
