@@ -52,8 +52,11 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import marshal
+import operator
+from collections.abc import Callable
 
 from protocol import Message
 
@@ -123,7 +126,7 @@ class Stepper:
         self._members_of: Members | None = None  # the state's members the engine's roster holds, while it does
         # Rule 5: (a node, its host's number, its timers, the work, now) -> (the host after it, its
         # number, what it recorded); and the number of the host the last _run left.
-        self._steps: dict[tuple, tuple[NodeHost, int | Pending, list[Event]]] = {}
+        self._steps: dict[tuple, tuple[NodeHost, int | Pending, tuple[tuple[type, tuple], ...]]] = {}
         self.stepped_key: int | Pending | None = None
         # A worker's (explore_workers.py): the forms it numbered Pending, in the order met,
         # each as (a host's or a message's, form, its Pending).
@@ -279,11 +282,11 @@ class Stepper:
             host.run([entry], now + 1)
             self.stepped_key = self._host_key(host)
             if key is not None and _undrawn(host):
-                self._steps[key] = (host, self.stepped_key, [_event_copy(e) for e in host.records])
+                self._steps[key] = (host, self.stepped_key, _records(host.records))
         else:
             host, self.stepped_key, records = step
             hosts[node] = host
-            host.records = [_event_copy(e) for e in records]
+            host.records = [kind(*fields) for kind, fields in records]
             if type(entry[3]) is Deliver:  # (the message's own id: the node's first record is its delivery or drop)
                 host.records[0].id = entry[3].msg_id
         engine.finish(Window(now, now + 1, {node: [entry]}))
@@ -353,22 +356,19 @@ def _undrawn(host: NodeHost) -> bool:
     return draws._workload is None and draws._timers is None
 
 
-def _event_copy(event: Event) -> Event:
-    """A copy of a host's record, to be stamped by the engine as the original was."""
-    twin = object.__new__(type(event))
-    for name in _event_slots(type(event)):
-        object.__setattr__(twin, name, getattr(event, name))
-    return twin
+def _records(events: list[Event]) -> tuple[tuple[type, tuple], ...]:
+    """A host's records as a memo keeps them (rule 5): each one's class and fields."""
+    return tuple((type(e), _fields_of(type(e))(e)) for e in events)
 
 
-_EVENT_SLOTS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, Callable[[Event], tuple]] = {}
 
 
-def _event_slots(t: type) -> tuple[str, ...]:
-    names = _EVENT_SLOTS.get(t)
-    if names is None:
-        names = _EVENT_SLOTS[t] = tuple(name for klass in t.__mro__ for name in getattr(klass, "__slots__", ()))
-    return names
+def _fields_of(t: type) -> Callable[[Event], tuple]:
+    get = _FIELDS.get(t)
+    if get is None:
+        get = _FIELDS[t] = operator.attrgetter(*(f.name for f in dataclasses.fields(t)))
+    return get
 
 
 def _same(a: object, b: object) -> bool:
