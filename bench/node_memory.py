@@ -6,10 +6,11 @@ Python and trio alone take.
 For each N: a cluster starts (RealCluster, the processes `bully-tui --real` starts), all
 agree, and after `--idle` seconds more each node's resident memory is read from
 /proc/PID/smaps_rollup: RSS (what `ps` and the issue count) and PSS (its share of the pages
-it shares with the other nodes: libpython, libcrypto and the like, counted once across
+it shares with the other nodes: libpython, libc and the like, counted once across
 the cluster). For one node of the first N: what its RSS is made of, mapping by mapping.
-Beside them, a bare `python -c pass` and `python -c "import trio"`: the floor a node
-that runs on trio cannot go below. T = P = 0.5 s, no injected delay. Linux only (/proc).
+Beside them, what a node is made of: a bare `python -c pass`, `python -c "import trio"`,
+and trio as a node imports it, without the TLS, hashes and compression it never uses
+(real/deferred.py). T = P = 0.5 s, no injected delay. Linux only (/proc).
 """
 
 from __future__ import annotations
@@ -99,7 +100,9 @@ def main() -> None:
     p.add_argument("--algorithm", default="garcia-molina")
     p.add_argument("--idle", type=float, default=5.0, help="seconds to wait once all agree")
     args = p.parse_args()
-    print(f"python alone: {mb(floor('pass'))}; python with trio imported: {mb(floor('import trio'))}")
+    as_a_node = "from playground.real.deferred import defer; defer(); import trio"
+    print(f"python alone: {mb(floor('pass'))}; python with trio imported: {mb(floor('import trio'))}, "
+          f"as a node imports it: {mb(floor(as_a_node))}")
     print(f"{args.algorithm}, T = P = 0.5 s, idle {args.idle:g} s after agreement; each node's RSS and PSS (median)")
     print("| N | RSS a node | PSS a node | RSS, all | PSS, all |")
     print("|---:|---:|---:|---:|---:|")
