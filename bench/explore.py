@@ -10,6 +10,8 @@ T = 4 s, delays 1 or 2 s, no probing (the edge of the model, as bench/hunt.py's)
   classic-1   classic, timed, one fault, SLE1 (the tests' classic_with_a_crash)
   ring-async  the ring, asynchronous, no faults, at most 20,000 states (the tests')
   stoller-async  Stoller, asynchronous, no faults
+  lamport     Lamport's lock beside classic Bully, timed, no faults, one `want` anywhere,
+              every run to its end (the figure beside TLC's MCLamportMutex)
 
 For each: what was found, distinct states, steps, wall and CPU seconds (the machine is
 shared: the CPU time is the steadier figure), distinct states a second of each, the seen
@@ -34,12 +36,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-CASES = {  # name -> (algorithm, timed, faults, property, most)
-    "issue": ("garcia-molina", True, 2, None, 200_000),
-    "gm-1": ("garcia-molina", True, 1, None, 200_000),
-    "classic-1": ("classic", True, 1, "sle1", 200_000),
-    "ring-async": ("ring", False, 0, None, 20_000),
-    "stoller-async": ("stoller", False, 0, None, 200_000),
+CASES = {  # name -> (algorithm, timed, faults, property, most, other bounds)
+    "issue": ("garcia-molina", True, 2, None, 200_000, {}),
+    "gm-1": ("garcia-molina", True, 1, None, 200_000, {}),
+    "classic-1": ("classic", True, 1, "sle1", 200_000, {}),
+    "ring-async": ("ring", False, 0, None, 20_000, {}),
+    "stoller-async": ("stoller", False, 0, None, 200_000, {}),
+    "lamport": ("classic+lamport", True, 0, "mutex", 1_000_000, {"requests": 1, "depth": 10_000}),
 }
 
 
@@ -48,11 +51,12 @@ def run_case(name: str, workers: int = 1) -> dict:
     from playground.core.config import ClusterConfig
     from playground.run.explore import Bounds, Model, explore, steps_taken
 
-    algorithm, timed, faults, prop, most = CASES[name]
+    algorithm, timed, faults, prop, most, other = CASES[name]
     edge = ClusterConfig(timeout=4, delay_min=1, delay_max=2, probe_interval=0)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     wall, cpu = time.perf_counter(), _cpu()
-    found, explored = explore(Model(algorithm, 3, edge, timed), prop, Bounds(faults=faults, most=most), workers=workers)
+    found, explored = explore(Model(algorithm, 3, edge, timed), prop, Bounds(faults=faults, most=most, **other),
+                             workers=workers)
     wall, cpu = time.perf_counter() - wall, _cpu() - cpu
     peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) * 1024
     return {"case": name, "workers": workers, "found": None if found is None else f"{found.property} in {steps_taken(found.steps)} steps",
