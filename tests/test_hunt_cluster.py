@@ -30,6 +30,7 @@ HUNT_ARGS = ["--algorithm", "classic", "--property", "sle2", "--nodes", "2:4", "
 NO_DISTRIBUTED = "distributed (the cluster extra: pip install 'bully-tui[cluster]') is not installed"
 WITHIN = 120  # seconds: a bound for what must end, not a verdict on speed
 needs_distributed = pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason=NO_DISTRIBUTED)
+pytestmark = pytest.mark.xdist_group("dask")  # (one test process, so one cluster: two would need four more processes)
 
 
 @pytest.fixture(scope="module")
