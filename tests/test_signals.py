@@ -381,6 +381,58 @@ def test_a_signal_as_a_trio_run_ends_is_its_stop_never_an_error_of_trios_receive
     assert set(endings) == {signal.SIGTERM}
 
 
+@pytest.mark.parametrize("delay, nodes, signal_at", [
+    ((0.5, 1.5), 30, 3.0),  # jittered: windows of many instants, thousands of entries by t = 3
+    ((1.0, 1.0), 100, 1.0),  # one delay: every Election of the start-up arrives at t = 1, an instant run in slices
+])
+def test_a_signal_stops_a_storm_within_two_windows_of_work(monkeypatch, delay, nodes, signal_at):
+    """How promptly a headless run stops, as a bound in work, not in seconds: trio cancels
+    the run between two windows, so after a signal the hosts run the rest of the window
+    under way and at most the next one, each of at most WINDOW_ENTRIES entries and their
+    last instant, or a crowded instant's slice (core/windows.py); here 64 and 16, so that
+    the classic Bully's storms are cut into many. (Windows of half a second, as they were,
+    held thousands of entries by t = 3.)"""
+    import trio.testing
+
+    from playground.core import engine as engine_module
+    from playground.core.config import ClusterConfig
+    from playground.core.host import NodeHost
+    from playground.run.cluster import Cluster
+    from tests.support import make_engine
+
+    monkeypatch.setattr(engine_module, "WINDOW_ENTRIES", 64)
+    monkeypatch.setattr(engine_module, "SLICE_EVENTS", 16 * nodes)
+    engine, _ = make_engine(nodes, ClusterConfig(delay_min=delay[0], delay_max=delay[1]))
+    handed_out = [0]  # windows the engine has handed out
+    step = engine.step
+
+    def counted_step(until_us=None):
+        window = step(until_us)
+        handed_out[0] += window is not None
+        return window
+
+    engine.step = counted_step
+    shares: list[tuple[int, int]] = []  # (its window, its entries) of each host's share of a window, in the order run
+    host_run = NodeHost.run
+
+    signalled = []  # how many shares had run then
+
+    def run_and_signal_midway(host: NodeHost, entries: list, end: int) -> None:
+        shares.append((handed_out[0], len(entries)))
+        host_run(host, entries, end)
+        if not signalled and entries[0][0] >= signal_at * 1e6:  # (a node's share, the window's other nodes still to run)
+            signalled.append(len(shares))
+            signal.raise_signal(signal.SIGTERM)
+
+    monkeypatch.setattr(NodeHost, "run", run_and_signal_midway)
+    with interrupt.handled(), pytest.raises(interrupt.Stopped) as stopped:
+        interrupt.run_trio(Cluster(engine).run, 60.0, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert stopped.value.signum == signal.SIGTERM
+    window = shares[signalled[0] - 1][0]
+    after = shares[signalled[0]:]
+    assert {w for w, _ in after} <= {window, window + 1} and sum(n for _, n in after) <= 2 * 64 + 32, after
+
+
 def test_the_rule_asks_for_our_ending_once_the_process_had_taken_the_signal_over(tmp_path):
     """signals_support's rule, the one the tests and the campaign share: -n with nothing
     said is a good ending only for a process that had not taken the signal over when it

@@ -23,7 +23,9 @@ Rules:
      with `lookahead` every node runs all its work in [t, t + min delay) at once
      (docs/benchmarks.md measures it): fewer hand-offs. Without it (the live UI, where nothing
      may show before its time) a window is one instant. Both give the same trace.
-     Windows also end at the next command, at the monitor's deadline and at `until`.
+     Windows also end at the next command, at the monitor's deadline and at `until`,
+     and once they hold WINDOW_ENTRIES items (a storm's: its window is run, published
+     and freed in well under a second, and trio stops a run only between windows).
      An instant with more than a slice of work (a broadcast storm: a million messages
      can arrive at once) is its own window, run in slices in merged order (by node,
      then the node's own order), each published before the next runs. A work item can
@@ -56,7 +58,7 @@ import bisect
 import copy
 from collections.abc import Iterable, Iterator
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 from protocol import Node
 
@@ -95,11 +97,10 @@ from .monitor import Monitor
 from .network import ByHand, Network
 from .settings import Settings
 from .trace import Observer, Trace
-from .windows import SLICE_EVENTS, Window, slices
+from .windows import SLICE_EVENTS, WINDOW_ENTRIES, Window, gather, slices
 from .work import COMMAND, DELIVERY, TIMER, Boot, Entry
 
 _time = attrgetter("t")
-_time_and_rank = itemgetter(0, 1)
 
 
 class Engine:
@@ -292,20 +293,7 @@ class Engine:
                 (node, chain(((start, DELIVERY, 0, d) for d in self.links.deliveries(start, node, arrivals.pop(node, ()))),
                              timers.get(node, ())))
                 for node in sorted(arrivals.keys() | timers.keys())))
-        end = self._window_end(start, until_us)
-        work: dict[int, list[Entry]] = {}
-        for time, node, delivery in self.links.take(end):
-            entries = work.get(node)
-            if entries is None:
-                entries = work[node] = []
-            entries.append((time, DELIVERY, 0, delivery))
-        timed = set()
-        for time, node, firing in self.agenda.take(end):
-            work.setdefault(node, []).append((time, TIMER, 0, firing))
-            timed.add(node)
-        for node in timed:  # deliveries came first; put each instant's back in front
-            work[node].sort(key=_time_and_rank)
-        return Window(start, end, work)
+        return gather(self.links, self.agenda, start, self._window_end(start, until_us), WINDOW_ENTRIES)
 
     def _crowded(self, time: int, work: Iterable[tuple[int, Iterable[Entry]]]) -> Window:  # rule 4
         """Run one instant's work, given node by node, in slices; return the first."""
