@@ -433,6 +433,23 @@ def test_a_signal_stops_a_storm_within_two_windows_of_work(monkeypatch, delay, n
     assert {w for w, _ in after} <= {window, window + 1} and sum(n for _, n in after) <= 2 * 64 + 32, after
 
 
+def test_a_run_never_collects_fully_and_one_stopped_leaves_what_it_made_frozen():
+    """A full collection walks every object alive, seconds at a gigabyte, while no signal
+    is taken: a run has none (its objects die by reference counting), and once stopped,
+    what it made stays out of the collector's sight until the process ends."""
+    import gc
+
+    from playground.run.session import fewer_gc_passes
+
+    with fewer_gc_passes():
+        assert gc.get_threshold()[2] >= 10**9
+    assert gc.get_freeze_count() == 0  # (a run that ended: as before it)
+    with pytest.raises(interrupt.Stopped), fewer_gc_passes():
+        made = [[] for _ in range(1000)]
+        raise interrupt.Stopped(signal.SIGTERM)
+    assert gc.get_freeze_count() >= len(made)
+
+
 def test_the_rule_asks_for_our_ending_once_the_process_had_taken_the_signal_over(tmp_path):
     """signals_support's rule, the one the tests and the campaign share: -n with nothing
     said is a good ending only for a process that had not taken the signal over when it

@@ -63,15 +63,29 @@ def fewer_gc_passes() -> Iterator[None]:
     """A big run allocates millions of short-lived, acyclic objects (events, queue
     entries) while a window's worth of them is alive at once. At CPython's default
     (a young collection every 700 allocations) the collector keeps rescanning them:
-    about a quarter of the run's time at N = 300. Collect far less often, for the run only."""
+    about a quarter of the run's time at N = 300. Collect far less often, for the run only,
+    and never fully: the run's data has no cycles (its objects die by reference counting),
+    and a full collection walks every object alive, seconds at a gigabyte, while no signal
+    can be taken. A run stopped by one (a KeyboardInterrupt) leaves what it made frozen:
+    the process ends, and a collection that came first would walk all of that."""
     before = gc.get_threshold()
     gc.freeze()  # what was allocated before the run lives on; stop rescanning it
-    gc.set_threshold(50_000, 10, 10)
+    gc.set_threshold(50_000, 10, NEVER)
+    stopped = False
     try:
         yield
+    except KeyboardInterrupt:
+        stopped = True
+        raise
     finally:
         gc.set_threshold(*before)
-        gc.unfreeze()
+        if stopped:
+            gc.freeze()
+        else:
+            gc.unfreeze()
+
+
+NEVER = 1_000_000_000  # a threshold no count of collections reaches
 
 
 def exception_leaves(error: BaseException) -> list[BaseException]:
