@@ -19,8 +19,8 @@ SLICE_EVENTS = 65_536  # the most events one slice of a crowded instant may give
 # span: a storm's windows (a few events an entry) stay about as small as a slice, so each
 # is run, published and freed in a fraction of a second, and trio, which stops a run only
 # between two windows, takes a signal soon. (With the whole minimum delay as its span, a
-# window of the classic Bully's storm at N = 300 held millions of events; windows of a
-# quarter of this ran the storm at N = 300 a seventh slower, from their hand-offs.)
+# window of the classic Bully's storm at N = 300 held millions of events. Fewer entries
+# would mean more hand-offs to the nodes' tasks for the same work.)
 WINDOW_ENTRIES = 4_096
 
 
