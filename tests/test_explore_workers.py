@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from playground.core.config import ClusterConfig
-from playground.core.monitor import SLE1
+from playground.core.monitor import MUTEX, SLE1
 from playground.run import explore as explore_module
 from playground.run.explore import Bounds, Model, explore
 from tests.serve_client import children
@@ -26,7 +26,8 @@ EDGE = ClusterConfig(timeout=4, delay_min=1, delay_max=2, probe_interval=0)
     (Model("ring", 3, EDGE, timed=False), None, Bounds(faults=0, most=20_000)),  # a ring's layout: equal only to itself
     (Model("classic", 2, EDGE, network=frozenset({"drop", "reorder"})), None, Bounds(faults=0, elects=1)),
     (Model("garcia-molina", 3, EDGE), None, Bounds(faults=1, most=3000)),  # cut by the states bound
-], ids=["fifo-finding", "ring-async", "network-drop", "states-bound"])
+    (Model("classic+lamport", 3, EDGE), MUTEX, Bounds(faults=1, requests=2, most=3000)),  # a class made at run time
+], ids=["fifo-finding", "ring-async", "network-drop", "states-bound", "lock"])
 @pytest.mark.parametrize("workers", [2, 3])
 def test_workers_count_and_find_as_one_process(monkeypatch, model, prop, bounds, workers):
     monkeypatch.setattr(explore_module, "SHARED_FROM", 2)  # (shared from the second level or so)

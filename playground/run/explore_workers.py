@@ -41,9 +41,12 @@ import multiprocessing.connection
 import pickle
 import traceback
 import types
-from enum import Enum
 from collections.abc import Callable
+from enum import Enum
 from typing import Self
+
+from protocol import Node as Machine
+from protocol import machine
 
 from . import interrupt
 from .explore import Counterexample, Explored, grow, visit
@@ -251,6 +254,8 @@ class _Sender(pickle.Pickler):
         return file.getvalue()
 
     def persistent_id(self, value: object) -> tuple | None:
+        if type(value) is type and issubclass(value, Machine) and "+" in value.name:
+            return ("machine", value.name)  # (an election with a lock: a class made at run time, by its name)
         if not _self_equal(value):
             return None
         if self.known.get(id(value)) is value:
@@ -266,6 +271,8 @@ class _Receiver(pickle.Unpickler):
 
     def persistent_load(self, pid: tuple) -> object:
         kind, number = pid
+        if kind == "machine":
+            return machine(number)
         if kind == "known":
             return self.known[number]
         return self.stand_ins.setdefault((self.worker, number), _StandIn())
