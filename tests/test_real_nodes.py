@@ -163,12 +163,14 @@ def test_the_monitor_judges_a_real_run_as_a_simulated_one(tmp_path):
 
 
 # What a node process never runs: the app, the simulation's engine and monitor, the
-# transcript reader, the other commands, and TLS, hashes and compression, which trio and
+# transcript reader, the other commands, orjson (its trace is written with the json
+# module: record/codec.py, wall_times), and TLS, hashes and compression, which trio and
 # argparse import (real/deferred.py; many nodes share a machine: 64 took 2 GB). Each
 # with its dot: a package, and what is in it.
 NOT_IN_A_NODE = ("textual.", "rich.", "playground.ui.", "playground.core.engine.", "playground.core.monitor.",
                  "playground.core.host.", "playground.record.reader.", "playground.cli.run.",
-                 "playground.real.cluster.", "ssl.", "_ssl.", "hmac.", "hashlib.", "_hashlib.", "bz2.", "lzma.", "zlib.")
+                 "playground.real.cluster.", "orjson.", "ssl.", "_ssl.", "hmac.", "hashlib.", "_hashlib.", "bz2.", "lzma.",
+                 "zlib.")
 THEIR_LIBRARIES = re.compile(r"/(libcrypto|libssl|libz|liblzma|libbz2)\.so")  # (libcrypto: 3.5 MB of a node's 24)
 
 

@@ -138,6 +138,27 @@ def test_a_trace_is_read_as_it_grows_and_a_line_cut_short_by_a_kill_is_cut_off_b
     assert path.read_text() == ""
 
 
+def test_a_node_writes_its_trace_as_a_transcript_is_written_and_keeps_no_times(tmp_path):
+    """A node's trace is written with the json module (a node imports no orjson) and
+    keeps none of its times' text (a clock's times never come again): each line reads
+    as the transcript's encoder writes it, with the node's Lamport clock added."""
+    from playground.core.events import DropEvent, SendEvent, TimerSetEvent
+    from playground.record.codec import LineEncoder
+    from protocol.garcia_molina import AreYouThere
+
+    events = [SendEvent(0, 1795783662.2291133, 1, 2, 4294967297, AreYouThere("election"), 1795783662.7291133, "11"),
+              TimerSetEvent(0, 1795783662.2291133, 1, "check", 1795783662.7291133, "11"),
+              DropEvent(0, 1e-05, 4294967297, 1, 2, "lost on the link")]
+    writer = trace_files.TraceWriter(str(tmp_path / "trace.jsonl"), "garcia-molina")
+    for lamport, e in enumerate(events):
+        writer.event(e, lamport)
+    writer.close()
+    transcript = LineEncoder("garcia-molina")
+    lines = (tmp_path / "trace.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [dict(json.loads(transcript(e)), lamport=i) for i, e in enumerate(events)]
+    assert writer.encode._numbers == {}  # (a transcript's encoder keeps them: its times repeat)
+
+
 def test_the_kept_merge_starts_again_when_a_node_sends_another_trace(monkeypatch):
     """Attached to a node that started afresh elsewhere: its trace is another one, as long
     as the first or longer; what was settled of the first is not kept."""

@@ -27,8 +27,6 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import orjson
-
 from ..core.config import ClusterConfig, InputError, WriteError, shown_json
 from ..core.events import (
     CsEvent,
@@ -103,7 +101,7 @@ class TraceWriter:
     def __init__(self, path: str, algorithm: str):
         self.path = path
         self.file = open_trace(path)
-        self.encode = LineEncoder(algorithm)
+        self.encode = LineEncoder(algorithm, wall_times=True)
         self.watchers: list[Callable[[bytes], None]] = []
 
     def header(self, header: Header) -> None:
@@ -299,6 +297,8 @@ class TraceFile:
     def read(self, final: bool = False) -> list[Line]:
         """The lines so far. `final`: the node has stopped, so a last line without its
         newline was cut short by a kill, and is left out if it is not whole JSON."""
+        import orjson  # (here: a node only writes its trace, and a cluster reads many)
+
         try:
             with open(self.path, "rb") as f:
                 f.seek(self._offset)

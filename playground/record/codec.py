@@ -24,7 +24,6 @@ from types import CodeType, UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import cattrs
-import orjson
 from cattrs.strategies import configure_tagged_union
 
 from protocol import CsState, Message, StatusRole, machine
@@ -118,18 +117,28 @@ class LineEncoder:
     EventDecoder. A message's JSON is made once per message object (a broadcast hands
     the same object to every node), and floats and strings repeat, so their text is
     kept. Numbers are written by orjson, or by the json module for 128-bit ids, which
-    orjson cannot write (README, "Dependencies"): the same text either way."""
+    orjson cannot write (README, "Dependencies"), and for a real node's trace
+    (`wall_times`): the same values either way."""
 
-    def __init__(self, algorithm: str, wide_ids: bool = False, version: int | None = None):
-        """`version`: the format's lines as that version wrote them (None: the newest)."""
+    def __init__(self, algorithm: str, wide_ids: bool = False, version: int | None = None, wall_times: bool = False):
+        """`version`: the format's lines as that version wrote them (None: the newest).
+        `wall_times`: the lines' times are a clock's, each new (a real node's trace, a
+        few lines a second): no text is kept, and the json module writes them. A node
+        runs many to a machine, and orjson's library, with the datetime and uuid it
+        imports, and a table of times that never come again are memory it has no use for."""
         self._unstructure_message = converter(algorithm).get_unstructure_hook(Message)
-        self._dumps: Callable[[object], str] = (
-            (lambda v: json.dumps(v, separators=(",", ":"))) if wide_ids else (lambda v: orjson.dumps(v).decode()))
+        if wide_ids or wall_times:
+            self._dumps: Callable[[object], str] = lambda v: json.dumps(v, separators=(",", ":"))
+        else:
+            import orjson  # (here: see wall_times)
+
+            self._dumps = lambda v: orjson.dumps(v).decode()
         self._msg: Message | None = None
         self._msg_text = ""
         self._numbers: dict[object, str] = {}
+        number = self._dumps if wall_times else self._n
         self.by_kind: dict[type, Callable[[Any], str]] = {  # the line for each kind
-            cls: _generate_encoder(cls, self._n, self._message, self._dumps, _older(version)) for cls in EVENT_TYPES}
+            cls: _generate_encoder(cls, number, self._message, self._dumps, _older(version)) for cls in EVENT_TYPES}
 
     def __call__(self, e: Event) -> str:
         return self.by_kind[type(e)](e)
