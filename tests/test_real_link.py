@@ -36,7 +36,6 @@ def _links_backoff(connect, test) -> None:
         async with trio.open_nursery() as nursery:
             link = Link(_Node(nursery), 2, Address("127.0.0.1", 9))
             link.greet()
-            nursery.start_soon(link.run)
             await test(link)
             nursery.cancel_scope.cancel()
 
@@ -126,3 +125,40 @@ def test_a_peer_that_breaks_the_connection_before_the_hello_goes_is_a_failed_try
         assert len(closed) == 3
 
     _links_backoff(accepted_then_killed, test)
+
+
+def test_a_connection_the_peer_left_is_seen_at_the_next_message_and_an_idle_link_has_no_task():
+    """The peer never writes on a link's connection: one with something to read (its end,
+    or a reset) is one the peer has left. The next message finds it so, closes it and
+    goes on a new connection, nothing dropped. Between messages the link runs no task."""
+    streams = []
+
+    class Stream:
+        def __init__(self):
+            self.socket, self.sent, self.left, self.closed = self, [], False, False
+
+        def is_readable(self):
+            return self.left
+
+        async def send_all(self, data):
+            self.sent.append(data)
+
+        async def aclose(self):
+            self.closed = True
+
+    async def connect(host, port):
+        streams.append(Stream())
+        return streams[-1]
+
+    async def test(link):
+        link.put(1, 1, Election())
+        await trio.sleep(0.01)
+        assert len(streams) == 1 and len(streams[0].sent) == 2  # (the greeting's hello, then the message)
+        assert not link.sending and link.node.nursery.child_tasks == frozenset()
+        streams[0].left = True
+        link.put(2, 2, Election())
+        await trio.sleep(0.01)
+        assert streams[0].closed and len(streams) == 2 and len(streams[1].sent) == 2  # (a hello, then the message)
+        assert link.node.drops == [] and link.pending == 0
+
+    _links_backoff(connect, test)

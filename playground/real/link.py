@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import deque
 
 import trio
 
@@ -34,10 +35,13 @@ def _why(e: BaseException, refused: ConnectionRefusedError | None) -> str:
 
 class Link:
     """The connection to one peer, FIFO: messages go out in the order they were sent. It
-    is opened when a message is to go and none is open, and watched: the peer never
-    writes on it, so an end or an error read there means the peer went down, and the
-    next message connects afresh (to a peer that has started again). A message that
-    cannot go (no connection within T/4, or it broke) is dropped and traced.
+    is opened when a message is to go and none is open, and looked at before each
+    message: the peer never writes on it, so one with something to read (its end, or an
+    error) is one the peer has left, and the message connects afresh (to a peer that has
+    started again). A message that cannot go (no connection within T/4, or it broke) is
+    dropped and traced. A link has a task only while it has messages to send: a node has
+    a link to every member, most are idle most of the time, and a task waiting costs a
+    few KB (many nodes share a machine).
 
     Backoff. After a refused connection (the peer's machine answers that nothing listens
     there) the link does not try again for a while (50 ms, doubled at each refusal up to
@@ -54,7 +58,8 @@ class Link:
     def __init__(self, node, peer: int, address: Address):
         """`node`: the RealNode it serves (its options, settings, nursery, trace and log)."""
         self.node, self.peer, self.address = node, peer, address
-        self.queue_in, self.queue = trio.open_memory_channel(math.inf)
+        self.queue: deque[tuple] = deque()  # (when it is due, its id, lamport, message); id None: the greeting
+        self.sending = False  # a task sends what is queued, until nothing is
         self.stream: trio.SocketStream | None = None
         self.pending = 0  # messages put and not yet sent or dropped
         self.open = trio.Event()  # set while the link is not held
@@ -65,7 +70,7 @@ class Link:
 
     def greet(self) -> None:
         """Connect and say hello, queued before any message (a node that starts: _boot)."""
-        self.queue_in.send_nowait((trio.current_time(), None, 0, None))
+        self._queue((trio.current_time(), None, 0, None))
 
     def back(self) -> None:
         """The peer said hello: it is up, so the next message tries at once."""
@@ -79,22 +84,35 @@ class Link:
 
     def put(self, msg_id: int, lamport: int, msg) -> None:
         self.pending += 1
-        self.queue_in.send_nowait((trio.current_time() + self.node.config.delay_max, msg_id, lamport, msg))
+        self._queue((trio.current_time() + self.node.config.delay_max, msg_id, lamport, msg))
 
-    async def run(self) -> None:
-        async for due, msg_id, lamport, msg in self.queue:
-            await trio.sleep_until(due)
-            await self.open.wait()  # held: it waits here, and those after it behind it
-            if msg_id is None:  # the greeting: connected, nothing sent
-                await self._reach()
-                continue
-            data = wire.message_frame(self.node.options.algorithm, msg_id, lamport, msg)
-            if not await self._send(data):
-                self.node.dropped(msg_id, self.peer)
-            self.pending -= 1
+    def _queue(self, item: tuple) -> None:
+        self.queue.append(item)
+        if not self.sending:
+            self.sending = True
+            self.node.nursery.start_soon(self._send_queued)
+
+    async def _send_queued(self) -> None:
+        """Each queued message in turn, until none is left (one put meanwhile waits its turn)."""
+        try:
+            while self.queue:
+                due, msg_id, lamport, msg = self.queue.popleft()
+                await trio.sleep_until(due)
+                await self.open.wait()  # held: it waits here, and those after it behind it
+                if msg_id is None:  # the greeting: connected, nothing sent
+                    await self._reach()
+                    continue
+                data = wire.message_frame(self.node.options.algorithm, msg_id, lamport, msg)
+                if not await self._send(data):
+                    self.node.dropped(msg_id, self.peer)
+                self.pending -= 1
+        finally:
+            self.sending = False
 
     async def _reach(self) -> bool:
         """Connected: already, or now (unless backing off from a refusal)."""
+        if self.stream is not None and self.stream.socket.is_readable():  # (the peer left it: see Link)
+            await self._forget(self.stream)
         if self.stream is not None:
             return True
         if trio.current_time() < self.retry_at:
@@ -145,16 +163,7 @@ class Link:
                 await trio.aclose_forcefully(stream)
             return failed
         self.stream = stream
-        self.node.nursery.start_soon(self._watch, stream)
         return None
-
-    async def _watch(self, stream: trio.SocketStream) -> None:
-        try:
-            while await stream.receive_some():
-                pass  # (the peer says nothing on this connection)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            pass
-        await self._forget(stream)
 
     async def _forget(self, stream: trio.SocketStream) -> None:
         if self.stream is stream:

@@ -258,8 +258,6 @@ class RealNode:
         self.nursery.start_soon(trio.serve_listeners, self._control, [commands])
         if o.parent is not None:
             self.nursery.start_soon(self._orphaned, o.parent)
-        for link in self.links.values():
-            self.nursery.start_soon(link.run)
         with trio.CancelScope() as self.waiting:  # (SIGTERM, or the cluster gone, meanwhile: no first step)
             if o.wait_to_start:
                 await self.told_to_start.wait()
@@ -328,9 +326,8 @@ class RealNode:
             if self.started:  # (before its first step, its trace has no header yet: the new T is in the one it writes)
                 self.trace.timeout(self.instant or time.time(), o.node, self.lamport, self.config.timeout)
         elif name == "peer" and command[1] not in self.links:  # (a peer it has already: nothing to learn)
-            link = self.links[command[1]] = Link(self, command[1], command[2])
+            self.links[command[1]] = Link(self, command[1], command[2])
             self.runner.roster.every.add(command[1])  # (whom its machine may send to, once it has joined)
-            self.nursery.start_soon(link.run)
         elif name == "start":
             self.start_at = command[1]
             self.told_to_start.set()
