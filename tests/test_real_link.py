@@ -9,6 +9,7 @@ import trio
 import trio.testing
 
 from playground.core.config import ClusterConfig
+from playground.real import link as link_module
 from playground.real.link import Link, _refusal
 from playground.real.node import Address, NodeOptions
 from protocol.classic import Election
@@ -40,7 +41,7 @@ def _links_backoff(connect, test) -> None:
             nursery.cancel_scope.cancel()
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(trio, "open_tcp_stream", connect)
+        patch.setattr(link_module, "connect", connect)
         trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
@@ -90,7 +91,7 @@ def test_a_refusal_is_told_from_other_failures_to_connect():
 
     async def main():
         with pytest.raises(OSError) as failed:
-            await trio.open_tcp_stream("127.0.0.1", free_port())  # nothing listens: refused at once
+            await link_module.connect("127.0.0.1", free_port())  # nothing listens: refused at once
         return failed.value
 
     assert _refusal(trio.run(main)) is not None
