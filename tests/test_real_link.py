@@ -98,6 +98,28 @@ def test_a_refusal_is_told_from_other_failures_to_connect():
     assert _refusal(OSError("all attempts failed")) is None
 
 
+def test_a_link_connects_to_the_first_of_its_hosts_addresses_that_takes_it(monkeypatch):
+    """A host's addresses are tried in the resolver's order: the first refuses, the
+    second takes the connection."""
+    refusing, taking = free_port(), None
+
+    async def resolve(host, port, type):
+        return [(trio.socket.AF_INET, type, 6, "", ("127.0.0.1", refusing)),
+                (trio.socket.AF_INET, type, 6, "", ("127.0.0.1", taking))]
+
+    async def main():
+        nonlocal taking
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        taking = listeners[0].socket.getsockname()[1]
+        monkeypatch.setattr(trio.socket, "getaddrinfo", resolve)
+        stream = await link_module.connect("node.example", 7000)
+        assert stream.socket.getpeername() == ("127.0.0.1", taking)
+        await stream.aclose()
+        await listeners[0].aclose()
+
+    trio.run(main)
+
+
 
 
 def test_a_peer_that_breaks_the_connection_before_the_hello_goes_is_a_failed_try_not_a_crash():
