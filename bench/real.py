@@ -14,6 +14,7 @@ processes' total resident memory once all agree. T = 0.5 s, P = 0.5 s, no inject
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -33,7 +34,10 @@ def agreed(events, leader: int, since: float = 0.0) -> float | None:
     return next((e.t for e in events if e.kind == "agreement" and e.leader == leader and e.t >= since), None)
 
 
-def wait(cluster: RealCluster, check, within: float):
+def wait(cluster: RealCluster, check, within: float, what: str = "the cluster's events"):
+    """Until `check(events)` finds something (returned with the events); a cluster that
+    does not get there within `within` seconds is one line saying what it did not do,
+    and how busy the machine was."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         events = cluster.events()
@@ -41,7 +45,8 @@ def wait(cluster: RealCluster, check, within: float):
         if found is not None:
             return events, found
         time.sleep(0.1)
-    raise SystemExit(f"not within {within} s")
+    raise SystemExit(f"{what}: not within {within:g} s (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
+                     f"cores)")
 
 
 def rss_mb(cluster: RealCluster) -> float:
