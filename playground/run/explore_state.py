@@ -44,11 +44,11 @@ Rules:
      only on the node, its number (rule 4), its timers, what it last reported (down or
      left; its place with respect to the critical section), how many timers it has
      set, the work (the message's sender and number, or the timer's name) and now, so
-     the host it leaves and what it records are kept under those: the next time the search meets them, the engine is
-     given that host (shared, as rule 2 allows) and copies of its records (a delivery's
-     first one with this message's id), and merges them as before. In the issue's
-     search, 3,109 of 58,404 steps were run. Not for a host that has drawn from its
-     generators: a draw to come is no part of its number.
+     the host it leaves and what it records are kept under those. The next time the
+     search meets them, the engine is given that host (shared, as rule 2 allows) and
+     copies of its records (a delivery's first one with this message's id), and merges
+     them as before. In the issue's search, 3,109 of 58,404 steps were run. Not for a
+     host that has drawn from its generators: a draw to come is no part of its number.
 """
 
 from __future__ import annotations

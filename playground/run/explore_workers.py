@@ -254,7 +254,7 @@ class _Sender(pickle.Pickler):
         return file.getvalue()
 
     def persistent_id(self, value: object) -> tuple | None:
-        if type(value) is type and issubclass(value, Machine) and "+" in value.name:
+        if isinstance(value, type) and issubclass(value, Machine) and "+" in value.name:
             return ("machine", value.name)  # (an election with a lock: a class made at run time, by its name)
         if not _self_equal(value):
             return None
