@@ -68,18 +68,11 @@ def gather(links: Links, agenda: Agenda, start: int, end: int, budget: int) -> W
         if taken >= budget:
             end = t
             break
-        if arrival == t:
-            for node, queue in links.take_instant(t).items():
+        for rank, take in ((DELIVERY, links.take), (TIMER, agenda.take)):  # (deliveries first: work.py's rank)
+            for _, node, item in take(t + 1):
                 entries = work.get(node)
                 if entries is None:
                     entries = work[node] = []
-                entries += [(t, DELIVERY, 0, delivery) for delivery in links.deliveries(t, node, queue)]
-                taken += len(queue)
-        if due == t:
-            for _, node, firing in agenda.take(t + 1):
-                entries = work.get(node)
-                if entries is None:
-                    entries = work[node] = []
-                entries.append((t, TIMER, 0, firing))
+                entries.append((t, rank, 0, item))
                 taken += 1
     return Window(start, end, work)
