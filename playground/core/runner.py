@@ -132,6 +132,11 @@ class Draws:
         return self._workload
 
     @property
+    def untouched(self) -> bool:
+        """Whether no generator was made yet: nothing drawn, and what comes next is the seeds'."""
+        return self._workload is None and self._timers is None
+
+    @property
     def timers(self) -> random.Random:
         if self.timer_seed == self.workload_seed:
             return self.workload

@@ -53,7 +53,6 @@ Rules:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import marshal
 import operator
@@ -66,7 +65,7 @@ from ..core.events import Event, SendEvent
 from ..core.host import NodeHost
 from ..core.monitor import Monitor
 from ..core.work import DELIVERY, TIMER, Deliver, Fire
-from .explore_values import SKIP, canonical, canonical_object, copy_object, size_of
+from .explore_values import SKIP, _fields, canonical, canonical_object, copy_object, size_of
 from .harness import Harness
 
 __all__ = ["SKIP", "Pending", "State", "Stepper"]
@@ -285,13 +284,13 @@ class Stepper:
         # (what a step reads of a host beyond its number: its timers, what it last
         # reported (down or left, the critical section) and its timers' numbering)
         key = (node, state.host_keys[place], tuple(before.timers.items()), before.state, before.cs,
-               before._generation, work, now) if _undrawn(before) else None
+               before._generation, work, now) if before.draws.untouched else None
         step = self._steps.get(key) if key is not None else None
         if step is None:
             host = hosts[node] = copy_object(before, {})
             host.run([entry], now + 1)
             self.stepped_key = self._host_key(host)
-            if key is not None and _undrawn(host):
+            if key is not None and host.draws.untouched:  # (a draw to come is no part of its number)
                 self._steps[key] = (host, self.stepped_key, _records(host.records))
         else:
             host, self.stepped_key, records = step
@@ -359,25 +358,18 @@ class Stepper:
         return [tables[host].setdefault(form, len(tables[host])) for host, form in forms]
 
 
-def _undrawn(host: NodeHost) -> bool:
-    """Whether the host never drew from its generators (rule 5: a draw to come is no part
-    of its number, and would be the memo's, not its own)."""
-    draws = host.draws
-    return draws._workload is None and draws._timers is None
-
-
 def _records(events: list[Event]) -> tuple[tuple[type, tuple], ...]:
     """A host's records as a memo keeps them (rule 5): each one's class and fields."""
     return tuple((type(e), _fields_of(type(e))(e)) for e in events)
 
 
-_FIELDS: dict[type, Callable[[Event], tuple]] = {}
+_GETTERS: dict[type, Callable[[Event], tuple]] = {}
 
 
 def _fields_of(t: type) -> Callable[[Event], tuple]:
-    get = _FIELDS.get(t)
+    get = _GETTERS.get(t)
     if get is None:
-        get = _FIELDS[t] = operator.attrgetter(*(f.name for f in dataclasses.fields(t)))
+        get = _GETTERS[t] = operator.attrgetter(*_fields(t))
     return get
 
 
