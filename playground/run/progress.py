@@ -1,6 +1,7 @@
 """A headless run's progress, on stderr, while it lasts more than a second: virtual time
-against --until, and events per second, with rich's progress display. Only when stderr
-is a terminal: pipes and CI stay clean. A trace observer: it sees each batch go by."""
+against --until, events per second and messages in flight (against --max-in-flight once
+they near it), with rich's progress display. Only when stderr is a terminal: pipes and
+CI stay clean. A trace observer: it sees each batch go by."""
 
 from __future__ import annotations
 
@@ -12,15 +13,18 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from ..core.config import seconds_text
 from ..core.engine import Engine
 from ..core.events import Event
+from .in_flight import in_flight
 
 SHOW_AFTER = 1.0  # seconds of wall time before anything is shown
 REFRESH = 0.1  # seconds between redraws
+NEAR = 0.5  # the share of --max-in-flight in flight from which the line shows the bound too
 
 
 class RunProgress:
-    def __init__(self, engine: Engine, until: float, console: Console | None = None):
+    def __init__(self, engine: Engine, until: float, console: Console | None = None, *, max_in_flight: int = 0):
         self.engine = engine
         self.until = until
+        self.max_in_flight = max_in_flight  # 0: no bound
         self.events = 0
         self._console = console or Console(stderr=True)
         self._start = self._drawn = time.monotonic()
@@ -40,8 +44,11 @@ class RunProgress:
             self._task = self._display.add_task("", total=self.until or 1)
         t = self.engine.now
         rate = self.events / (now - self._start)
+        flying = in_flight(self.engine.links)
+        bound = f" (stops above {self.max_in_flight:,})" if self.max_in_flight and flying >= NEAR * self.max_in_flight else ""
         self._display.update(self._task, completed=t,
-                             description=f"t = {t:,.1f} s of {seconds_text(self.until)} · {rate:,.0f} events/s · Ctrl-C stops")
+                             description=f"t = {t:,.1f} s of {seconds_text(self.until)} · {rate:,.0f} events/s · "
+                                         f"{flying:,} in flight{bound} · Ctrl-C stops")
         self._display.refresh()
 
     def __enter__(self) -> RunProgress:

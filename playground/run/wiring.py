@@ -3,7 +3,7 @@ app share, and a headless run: a session run in virtual time."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 
 from protocol import machine
 
@@ -12,6 +12,7 @@ from ..core.engine import Engine
 from ..record.recorder import Recorder
 from ..record.summary import Summary
 from .cluster import Cluster, MockClock
+from .in_flight import InFlightBound
 from .interrupt import run_trio, stopped_by
 from .session import Session, exception_leaves, fewer_gc_passes
 
@@ -32,18 +33,29 @@ def start(session: Session, files: ExitStack, *, lookahead: bool) -> tuple[Engin
     return engine, summary, recorder
 
 
-def run_headless(session: Session, until: float, progress: bool = False) -> dict[str, object]:
+def run_headless(session: Session, until: float, progress: bool = False, max_in_flight: int = 0) -> dict[str, object]:
     """Run in virtual time, as fast as the CPU allows, and return the JSON summary.
     `progress`: show it on stderr (a terminal) if the run lasts more than a second.
+    `max_in_flight`: stop once more messages than that are in flight (0: never), the
+    summary's "stopped" saying when (in_flight.py).
     A signal stops it with its transcript whole (interrupt.Stopped says when)."""
     with ExitStack() as files, fewer_gc_passes():
         engine, summary, _ = start(session, files, lookahead=True)
         if progress:  # (rich's progress bar is imported only where it is shown: 23 ms a start)
             from .progress import RunProgress
 
-            engine.subscribe(files.enter_context(RunProgress(engine, until)))
+            engine.subscribe(files.enter_context(RunProgress(engine, until, max_in_flight=max_in_flight)))
+        bound = None
+        if max_in_flight:
+            bound = InFlightBound(engine, max_in_flight)
+            engine.subscribe(bound)
+
+        async def run() -> None:
+            with bound.scope if bound is not None else nullcontext():
+                await Cluster(engine).run(until)
+
         try:
-            run_trio(Cluster(engine).run, until, clock=MockClock(autojump_threshold=0))
+            run_trio(run, clock=MockClock(autojump_threshold=0))
         except BaseException as error:  # trio hands back what stopped it inside exception groups
             stop = stopped_by(error)
             if stop is not None:
@@ -62,4 +74,5 @@ def run_headless(session: Session, until: float, progress: bool = False) -> dict
         "until": until,
         **summary.report(),
         **({"refused": refused} if refused else {}),  # by-hand commands that could not run (engine rule 8)
+        **({"stopped": bound.reached} if bound is not None and bound.reached else {}),  # --max-in-flight
     }
