@@ -33,6 +33,7 @@ from ..core.config import (
 from ..core.ids import ID_KINDS, node_ids, ring_order
 from ..record.scenario import Scenario, read_scenario
 from ..record.transcript import Claim
+from ..run.in_flight import MAX_IN_FLIGHT, MOST_ALLOWED
 from ..run.session import Session
 from .parser import (
     EVERY_MUTEX,
@@ -57,7 +58,7 @@ DEFAULTS = {"algorithm": "classic", "nodes": "7", "ids": "seq", "seed": "1"}
 # What --compare does not use: it runs its own scenario, on ids 1..N, to its own limit,
 # and writes no transcript (and the ring algorithms over several orders of its own).
 NOT_FOR_COMPARE = ("scenario", "at", "transcript", "overwrite", "until", "settle", "ids", "speed", "cs_think", "cs_hold",
-                   "ring")
+                   "ring", "max_in_flight")
 
 
 def on_a_ring() -> str:
@@ -86,6 +87,7 @@ class RunPlan:
     until: float | None = None  # headless: virtual (real: wall) seconds to run; None: the default
     compare: Compare | None = None
     by_hand: bool = False  # live: the user is the network from the start (--by-hand)
+    max_in_flight: int = MAX_IN_FLIGHT  # headless: stop once more messages are in flight (0: never)
 
 
 def parser() -> Parser:
@@ -112,6 +114,9 @@ def parser() -> Parser:
     p.add_argument("--settle", metavar="C", help="SLE2: seconds after a crash or recovery by which all must agree "
                    "(default from T, P, delay, N)")
     p.add_argument("--until", metavar="SECONDS", help=f"headless: virtual seconds to run (default {DEFAULT_UNTIL:g})")
+    p.add_argument("--max-in-flight", metavar="N", help="headless: stop the run, its summary and transcript whole, "
+                   "once more than N messages are in flight (a storm that never settles); 0: no bound "
+                   f"(default {MAX_IN_FLIGHT:,})")
     p.add_argument("--speed", metavar="X", help="live: virtual seconds per real second (default 1)")
     p.add_argument("--by-hand", action="store_true", help="live: you are the network from the start: nothing arrives "
                    "and no timer fires until you say (deliver, drop, duplicate, fire; b gives it back to the clock)")
@@ -202,7 +207,7 @@ def plan(argv: list[str], scenario: Scenario | None = None) -> RunPlan:
         raise InputError(f"--by-hand is for the live app, where you are the network: not with "
                          f"{'--headless' if args.headless else '--real'}")
     return RunPlan(session, live=not args.headless, real=args.real, speed=speed or 1.0, until=until, compare=compare,
-                   by_hand=args.by_hand)
+                   by_hand=args.by_hand, max_in_flight=_max_in_flight(args))
 
 
 def _settings(args: argparse.Namespace, scenario: Scenario | None) -> Callable[[str, Callable[[str, str], Any]], Any]:
@@ -275,6 +280,15 @@ def _until(args: argparse.Namespace, scenario: Scenario | None, setting) -> tupl
         return None, (DEFAULT_UNTIL, "--until's default")
     until = setting("until", lambda v, what: INSTANT.check(parse_number(v, what), what))
     return until, (until, source)
+
+
+def _max_in_flight(args: argparse.Namespace) -> int:
+    if args.max_in_flight is None:
+        return MAX_IN_FLIGHT
+    if not args.headless or args.real:
+        raise InputError("--max-in-flight only applies with --headless, in virtual time "
+                         f"({'real nodes hold their own messages' if args.real else 'the live app runs until you quit'})")
+    return parse_whole(args.max_in_flight, "--max-in-flight", 0, MOST_ALLOWED)
 
 
 def _speed(args: argparse.Namespace) -> float | None:

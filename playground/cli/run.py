@@ -6,6 +6,7 @@ import json
 import sys
 
 from ..run import interrupt
+from ..run.in_flight import stopped_line
 from .output import emit, say, warn
 from .plan import DEFAULT_UNTIL, RunPlan, plan
 
@@ -43,8 +44,12 @@ def run_plan(p: RunPlan) -> int:
         return 0
     from ..run.wiring import run_headless
 
-    summary = run_headless(session, DEFAULT_UNTIL if p.until is None else p.until, progress=sys.stderr.isatty())
+    summary = run_headless(session, DEFAULT_UNTIL if p.until is None else p.until, progress=sys.stderr.isatty(),
+                           max_in_flight=p.max_in_flight)
     for refused in summary.get("refused", ()):  # (a by-hand command no key checked first: one line each, not recorded)
         say(f"bully-tui: warning: at {refused['t']:g} s, {refused['command']}: {refused['why']}; nothing done")
     emit(json.dumps(summary) + "\n")
+    if "stopped" in summary:  # --max-in-flight: the run did not reach its end (status 1, as a finding; no signal came)
+        say(stopped_line(summary["stopped"], session.transcript))
+        return 1
     return 0
