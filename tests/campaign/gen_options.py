@@ -62,7 +62,11 @@ OPTIONS = (
     Option("--speed", lambda v: seconds_verdict(v, 0, 1000, False), ("1", "64", "0.25", "1000"), ("0", "1000.5"),
            where="live"),
 )
-OPTION = {o.flag: o for o in OPTIONS}
+# A headless run's bound, apart from OPTIONS: its cases are made last (gen_max_in_flight,
+# build.py), so the draws of every case before them stay as they were.
+MAX_IN_FLIGHT = Option("--max-in-flight", lambda v: whole_verdict(v, 0, 10**12), ("0", "1000000", "5000000"),
+                       ("-1", "1000000000001"), where="headless")
+OPTION = {o.flag: o for o in (*OPTIONS, MAX_IN_FLIGHT)}
 
 
 def name_verdict(value: str, names: tuple[str, ...]) -> str:
@@ -89,8 +93,8 @@ def _option_case(b: Builder, op: str, flag: str, value: str, live: bool) -> None
     label = f"{op}:{flag}={shortened(value, 16)!s}"
     if live:
         argv = words + (["--nodes", "3"] if flag != "--nodes" and b.rng.random() < 0.5 else [])
-        if flag == "--until":
-            b.add(label, "live", argv, REFUSE, names="--until", forbid=forbid)
+        if option is not None and option.where == "headless":
+            b.add(label, "live", argv, REFUSE, names=flag, forbid=forbid)
         elif verdict == "bad":
             b.add(label, "live", argv, REFUSE, names=flag, forbid=forbid)
         else:  # a good value still cannot start an app into a pipe
@@ -220,6 +224,24 @@ def gen_options(b: Builder) -> None:
     b.add("not-applying:--speed", "headless", ["--headless", "--until", "5", "--speed", "2"], REFUSE, names="--speed")
     b.add("not-applying:--format", "headless", ["--headless", "--until", "5", "--format", "json"], REFUSE,
           names="--format")
+
+
+def gen_max_in_flight(b: Builder) -> None:
+    """1. --max-in-flight: every valid value, those just outside, every hostile value, and
+    where it does not apply (live, real nodes, --compare)."""
+    flag = MAX_IN_FLIGHT.flag
+    for op, values in (("valid", MAX_IN_FLIGHT.valid), ("outside", MAX_IN_FLIGHT.outside)):
+        for value in values:
+            _option_case(b, op, flag, value, live=False)
+    for label, value in HOSTILE:
+        _option_case(b, f"hostile-{label}", flag, value, live=False)
+    _option_case(b, "live-valid", flag, b.rng.choice(MAX_IN_FLIGHT.valid), live=True)
+    label, value = b.rng.choice(HOSTILE)
+    _option_case(b, f"live-hostile-{label}", flag, value, live=True)
+    b.add(f"not-applying:{flag}-real", "headless", ["--headless", "--real", "--until", "2", flag, "10"], REFUSE,
+          names=flag)
+    b.add(f"not-applying:{flag}-compare", "compare", ["--headless", "--compare", "--nodes", "4", flag, "10"], REFUSE,
+          names=flag)
 
 
 def gen_live(b: Builder) -> None:
