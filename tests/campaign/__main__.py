@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps([{
             "index": r.case.index, "name": r.case.name, "group": r.case.group, "argv": r.case.argv,
             "expect": r.case.expect, "outcome": r.outcome, "class": r.failure, "problems": r.problems,
-            "returncode": r.returncode, "stderr": r.stderr[:2000], "seconds": round(r.seconds, 3)} for r in results],
+            "returncode": r.returncode, "stderr": r.stderr[:2000], "seconds": round(r.seconds, 3),
+            "cpu": round(r.cpu, 3)} for r in results],
             ensure_ascii=False, indent=1))
     return 1 if any(r.failure for r in results) else 0
 

@@ -240,6 +240,7 @@ class Forked:
                  fsize: int | None, stdout: int | object):
         self.args = argv
         self.returncode: int | None = None
+        self.cpu: float | None = None  # (as Measured's: the CPU the case took, once it has ended)
         self._ended = threading.Event()
         self._server = server
         err_r, err_w = os.pipe()
@@ -275,6 +276,7 @@ class Forked:
         line = self._answers.readline()
         ended = json.loads(line) if line else {"code": -signal.SIGKILL, "cpu": 0.0}  # (server gone)
         self._server.took(ended["cpu"])
+        self.cpu = ended["cpu"]
         self.returncode = ended["code"]
         self._answers.close(), self._conn.close()
         self._ended.set()

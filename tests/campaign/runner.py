@@ -9,7 +9,6 @@ import random
 import resource
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -22,7 +21,7 @@ from typing import Any
 from .cases import ACCEPT, BIG_LIMIT, DIRECTORY, EITHER, FIFO, Base, Case, Derived
 from .forkserver import ForkServer
 from .judge import judge, snapshot
-from .spawn import kill_group, nodes_by_hand, spawn, spawn_env, spawn_in_terminal
+from .spawn import Measured, kill_group, nodes_by_hand, spawn, spawn_env, spawn_in_terminal
 from .transcripts import BASES, MUTATIONS, Lines
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,6 +43,7 @@ class Result:
     returncode: int | None = None
     stderr: str = ""
     seconds: float = 0.0
+    cpu: float = 0.0  # seconds of CPU its processes took (the case's, a verify after it, attach's nodes)
 
     @property
     def failure(self) -> str | None:
@@ -60,6 +60,7 @@ class Bases:
         self.folder = folder
         self.made: dict[str, Path] = {}
         self.errors: dict[str, str] = {}
+        self.cpu: dict[str, float] = {}  # seconds of CPU each took to record
         self._lock = threading.Lock()
         self._parsed: dict[str, Lines] = {}
 
@@ -73,6 +74,7 @@ class Bases:
         cwd, tmp = self.folder / f"{key}.cwd", self.folder / f"{key}.tmp"
         cwd.mkdir(), tmp.mkdir()
         proc = spawn([*BASES[key], "--transcript", "t.jsonl"], cwd, tmp, self.root, limit=60)
+        self.cpu[key] = proc.cpu or 0.0
         path = cwd / "t.jsonl"
         if proc.returncode != 0 or not path.exists():
             self.errors[key] = (f"`{' '.join(BASES[key][:6])} ...` exit {proc.returncode}: "
@@ -156,10 +158,11 @@ class Campaign:
             if case.signal is not None:
                 self._wait_mended(case, cwd, tmp)
             outcome, problems = judge(case, proc, names, cwd, tmp, before)
+            cpu = [proc.cpu or 0.0]
             if case.verify_after and not problems:
-                problems += self._verify_left(case, cwd, tmp)
+                problems += self._verify_left(case, cwd, tmp, cpu)
             err = proc.stderr.decode("utf-8", "replace")
-            return Result(case, outcome, problems, proc.returncode, err, proc.seconds)
+            return Result(case, outcome, problems, proc.returncode, err, proc.seconds, sum(cpu))
         finally:
             if not self.keep:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -199,13 +202,15 @@ class Campaign:
                 return
             time.sleep(0.05)
 
-    def _verify_left(self, case: Case, cwd: Path, tmp: Path) -> list[tuple[str, str]]:
-        """A transcript cut by a signal is still the beginning of its run: verify says so."""
+    def _verify_left(self, case: Case, cwd: Path, tmp: Path, cpu: list[float]) -> list[tuple[str, str]]:
+        """A transcript cut by a signal is still the beginning of its run: verify says so
+        (the CPU it took appended to `cpu`)."""
         for name, kind in case.outputs.items():
             path = cwd / name
             if kind != "transcript" or not path.is_file() or path.read_bytes().count(b"\n") < 2:
                 continue  # none, or only a header
             proc = spawn(["verify", name], cwd, tmp, self.root, limit=BIG_LIMIT, forks=self.forks)
+            cpu.append(proc.cpu or 0.0)
             if proc.returncode != 0:
                 first = proc.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
                 said = first[0][:150] if first else ""
@@ -219,7 +224,7 @@ class Campaign:
         cwd, tmp, elsewhere = folder / "cwd", folder / "tmp", folder / "beside"
         for made in (cwd, tmp, elsewhere):
             made.mkdir()
-        nodes: list[subprocess.Popen] = []
+        nodes: list[Measured] = []
         try:
             argv = case.argv
             if case.beside:
@@ -233,8 +238,8 @@ class Campaign:
                 problems.append(("silent", f"exit 0 after {signal.Signals(case.signal.signum).name}"))
             if nodes and any(p.poll() is not None for p in nodes):
                 problems.append(("partial", "a node it watched ended with it (attach only watches)"))
-            return Result(case, outcome, problems, proc.returncode, proc.stderr.decode("utf-8", "replace"),
-                          proc.seconds)
+            result = Result(case, outcome, problems, proc.returncode, proc.stderr.decode("utf-8", "replace"),
+                            proc.seconds, proc.cpu or 0.0)
         except LookupError as e:
             return Result(case, "setup", [("setup", str(e))])
         finally:
@@ -243,6 +248,8 @@ class Campaign:
                 p.wait()
             if not self.keep:
                 shutil.rmtree(folder, ignore_errors=True)
+        result.cpu += sum(p.cpu or 0.0 for p in nodes)
+        return result
 
     def run(self, cases: list[Case],
             progress: Callable[[Result], None] | None = None) -> tuple[list[Result], float, float]:

@@ -35,6 +35,30 @@ class Process:
     hung: bool
     caught: bool | None = None  # a signal sent: whether the process had taken it over then (signals_support.send)
     after_signal: float | None = None  # seconds from the last signal sent to the end of the process
+    cpu: float | None = None  # seconds of CPU it took, the children it waited for included
+
+
+class Measured(subprocess.Popen):
+    """A Popen that keeps the CPU its process took, the children it waited for included
+    (its rusage, read when it is reaped): `cpu`, None until then."""
+
+    cpu: float | None = None
+
+    def _reap(self, pid: int, flags: int) -> tuple[int, int]:
+        got, status, usage = os.wait4(pid, flags)
+        if got == self.pid:
+            self.cpu = usage.ru_utime + usage.ru_stime
+        return got, status
+
+    # (Popen's two places that reap: poll's and wait's, each given wait4 instead of waitpid)
+    def _internal_poll(self, _deadstate=None, **ignored):
+        return super()._internal_poll(_deadstate, _waitpid=self._reap)
+
+    def _try_wait(self, wait_flags):
+        try:
+            return self._reap(self.pid, wait_flags)
+        except ChildProcessError:  # (as Popen's own: the status is lost)
+            return self.pid, 0
 
 
 def spawn_env(root: Path, tmp: Path) -> dict[str, str]:
@@ -126,10 +150,10 @@ def _spawned(argv: list[str], cwd: Path, tmp: Path, root: Path, limit: float, pl
         if forks is not None and plan is None and not stdout_closed:
             p = forks.spawn(entry_module(root), argv, cwd, spawn_env(root, tmp), fsize, stdout)
         else:
-            p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
+            p = Measured([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
                                  stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                                  start_new_session=True,
-                                 preexec_fn=functools.partial(child_limits, fsize, stdout_closed,  # noqa: PLW1509
+                                 preexec_fn=functools.partial(child_limits, fsize, stdout_closed,
                                                               plan.signum if plan and plan.ignored else None))
     out = err = None
     ended = False  # (a communicate has returned)
@@ -163,12 +187,12 @@ def _spawned(argv: list[str], cwd: Path, tmp: Path, root: Path, limit: float, pl
     except subprocess.TimeoutExpired:
         kill_group(p)
         out, err = p.communicate()
-        return Process(p.returncode, out or b"", _read(stderr, err), time.monotonic() - start, hung=True)
+        return Process(p.returncode, out or b"", _read(stderr, err), time.monotonic() - start, hung=True, cpu=p.cpu)
     finally:
         kill_group(p)
     finish = time.monotonic()
     return Process(p.returncode, out or b"", _read(stderr, err), finish - start, hung=False, caught=caught,
-                   after_signal=None if sent is None else finish - sent)
+                   after_signal=None if sent is None else finish - sent, cpu=p.cpu)
 
 
 def _lost(plan: SignalPlan, stderr: object, pid: int) -> bool:
@@ -207,9 +231,9 @@ def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limi
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     start = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
+    p = Measured([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
                          stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
-                         preexec_fn=functools.partial(child_limits, None))  # noqa: PLW1509
+                         preexec_fn=functools.partial(child_limits, None))
     os.close(slave)
     shown = bytearray()
 
@@ -248,10 +272,10 @@ def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limi
         os.close(master)
     after = _ESCAPE.sub(b"", bytes(shown).rsplit(b"\x1b[?1049l", 1)[-1])
     said = b"\n".join(line.strip() for line in after.replace(b"\r", b"\n").split(b"\n") if line.strip())
-    return Process(p.returncode, b"", said + b"\n" if said else b"", time.monotonic() - start, hung)
+    return Process(p.returncode, b"", said + b"\n" if said else b"", time.monotonic() - start, hung, cpu=p.cpu)
 
 
-def nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[subprocess.Popen], str]:
+def nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[Measured], str]:
     """`count` real nodes of the checkout under test, as a person starts them (`node`),
     once each has booted: them, and the list `attach` takes ("1@127.0.0.1:P,...")."""
     sockets = [socket.socket() for _ in range(count)]
@@ -266,7 +290,7 @@ def nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[subprocess
         peers = ",".join(f"{k}@127.0.0.1:{q}" for k, q in enumerate(ports, 1) if k != i)
         argv = [sys.executable, "-m", entry_module(root), "node", "--id", str(i), "--listen", f"127.0.0.1:{port}",
                 "--peers", peers, "--state-dir", str(folder / str(i)), "--timeout", "0.5", "--probe-interval", "0.5"]
-        nodes.append(subprocess.Popen(argv, env=spawn_env(root, folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        nodes.append(Measured(argv, env=spawn_env(root, folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL, start_new_session=True))
     deadline = time.monotonic() + BIG_LIMIT
     traces = [folder / str(i) / "trace.jsonl" for i in range(1, count + 1)]
