@@ -16,6 +16,7 @@ child has ended, its status and the CPU it took. Single-threaded, so forking is 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -176,6 +177,7 @@ def main() -> None:
             __import__(name)
         except ImportError:  # (a checkout under test without it: each case imports it)
             pass
+    gc.freeze()  # (what is imported stays out of the children's collections: fewer pages copied, less to walk)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
