@@ -68,3 +68,23 @@ def _compile_once(config):
     for package in ("playground", "protocol", "themes"):
         if (root / package).is_dir():
             compileall.compile_dir(root / package, quiet=2)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """--dist loadgroup sends the tests of one xdist_group to one test process by a suffix
+    pytest-xdist adds to their ids in each worker ("...::test@dask"). pytest 9.2 keeps a
+    test's id as a structured NodeId that xdist 3.8's assignment to `_nodeid` no longer
+    reaches (pytest-xdist issue 1386): the group's tests were shared out one by one, and
+    each test process started a Dask cluster of its own. Where the suffix is missing, it
+    is added here; where xdist added it (another pytest), nothing is done."""
+    if not getattr(config.option, "loadgroup", False):  # (set in a worker under --dist loadgroup)
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(item.nodeid + suffix)
