@@ -51,7 +51,8 @@ TMPDIR = a private empty directory, stdin /dev/null, stdout and stderr captured 
 stdout /dev/full, or closed), in a session of its own; optional RLIMIT_FSIZE (with SIGXFSZ ignored,
 so writes past it fail with EFBIG like a full disk), a 4 GiB address-space guard, and a
 time limit after which its process group is killed. Two cases run at a time. A plain
-case (no signal, no terminal, a standard output) is the same process forked by a server
+case (no signal, or one a moment after its first file; no terminal; a standard output) is
+the same process forked by a server
 that has done Python's start-up and the first imports (forkserver.py: a third of the CPU
 saved, each forked case tested to end as the spawned one); BULLY_CAMPAIGN_SPAWN=1 spawns
 every case.

@@ -2,6 +2,8 @@
 run imports first, and forks one child per case (`ForkServer.spawn`, a Popen-like
 `Forked`). A plain case (no signal, no terminal, a standard output to write to) spends
 more than half of its CPU starting Python and importing; forked, it spends only the rest.
+A case signalled a moment after its first file appears (its start-up long done) is forked
+too.
 
 The child is the case's process as `python -m playground ARGV` makes it: a session of
 its own, its standard streams (passed over the socket), working folder, environment,
@@ -224,8 +226,8 @@ class ForkServer:
         self.cpu = 0.0  # seconds of CPU its children took
 
     def spawn(self, module: str, argv: list[str], cwd: Path, env: dict[str, str], fsize: int | None,
-              stdout: int | object) -> Forked:
-        return Forked(self, module, argv, cwd, env, fsize, stdout)
+              stdout: int | object, stderr: int | object = subprocess.PIPE) -> Forked:
+        return Forked(self, module, argv, cwd, env, fsize, stdout, stderr)
 
     def took(self, seconds: float) -> None:
         with self.lock:
@@ -246,19 +248,21 @@ class ForkServer:
 
 class Forked:
     """A forked case, as much of subprocess.Popen as spawn.py uses: pid, returncode, poll,
-    wait, communicate (stdout and stderr read whole, as pipes), send_signal, kill."""
+    wait, communicate (stdout and stderr read whole, as pipes, or each given a file of its
+    own), send_signal, kill."""
 
     def __init__(self, server: ForkServer, module: str, argv: list[str], cwd: Path, env: dict[str, str],
-                 fsize: int | None, stdout: int | object):
+                 fsize: int | None, stdout: int | object, stderr: int | object = subprocess.PIPE):
         self.args = argv
         self.returncode: int | None = None
         self.cpu: float | None = None  # (as Measured's: the CPU the case took, once it has ended)
         self._ended = threading.Event()
         self._server = server
-        err_r, err_w = os.pipe()
+        err_r, err_w = os.pipe() if stderr == subprocess.PIPE else (None, None)
         out_r, out_w = os.pipe() if stdout == subprocess.PIPE else (None, None)
         stdin = os.open(os.devnull, os.O_RDONLY)
-        to_child = [stdin, out_w if out_w is not None else stdout.fileno(), err_w]
+        to_child = [stdin, out_w if out_w is not None else stdout.fileno(),
+                    err_w if err_w is not None else stderr.fileno()]
         body = json.dumps({"module": module, "argv": argv, "cwd": str(cwd), "env": env, "fsize": fsize}).encode()
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -273,7 +277,7 @@ class Forked:
         self._out, self._err = bytearray(), bytearray()
         self._readers = [threading.Thread(target=self._read, args=(fd, into), daemon=True)
                          for fd, into in ((out_r, self._out), (err_r, self._err)) if fd is not None]
-        self._piped_out = out_r is not None
+        self._piped_out, self._piped_err = out_r is not None, err_r is not None
         for reader in self._readers:
             reader.start()
         threading.Thread(target=self._wait_end, daemon=True).start()
@@ -308,7 +312,7 @@ class Forked:
             reader.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
             if reader.is_alive():
                 raise subprocess.TimeoutExpired(self.args, timeout)
-        return (bytes(self._out) if self._piped_out else None), bytes(self._err)
+        return (bytes(self._out) if self._piped_out else None), (bytes(self._err) if self._piped_err else None)
 
     def send_signal(self, signum: int) -> None:
         if not self._ended.is_set():

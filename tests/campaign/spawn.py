@@ -133,7 +133,8 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
           fsize: int | None = None, stdout_full: bool = False, stdout_closed: bool = False,
           forks: ForkServer | None = None) -> Process:
     """The case's process, run to its end or its limit (`forks`: forked by that server
-    where its start-up is not under test: no signal, a standard output)."""
+    where its start-up is not under test: no signal, or one that waits for the case's
+    first file, which comes after it; a standard output)."""
     # (A signalled case's stderr is a file, read while it runs: Python may report a Ctrl-C lost.)
     with tempfile.TemporaryFile() if plan is not None else contextlib.nullcontext(subprocess.PIPE) as stderr:
         return _spawned(argv, cwd, tmp, root, limit, plan, fsize, stdout_full, stdout_closed, forks, stderr)
@@ -147,8 +148,8 @@ def _spawned(argv: list[str], cwd: Path, tmp: Path, root: Path, limit: float, pl
                   else subprocess.DEVNULL if stdout_closed else subprocess.PIPE)
         before = set(os.listdir(cwd))
         start = time.monotonic()
-        if forks is not None and plan is None and not stdout_closed:
-            p = forks.spawn(entry_module(root), argv, cwd, spawn_env(root, tmp), fsize, stdout)
+        if forks is not None and not stdout_closed and (plan is None or plan.after_file and not plan.ignored):
+            p = forks.spawn(entry_module(root), argv, cwd, spawn_env(root, tmp), fsize, stdout, stderr)
         else:
             p = Measured([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
                                  stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
