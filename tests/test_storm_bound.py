@@ -112,5 +112,5 @@ def test_progress_shows_messages_in_flight_and_the_bound_once_near(monkeypatch):
     for out, bound in ((far, MAX_IN_FLIGHT), (near, flying + 1)):
         with RunProgress(engine, 60, Console(file=out, force_terminal=True, width=150), max_in_flight=bound) as progress:
             progress([])
-    assert f"{flying:,} in flight · " in far.getvalue() and "stops above" not in far.getvalue()
-    assert f"{flying:,} in flight (stops above {flying + 1:,})" in near.getvalue()
+    assert f"{flying:,} in flight · Ctrl-C stops" in far.getvalue()
+    assert f"{flying:,} of {flying + 1:,} in flight" in near.getvalue()

@@ -18,10 +18,11 @@ if TYPE_CHECKING:  # (light to import: the command line takes its bounds from he
     from ..core.events import Event
     from ..core.links import Links
 
-# More than any run that settles has in flight at once (the classic Bully's worst case at
-# N = 1000, the largest, has 1.43 million: docs/benchmarks.md), and a storm reaches it
-# within seconds of CPU, at about 0.6 GB (measured: docs/benchmarks.md).
-MAX_IN_FLIGHT = 5_000_000
+# Above what a run that settles has in flight at once (the classic Bully's start-up at
+# N = 1000 with one delay for all, the most: 1.5 million, 2.2 million with --duplicate
+# 0.2), and what a storm reaches in one or two minutes of CPU, with 0.55 to 1.9 GB
+# resident by how its messages spread over instants (docs/benchmarks.md).
+MAX_IN_FLIGHT = 3_000_000
 MOST_ALLOWED = 10**12  # the largest bound --max-in-flight takes (0: none)
 
 

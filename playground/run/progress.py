@@ -17,7 +17,7 @@ from .in_flight import in_flight
 
 SHOW_AFTER = 1.0  # seconds of wall time before anything is shown
 REFRESH = 0.1  # seconds between redraws
-NEAR = 0.5  # the share of --max-in-flight in flight from which the line shows the bound too
+NEAR = 0.5  # the share of --max-in-flight in flight from which the line shows the bound
 
 
 class RunProgress:
@@ -45,10 +45,11 @@ class RunProgress:
         t = self.engine.now
         rate = self.events / (now - self._start)
         flying = in_flight(self.engine.links)
-        bound = f" (stops above {self.max_in_flight:,})" if self.max_in_flight and flying >= NEAR * self.max_in_flight else ""
+        near = self.max_in_flight and flying >= NEAR * self.max_in_flight  # (then the bound, where Ctrl-C was: 80 columns)
         self._display.update(self._task, completed=t,
                              description=f"t = {t:,.1f} s of {seconds_text(self.until)} · {rate:,.0f} events/s · "
-                                         f"{flying:,} in flight{bound} · Ctrl-C stops")
+                                         + (f"{flying:,} of {self.max_in_flight:,} in flight" if near
+                                            else f"{flying:,} in flight · Ctrl-C stops"))
         self._display.refresh()
 
     def __enter__(self) -> RunProgress:
