@@ -34,6 +34,27 @@ def hunt(algorithm: str, prop: str | None, *, schedules: int = BUDGET, synchrony
     return search(Hunt(Space(algorithm, nodes, synchrony, tuple(commands)), prop, 1, schedules), workers)
 
 
+# A search whose finding comes from its second batch (rule 4 at work), on small clusters
+# so that it is cheap enough to run several times: tests/test_hunt_cluster.py runs it on a
+# cluster too.
+SECOND_BATCH_FINDS = Hunt(Space("classic", (2, 4), True, ("crash", "recover", "elect")), SLE2, 4, 3 * BATCH)
+# The command's arguments for a search that finds the classic Bully's flaw at once (five
+# schedules of three nodes): what the tests of its files and signals need is a finding.
+FINDS_AT_ONCE = ["--property", "sle1", "--commands", "crash,recover", "--nodes", "3", "--budget", "300",
+                 "--workers", "1"]
+
+
+@pytest.fixture(scope="module")
+def recovery_flaw():
+    """The classic Bully's known flaw, found from nothing (crashes and recoveries only)."""
+    return hunt("classic", SLE1, commands=("crash", "recover"))
+
+
+@pytest.fixture(scope="module")
+def central_lock_broken():
+    return hunt("classic+central", MUTEX, commands=("crash", "recover"))
+
+
 def breaks(algorithm: str, schedule: Schedule, prop: str) -> bool:
     try:
         return run(algorithm, schedule, prop).violation is not None
@@ -52,12 +73,11 @@ def simplifications(s: Schedule, fewest: int):
             yield dataclasses.replace(s, lines=s.lines[:i] + ((before, text),) + s.lines[i + 1:])
 
 
-def test_classic_recovery_flaw_is_found_from_nothing_and_shrunk():
+def test_classic_recovery_flaw_is_found_from_nothing_and_shrunk(recovery_flaw):
     """The known flaw (PROTOCOLS.md section 1): a node that comes back announces itself
     without asking, and its Coordinator crosses another's. Only crashes and recoveries
     to work with, so that it is found the way the lecture tells it."""
-    result = hunt("classic", SLE1, commands=("crash", "recover"))
-    f = result.finding
+    f = recovery_flaw.finding
     assert f is not None and f.property == SLE1
     assert f.schedule.nodes <= 4 and len(f.schedule.lines) <= 3
     assert any(text.startswith("recover") for _, text in f.schedule.lines)
@@ -97,8 +117,8 @@ def test_raft_never_has_two_leaders_in_a_term_even_without_synchrony():
     assert hunt("raft", SPLIT_BRAIN, synchrony=False, commands=("crash", "recover", "elect")).finding is None
 
 
-def test_central_lock_is_broken_by_a_leader_crash_while_a_node_holds_it():
-    f = hunt("classic+central", MUTEX, commands=("crash", "recover")).finding
+def test_central_lock_is_broken_by_a_leader_crash_while_a_node_holds_it(central_lock_broken):
+    f = central_lock_broken.finding
     assert f is not None and f.property == MUTEX
     crashes = [text for _, text in f.schedule.lines if text.startswith("crash")]
     assert crashes == [f"crash {f.schedule.nodes}"]  # the leader (the highest), once
@@ -146,15 +166,14 @@ def test_token_ring_lost_token_is_a_liveness_finding():
 def test_a_search_is_the_same_however_many_processes_share_it():
     """Hunt rule 4: batches are seeded by (seed, batch), the lowest batch's finding wins.
     The budget spans several batches, and the finding comes from a later one."""
-    args = dict(algorithm="classic", prop=SLE2, schedules=3 * BATCH, commands=("crash", "recover", "elect"), nodes=(4, 6))
-    one, two = hunt(**args, workers=1), hunt(**args, workers=2)
+    one, two = search(SECOND_BATCH_FINDS, 1), search(SECOND_BATCH_FINDS, 2)
     assert one.finding == two.finding and one.finding is not None
     assert one.searched == two.searched
     assert one.batches == two.batches == 2  # (found by the second batch: the first found nothing)
 
 
 def test_a_budget_with_nothing_to_find_is_spent_exactly():
-    result = hunt("garcia-molina", SLE1, schedules=BATCH + 7)
+    result = hunt("garcia-molina", SLE1, schedules=BATCH + 7, nodes=(2, 3))  # (small clusters: the count is the point)
     assert (result.finding, result.searched.schedules, result.batches) == (None, BATCH + 7, 2)
 
 
@@ -167,7 +186,7 @@ def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_path):
-    done = cli(tmp_path, "--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1")
+    done = cli(tmp_path, *FINDS_AT_ONCE)
     assert done.returncode == 1, done.stderr
     first, second = done.stdout.splitlines()
     assert first.startswith("SLE1 broken: ")
@@ -189,7 +208,7 @@ def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_
     violations = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()[1:]]
     assert any(v.get("kind") == "violation" and v["property"] == "sle1" for v in violations)
     # A second hunt does not overwrite the first: it takes the next free name.
-    done = cli(tmp_path, "--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1")
+    done = cli(tmp_path, *FINDS_AT_ONCE)
     assert "hunt-classic-sle1-2.jsonl" in done.stdout
 
 
@@ -209,7 +228,8 @@ def test_the_same_seed_and_budget_write_the_same_files(tmp_path):
 
 
 def test_nothing_found_says_how_much_was_searched_and_exits_0(tmp_path):
-    done = cli(tmp_path, "--algorithm", "ring", "--property", "sle1", "--budget", "100", "--workers", "1")
+    done = cli(tmp_path, "--algorithm", "ring", "--property", "sle1", "--budget", "100", "--nodes", "2:3",
+               "--workers", "1")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("no counterexample: SLE1 held in 100 schedules, ")
     assert "virtual seconds" in done.stdout and "shapes (nodes × commands)" in done.stdout
@@ -247,9 +267,9 @@ def test_an_existing_output_is_refused_before_the_search(tmp_path):
     assert (tmp_path / "mine.jsonl").read_text() == "keep me"
 
 
-def test_the_scenario_says_its_claim_first(tmp_path):
-    result = hunt("classic+central", MUTEX, commands=("crash", "recover"))
-    text = scenario_text(Hunt(Space("classic+central"), MUTEX), result.finding, "bully-tui hunt ...")
+def test_the_scenario_says_its_claim_first(central_lock_broken):
+    finding = central_lock_broken.finding
+    text = scenario_text(Hunt(Space("classic+central"), MUTEX), finding, "bully-tui hunt ...")
     lines = text.splitlines()
     assert lines[0] == "# Found by: bully-tui hunt ..."
     assert lines[1].startswith("# Claim: mutual exclusion is broken at t = ") and "2 in the critical section" in lines[1]
@@ -257,11 +277,11 @@ def test_the_scenario_says_its_claim_first(tmp_path):
 
 
 @on_asyncio
-async def test_open_shows_the_finding_paused_at_its_first_violation(tmp_path):
+async def test_open_shows_the_finding_paused_at_its_first_violation(tmp_path, recovery_flaw):
     """`hunt --open`, and the replay command it prints (`--at violation`): the app on the
     finding's transcript, at the instant the monitor first reported it (not at the end,
     where the replay of a file opens)."""
-    f = hunt("classic", SLE1, commands=("crash", "recover")).finding
+    f = recovery_flaw.finding
     path = str(tmp_path / "finding.jsonl")
     run_headless(f.schedule.session("classic", path), f.schedule.until("classic"))
     app = replay_app(path, save_dir=str(tmp_path), open_at="violation")
@@ -274,8 +294,8 @@ async def test_open_shows_the_finding_paused_at_its_first_violation(tmp_path):
 
 
 @on_asyncio
-async def test_a_replay_opens_at_a_time_asked_for(tmp_path):
-    f = hunt("classic", SLE1, commands=("crash", "recover")).finding
+async def test_a_replay_opens_at_a_time_asked_for(tmp_path, recovery_flaw):
+    f = recovery_flaw.finding
     path = str(tmp_path / "finding.jsonl")
     run_headless(f.schedule.session("classic", path), f.schedule.until("classic"))
     app = replay_app(path, save_dir=str(tmp_path), open_at=5.0)
@@ -313,7 +333,8 @@ async def test_a_transcript_stepped_by_hand_opens_at_its_violation_and_says_it_c
 
 def test_a_signal_mid_search_says_how_far_it_got(tmp_path, monkeypatch, capsys):
     """Ctrl-C during the third batch (made deterministic: that batch raises what the
-    signal handler raises): status 130, one line saying what was searched, no files."""
+    signal handler raises): status 130, one line saying what was searched, no files.
+    (Runs that start with one node: what is checked is how many batches were searched.)"""
     import signal as signals
 
     from playground.cli import main
@@ -329,7 +350,8 @@ def test_a_signal_mid_search_says_how_far_it_got(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(hunt_module, "run_batch", third_is_interrupted)
     monkeypatch.chdir(tmp_path)
-    assert main(["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "1000", "--workers", "1"]) == 130
+    argv = ["hunt", "--algorithm", "ring", "--property", "sle1", "--nodes", "1", "--budget", "1000", "--workers", "1"]
+    assert main(argv) == 130
     err = capsys.readouterr().err
     assert err == f"bully-tui: interrupted; searched {2 * BATCH} schedules, nothing found yet\n"
     assert list(tmp_path.iterdir()) == []
@@ -390,15 +412,14 @@ def test_a_signal_while_a_finding_is_written_leaves_neither_file(tmp_path, monke
 
     monkeypatch.setattr(wiring, "run_headless", recording)
     monkeypatch.chdir(tmp_path)
-    argv = ["hunt", "--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1", "-o", "x"]
-    assert main(argv) == 130
+    assert main(["hunt", *FINDS_AT_ONCE, "-o", "x"]) == 130
     err = capsys.readouterr().err
     assert err.startswith("bully-tui: interrupted; searched ") and err.endswith(" commands), not written\n"), err
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("argv", [
-    ["--property", "sle1", "--commands", "crash,recover", "--budget", "300", "--workers", "1"],
+    FINDS_AT_ONCE,
     ["--exhaustive", "--algorithm", "classic", "--nodes", "2", "--faults", "0", "--elects", "1", "--network", "drop"],
 ], ids=["random", "exhaustive-network"])
 def test_a_signal_once_the_findings_files_are_in_place_says_they_are(tmp_path, monkeypatch, capsys, argv):
@@ -482,21 +503,29 @@ def test_a_worker_is_born_with_the_stopping_signals_blocked(tmp_path, monkeypatc
     """A worker is forked with the hunt's signal handler: Ctrl-C or a hang-up (sent to the
     whole process group) before it ignored them raised in it, a traceback from
     "Process ForkPoolWorker-1". It is forked with them blocked, and lifts the block once
-    it ignores them."""
+    it ignores them. (One schedule is enough: neither worker takes it before both are
+    born, so neither is ended before it has said how it was born.)"""
+    import multiprocessing
     import signal as signals
+    import threading
 
     from playground.run import hunt as hunt_module
 
     real = hunt_module._worker_ignores_signals
+    both_born = multiprocessing.get_context("fork").Barrier(2)
 
     def noting() -> None:
         blocked = signals.pthread_sigmask(signals.SIG_BLOCK, [])
         real()
         after = signals.pthread_sigmask(signals.SIG_BLOCK, [])
         (tmp_path / f"{os.getpid()}").write_text(f"{sorted(int(s) for s in blocked)} {sorted(int(s) for s in after)}")
+        try:
+            both_born.wait(timeout=60)
+        except threading.BrokenBarrierError:
+            pass  # (a worker that never came: the count below says so)
 
     monkeypatch.setattr(hunt_module, "_worker_ignores_signals", noting)
-    hunt("ring", SLE1, schedules=200, workers=2)
+    hunt("ring", SLE1, schedules=1, workers=2)
     stopping = sorted(int(s) for s in (signals.SIGHUP, signals.SIGINT, signals.SIGTERM))
     noted = [p.read_text() for p in tmp_path.iterdir()]
     assert noted == [f"{stopping} []"] * 2, noted
