@@ -20,8 +20,8 @@ from playground.run.hunt_space import Space
 
 def test_without_link_faults_no_schedule_breaks_the_links_and_with_them_each_is_drawn():
     plain = Space("classic")
-    try:
-        find(schedules(plain), lambda s: s.config.faults.any, settings=settings(max_examples=300, database=None))
+    try:  # (a fault is drawn only where the space lets the links break: any schedule shows it, a hundred are many)
+        find(schedules(plain), lambda s: s.config.faults.any, settings=settings(max_examples=100, database=None))
         raise AssertionError("a schedule broke the links unasked")
     except NoSuchExample:
         pass
