@@ -10,6 +10,7 @@ stderr. `python -m tests.campaign --report` runs the same from the command line.
 
 from __future__ import annotations
 
+import os
 import signal
 import tempfile
 from collections import Counter
@@ -47,6 +48,11 @@ SHARDS = 8
 
 @pytest.fixture(scope="module")
 def bases(tmp_path_factory) -> campaign.Bases:
+    """The setup transcripts: made once for the suite's run. Under pytest-xdist, in the
+    folder its processes share (their base folders' parent, this run's own), the first
+    process to want one makes it for both (Bases takes turns by a lock)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return campaign.Bases(campaign.REPO, tmp_path_factory.getbasetemp().parent / "campaign-bases")
     return campaign.Bases(campaign.REPO, tmp_path_factory.mktemp("campaign-bases"))
 
 

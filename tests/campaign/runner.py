@@ -4,6 +4,7 @@ spawned, waited for, judged, and the folder removed."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import resource
@@ -53,34 +54,50 @@ class Result:
 class Bases:
     """The setup transcripts, recorded by the checkout under test: each made once, by the
     first run of cases that needs it, and kept for every later run that shares this
-    object (the suite's shards of the campaign in one process share one)."""
+    object (the suite's shards of the campaign in one process share one), or this folder:
+    processes that share it (the suite's, under pytest-xdist) take turns, by a lock a
+    transcript, and the first to want one makes it for all."""
 
     def __init__(self, root: Path, folder: Path):
         self.root = root
         self.folder = folder
         self.made: dict[str, Path] = {}
         self.errors: dict[str, str] = {}
-        self.cpu: dict[str, float] = {}  # seconds of CPU each took to record
+        self.cpu: dict[str, float] = {}  # seconds of CPU each took to record (those this process made)
         self._lock = threading.Lock()
         self._parsed: dict[str, Lines] = {}
 
-    def make(self, keys: set[str], pool: ThreadPoolExecutor) -> None:
+    def make(self, keys: set[str], pool: ThreadPoolExecutor, forks: ForkServer | None = None) -> None:
+        """`forks`: the fork server that starts them (a plain run), or None: each is spawned."""
         with self._lock:
             wanted = sorted(keys - set(self.made) - set(self.errors), key=lambda k: k != "big")
             self.folder.mkdir(parents=True, exist_ok=True)
-            list(pool.map(self._make, wanted))
+            list(pool.map(lambda key: self._make(key, forks), wanted))
 
-    def _make(self, key: str) -> None:
-        cwd, tmp = self.folder / f"{key}.cwd", self.folder / f"{key}.tmp"
+    def _make(self, key: str, forks: ForkServer | None) -> None:
+        made, failed = self.folder / f"{key}.jsonl", self.folder / f"{key}.error"
+        with open(self.folder / f"{key}.lock", "wb") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # (released as it closes, or as its process ends)
+            if not made.exists() and not failed.exists():
+                self._record(key, made, failed, forks)
+        if made.exists():
+            self.made[key] = made
+        else:
+            self.errors[key] = failed.read_text()
+
+    def _record(self, key: str, made: Path, failed: Path, forks: ForkServer | None) -> None:
+        work = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=self.folder))
+        cwd, tmp = work / "cwd", work / "tmp"
         cwd.mkdir(), tmp.mkdir()
-        proc = spawn([*BASES[key], "--transcript", "t.jsonl"], cwd, tmp, self.root, limit=60)
+        proc = spawn([*BASES[key], "--transcript", "t.jsonl"], cwd, tmp, self.root, limit=60, forks=forks)
         self.cpu[key] = proc.cpu or 0.0
         path = cwd / "t.jsonl"
         if proc.returncode != 0 or not path.exists():
-            self.errors[key] = (f"`{' '.join(BASES[key][:6])} ...` exit {proc.returncode}: "
-                                f"{proc.stderr.decode('utf-8', 'replace').strip()[-200:]}")
+            failed.write_text(f"`{' '.join(BASES[key][:6])} ...` exit {proc.returncode}: "
+                              f"{proc.stderr.decode('utf-8', 'replace').strip()[-200:]}")
         else:
-            self.made[key] = path
+            path.replace(made)
+        shutil.rmtree(work, ignore_errors=True)
 
     def lines(self, key: str) -> Lines:
         with self._lock:
@@ -264,7 +281,7 @@ class Campaign:
         if any(isinstance(c, Derived) for case in cases for c in case.files.values()):
             keys.add("classic")
         with ThreadPoolExecutor(self.workers) as pool:
-            self.bases.make(keys, pool)
+            self.bases.make(keys, pool, self.forks)
             setup = time.monotonic() - start
 
             def one(case: Case) -> Result:
