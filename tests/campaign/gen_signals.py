@@ -34,8 +34,14 @@ def gen_signals(b: Builder) -> None:
         argv = ["--headless", "--algorithm", algorithm, "--nodes", str(nodes), "--until", "1000000",
                 *(["--ids", "uuid"] if uuid else []), *(["--transcript", "t.jsonl"] if transcript else [])]
         name = signal.Signals(signum).name + ("x2" if again else "")
-        b.add(f"signal:{name}@{delay}s-{algorithm}-{nodes}{'-uuid' if uuid else ''}", "headless", argv, SIGNAL,
-              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay, again),
+        # A moment past the start-up is counted from when the transcript appears (the run's
+        # beginning, START_UP in), and the case is forked (runner.py): the same moment of the
+        # run, without the 0.3 s of CPU a start-up takes.
+        plan = (SignalPlan(signum, round(delay - START_UP, 3), again, after_file=True) if transcript and delay > START_UP
+                else SignalPlan(signum, delay, again))
+        moment = f"{plan.delay}s{'-after-a-file' if plan.after_file else ''}"
+        b.add(f"signal:{name}@{moment}-{algorithm}-{nodes}{'-uuid' if uuid else ''}", "headless", argv, SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=plan,
               outputs={"t.jsonl": "transcript"} if transcript else {}, limit=BIG_LIMIT,
               verify_after=transcript and n in verify_sample)
     # SIGINT (and a SIGTERM) during export and verify of a big transcript, and during --compare
