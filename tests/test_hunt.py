@@ -185,7 +185,25 @@ def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
 
 
-def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_path):
+@pytest.fixture
+def command(tmp_path, monkeypatch, capsys):
+    """`bully-tui ARGS` in this process, in tmp_path, its outcome as `cli`'s: the same
+    code from the command's first line to its status (cli keeps the process's own start
+    for the tests that are about a whole run of it)."""
+    from playground.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        status = main(list(argv))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(argv, status, out, err)
+
+    return run
+
+
+def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_path, command):
     done = cli(tmp_path, *FINDS_AT_ONCE)
     assert done.returncode == 1, done.stderr
     first, second = done.stdout.splitlines()
@@ -208,28 +226,28 @@ def test_a_finding_is_written_as_a_scenario_and_a_transcript_that_replay_it(tmp_
     violations = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()[1:]]
     assert any(v.get("kind") == "violation" and v["property"] == "sle1" for v in violations)
     # A second hunt does not overwrite the first: it takes the next free name.
-    done = cli(tmp_path, *FINDS_AT_ONCE)
+    done = command("hunt", *FINDS_AT_ONCE)
     assert "hunt-classic-sle1-2.jsonl" in done.stdout
 
 
-def test_output_named_with_any_of_its_suffixes_means_the_base(tmp_path):
-    done = cli(tmp_path, "--exhaustive", "--async", "--faults", "0", "-o", "mine.scenario")
+def test_output_named_with_any_of_its_suffixes_means_the_base(tmp_path, command):
+    done = command("hunt", "--exhaustive", "--async", "--faults", "0", "-o", "mine.scenario")
     assert done.returncode == 1, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.jsonl", "mine.txt"]
 
 
-def test_the_same_seed_and_budget_write_the_same_files(tmp_path):
+def test_the_same_seed_and_budget_write_the_same_files(tmp_path, command):
     for name in ("a", "b"):
-        cli(tmp_path, "--algorithm", "classic", "--property", "split-brain", "--break-synchrony", "--budget", "200",
+        command("hunt", "--algorithm", "classic", "--property", "split-brain", "--break-synchrony", "--budget", "200",
             "--seed", "7", "-o", name, "--workers", "2" if name == "b" else "1")
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     a, b = ((tmp_path / f"{name}.scenario").read_text().split("\n", 1)[1] for name in ("a", "b"))
     assert a == b  # (its first line says how it was found: -o a, -o b)
 
 
-def test_nothing_found_says_how_much_was_searched_and_exits_0(tmp_path):
-    done = cli(tmp_path, "--algorithm", "ring", "--property", "sle1", "--budget", "100", "--nodes", "2:3",
-               "--workers", "1")
+def test_nothing_found_says_how_much_was_searched_and_exits_0(tmp_path, command):
+    done = command("hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "100", "--nodes", "2:3",
+                   "--workers", "1")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("no counterexample: SLE1 held in 100 schedules, ")
     assert "virtual seconds" in done.stdout and "shapes (nodes × commands)" in done.stdout
@@ -253,16 +271,16 @@ def test_nothing_found_says_how_much_was_searched_and_exits_0(tmp_path):
     (["-o", ".mine"], "-o '.mine' would write hidden files (.mine.scenario, .mine.jsonl)"),
     (["--exhaustive", "-o", "sub/.x.txt"], "-o 'sub/.x.txt' would write hidden files (.x.txt, .x.jsonl)"),
 ])
-def test_bad_arguments_are_one_line_and_status_2(tmp_path, args, said):
-    done = cli(tmp_path, *args)
+def test_bad_arguments_are_one_line_and_status_2(tmp_path, command, args, said):
+    done = command("hunt", *args)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_existing_output_is_refused_before_the_search(tmp_path):
+def test_an_existing_output_is_refused_before_the_search(tmp_path, command):
     (tmp_path / "mine.jsonl").write_text("keep me")
-    done = cli(tmp_path, "-o", "mine", "--budget", "100")
+    done = command("hunt", "-o", "mine", "--budget", "100")
     assert done.returncode == 2 and "mine.jsonl already exists" in done.stderr
     assert (tmp_path / "mine.jsonl").read_text() == "keep me"
 
@@ -307,9 +325,8 @@ async def test_a_replay_opens_at_a_time_asked_for(tmp_path, recovery_flaw):
 
 
 @pytest.mark.parametrize("value", ["nan", "-1", "soon", ""])
-def test_a_bad_replay_at_is_one_line(tmp_path, value):
-    done = subprocess.run([sys.executable, "-m", "playground", "replay", "x.jsonl", "--at", value], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+def test_a_bad_replay_at_is_one_line(command, value):
+    done = command("replay", "x.jsonl", "--at", value)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--at" in done.stderr, done.stderr
 
 
