@@ -281,7 +281,7 @@ class Campaign:
         if any(isinstance(c, Derived) for case in cases for c in case.files.values()):
             keys.add("classic")
         with ThreadPoolExecutor(self.workers) as pool:
-            self.bases.make(keys, pool, self.forks)
+            self.bases.make(keys, pool, self.forks if keys else None)  # (no server for a run that needs none)
             setup = time.monotonic() - start
 
             def one(case: Case) -> Result:
