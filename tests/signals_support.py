@@ -85,8 +85,12 @@ def python_start_up(signum: int | None, rc: int | None, lines: list[str]) -> boo
 # Python's report of an exception it could not raise: a Ctrl-C that came, before
 # bully-tui's first statement, while the interpreter ran a callback of its own (importlib's
 # module locks have one), is printed so and lost; the process goes on as if none had come.
+# So is one that came while `site` ran a line of a .pth file (an editable install's finder):
+# it reports "Error processing line N of ...", the traceback indented, and goes on.
 LOST = re.compile(r"Exception ignored in: [^\n]*\nTraceback \(most recent call last\):\n(?:  [^\n]*\n)*?"
-                  r"KeyboardInterrupt: ?\n")
+                  r"KeyboardInterrupt: ?\n"
+                  r"|Error processing line \d+ of [^\n]*\.pth:\n\n(?:  [^\n]*\n)*?  KeyboardInterrupt\n"
+                  r"(?:  [^\n]*\n)*\nRemainder of file ignored\n")
 
 
 def lost_by_python(err: str) -> tuple[bool, str]:

@@ -133,3 +133,38 @@ def test_a_forked_case_ends_as_a_spawned_one(tmp_path):
     finally:
         server.close()
     assert server.process.returncode == 0
+
+
+# Python's own report, word for word, of a Ctrl-C that came while `site` ran the editable
+# install's .pth line (a campaign case at 0.06 s): it goes on, and the run starts as if
+# none had come (the case hung, its run never-ending).
+SITE_LINES = (
+    "Error processing line 1 of /v/lib/python3.11/site-packages/__editable__.bully_tui-0.1.0.pth:", "",
+    "  Traceback (most recent call last):",
+    '    File "/p/lib/python3.11/functools.py", line 972, in __set_name__',
+    "      def __set_name__(self, owner, name):", "      ",
+    "  KeyboardInterrupt", "  ",
+    "  The above exception was the direct cause of the following exception:", "  ",
+    "  Traceback (most recent call last):",
+    '    File "<frozen site>", line 186, in addpackage',
+    '    File "<string>", line 1, in <module>',
+    '    File "/v/lib/python3.11/site-packages/__editable___bully_tui_0_1_0_finder.py", line 7, in <module>',
+    "      from pathlib import Path",
+    "  RuntimeError: Error calling __set_name__ on 'cached_property' instance 'broadcast_address' in '_BaseNetwork'",
+    "", "Remainder of file ignored", "")
+SITE_REPORT = "\n".join(SITE_LINES)
+
+
+def test_a_ctrl_c_lost_while_python_reads_a_pth_file_is_pressed_again():
+    """The campaign (spawn._lost) and the signal tests press Ctrl-C again when Python lost
+    the first in its start-up; `site`'s report of a .pth line it could not run is such a
+    loss, and what follows it is judged as bully-tui's."""
+    from tests import signals_support
+
+    ours = "bully-tui: interrupted at t=1.000 s; the transcript so far is in t.jsonl\n"
+    assert signals_support.lost_by_python(SITE_REPORT + ours) == (True, ours)
+    assert not signals_support.lost_by_python(ours)[0]
+    mine = SITE_REPORT.replace("<frozen site>", "/w/playground/cli/entry.py")  # (our code ran: not Python's loss)
+    assert not signals_support.lost_by_python(mine + ours)[0]
+    cut = SITE_REPORT.replace("  KeyboardInterrupt\n", "  ValueError\n")  # (no Ctrl-C in it)
+    assert not signals_support.lost_by_python(cut + ours)[0]
