@@ -172,8 +172,10 @@ def _become(request: dict, fds: list[int]) -> None:
     sys.path[0] = request["cwd"]  # (-m puts the working folder first)
     sys.argv = ["-m", *request["argv"]]
     tempfile.tempdir = None  # (gettempdir reads the case's TMPDIR again)
-    child_limits(request["fsize"])
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # (Python's start-up puts it in place)
+    ignored = request.get("ignored")
+    child_limits(request["fsize"], ignored=ignored)
+    if ignored != signal.SIGINT:  # (Python's start-up puts it in place, unless SIGINT is ignored)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def main() -> None:
@@ -226,8 +228,9 @@ class ForkServer:
         self.cpu = 0.0  # seconds of CPU its children took
 
     def spawn(self, module: str, argv: list[str], cwd: Path, env: dict[str, str], fsize: int | None,
-              stdout: int | object, stderr: int | object = subprocess.PIPE) -> Forked:
-        return Forked(self, module, argv, cwd, env, fsize, stdout, stderr)
+              stdout: int | object, stderr: int | object = subprocess.PIPE, ignored: int | None = None) -> Forked:
+        """`ignored`: that signal ignored from the start, as nohup starts a command."""
+        return Forked(self, module, argv, cwd, env, fsize, stdout, stderr, ignored)
 
     def took(self, seconds: float) -> None:
         with self.lock:
@@ -252,7 +255,8 @@ class Forked:
     own), send_signal, kill."""
 
     def __init__(self, server: ForkServer, module: str, argv: list[str], cwd: Path, env: dict[str, str],
-                 fsize: int | None, stdout: int | object, stderr: int | object = subprocess.PIPE):
+                 fsize: int | None, stdout: int | object, stderr: int | object = subprocess.PIPE,
+                 ignored: int | None = None):
         self.args = argv
         self.returncode: int | None = None
         self.cpu: float | None = None  # (as Measured's: the CPU the case took, once it has ended)
@@ -263,7 +267,8 @@ class Forked:
         stdin = os.open(os.devnull, os.O_RDONLY)
         to_child = [stdin, out_w if out_w is not None else stdout.fileno(),
                     err_w if err_w is not None else stderr.fileno()]
-        body = json.dumps({"module": module, "argv": argv, "cwd": str(cwd), "env": env, "fsize": fsize}).encode()
+        body = json.dumps({"module": module, "argv": argv, "cwd": str(cwd), "env": env, "fsize": fsize,
+                           "ignored": ignored}).encode()
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._conn.connect(server.path)

@@ -84,7 +84,10 @@ def gen_ignored(b: Builder) -> None:
     """Started with SIGINT or SIGHUP ignored (nohup, a script's background job), a command
     runs to its end as if none had come, its files whole: the signal, sent at any moment
     (twice, for some), stays ignored. A headless run (its trio run's receiver) and a hunt
-    (its search, which takes the signals `checked`)."""
+    (its search, which takes the signals `checked`). These are forked (spawn.py): the
+    moments count from bully-tui's first statement, so the signal comes in the run or the
+    search, where a handler put in place would take it (in Python's start-up, an ignored
+    signal is discarded whatever comes after)."""
     r = b.rng
     # (Runs of a second or more, signalled in their first half second: the judge asks that
     # the signal came before the end, or the case would have tested nothing.)
