@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .cases import ACCEPT, BIG_LIMIT, DIRECTORY, EITHER, FIFO, Base, Case, Derived
-from .forkserver import ForkServer
+from .forkserver import Forked, ForkServer
 from .judge import judge, snapshot
 from .spawn import Measured, kill_group, nodes_by_hand, spawn, spawn_env, spawn_in_terminal
 from .transcripts import BASES, MUTATIONS, Lines
@@ -241,11 +241,11 @@ class Campaign:
         cwd, tmp, elsewhere = folder / "cwd", folder / "tmp", folder / "beside"
         for made in (cwd, tmp, elsewhere):
             made.mkdir()
-        nodes: list[Measured] = []
+        nodes: list[Measured | Forked] = []
         try:
             argv = case.argv
             if case.beside:
-                nodes, where = nodes_by_hand(case.beside, elsewhere, self.root)
+                nodes, where = nodes_by_hand(case.beside, elsewhere, self.root, self.forks)
                 argv = [a.replace("{nodes}", where) for a in argv]
             before = snapshot(cwd)
             proc = spawn_in_terminal(argv, cwd, tmp, self.root, limit=case.limit, plan=case.signal)

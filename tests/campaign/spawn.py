@@ -23,7 +23,7 @@ from pathlib import Path
 from tests import signals_support
 
 from .cases import BIG_LIMIT, SignalPlan
-from .forkserver import ForkServer, child_limits
+from .forkserver import Forked, ForkServer, child_limits
 
 
 @dataclass
@@ -278,9 +278,11 @@ def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limi
     return Process(p.returncode, b"", said + b"\n" if said else b"", time.monotonic() - start, hung, cpu=p.cpu)
 
 
-def nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[Measured], str]:
+def nodes_by_hand(count: int, folder: Path, root: Path,
+                  forks: ForkServer | None = None) -> tuple[list[Measured | Forked], str]:
     """`count` real nodes of the checkout under test, as a person starts them (`node`),
-    once each has booted: them, and the list `attach` takes ("1@127.0.0.1:P,...")."""
+    once each has booted: them, and the list `attach` takes ("1@127.0.0.1:P,...").
+    `forks`: forked by that server (what is under test is attach, not their start-up)."""
     sockets = [socket.socket() for _ in range(count)]
     for s in sockets:
         s.bind(("127.0.0.1", 0))
@@ -291,10 +293,15 @@ def nodes_by_hand(count: int, folder: Path, root: Path) -> tuple[list[Measured],
     nodes = []
     for i, port in enumerate(ports, 1):
         peers = ",".join(f"{k}@127.0.0.1:{q}" for k, q in enumerate(ports, 1) if k != i)
-        argv = [sys.executable, "-m", entry_module(root), "node", "--id", str(i), "--listen", f"127.0.0.1:{port}",
-                "--peers", peers, "--state-dir", str(folder / str(i)), "--timeout", "0.5", "--probe-interval", "0.5"]
-        nodes.append(Measured(argv, env=spawn_env(root, folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True))
+        argv = ["node", "--id", str(i), "--listen", f"127.0.0.1:{port}", "--peers", peers,
+                "--state-dir", str(folder / str(i)), "--timeout", "0.5", "--probe-interval", "0.5"]
+        if forks is not None:
+            with open(os.devnull, "wb") as null:
+                nodes.append(forks.spawn(entry_module(root), argv, folder, spawn_env(root, folder), None, null, null))
+        else:
+            nodes.append(Measured([sys.executable, "-m", entry_module(root), *argv], env=spawn_env(root, folder),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True))
     deadline = time.monotonic() + BIG_LIMIT
     traces = [folder / str(i) / "trace.jsonl" for i in range(1, count + 1)]
     while not all(t.exists() and b'"kind":"start"' in t.read_bytes() for t in traces):
