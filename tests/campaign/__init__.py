@@ -27,7 +27,9 @@ from pools with one `random.Random(seed)`, so a seed gives the same list every t
     different); export's own options are mutated too;
   - --compare, an unwritable stdout (/dev/full) or a closed one (`>&-`), file-size limits
     (RLIMIT_FSIZE), signals at seeded random moments from the very start (0 s: Python's
-    own start-up) on, and help;
+    own start-up) on (a moment drawn past the start-up is the same moment of the
+    command's work: counted from its first file, or bully-tui's first statement), and
+    help;
   - `hunt`: small valid searches (random and exhaustive, on drawn algorithms and
     properties), each of its options set to hostile values, options that do not go
     together, outputs that exist, cannot be written or would be hidden (`-o .jsonl`),
@@ -50,12 +52,12 @@ with PYTHONPATH = the checkout under test, a fresh private cwd holding the case'
 TMPDIR = a private empty directory, stdin /dev/null, stdout and stderr captured (or
 stdout /dev/full, or closed), in a session of its own; optional RLIMIT_FSIZE (with SIGXFSZ ignored,
 so writes past it fail with EFBIG like a full disk), a 4 GiB address-space guard, and a
-time limit after which its process group is killed. Two cases run at a time. A plain
-case (no signal, or one a moment after its first file; no terminal; a standard output) is
-the same process forked by a server
-that has done Python's start-up and the first imports (forkserver.py: a third of the CPU
-saved, each forked case tested to end as the spawned one); BULLY_CAMPAIGN_SPAWN=1 spawns
-every case.
+time limit after which its process group is killed. Two cases run at a time. A case
+whose start-up is not under test (no signal, or one a moment after its first file or
+bully-tui's first statement; no terminal; a standard output) is the same process forked
+by a server that has done Python's start-up and the imports (forkserver.py: a third of
+the CPU saved, each forked case tested to end as the spawned one); BULLY_CAMPAIGN_SPAWN=1
+spawns every case.
 
 How it is judged (`judge`). The observed outcome (exit 0 accept, 2 refuse, 1 different
 or write-error, 128+n a signal) is held against the case's expectation, the contract:

@@ -12,6 +12,7 @@ from typing import Any
 
 LIMIT = 15.0  # seconds for a case
 BIG_LIMIT = 30.0  # for the big signal cases
+START_UP = 0.3  # seconds from a process's start to its command's work: Python's start-up, bully-tui's imports
 
 
 # What a case expects.
@@ -56,10 +57,26 @@ class Derived:
 @dataclass(frozen=True)
 class SignalPlan:
     signum: int
-    delay: float  # seconds after the start (or after the first file, below)
+    delay: float  # seconds after the start (or after the first file, or bully-tui's first statement: below)
     again_ms: int | None = None  # the same signal again, this many ms later
     after_file: bool = False  # `delay` counts from when the case's first new file appears in its folder
     ignored: bool = False  # the process starts with the signal ignored (nohup, a script's background job)
+    after_start: bool = False  # `delay` counts from bully-tui's first statement, its imports done
+    # (after_file and after_start: the start-up is not under test, and the case is forked: spawn.py)
+
+    def moment(self) -> str:
+        """The moment, as a case's name shows it: "0.25s", "0.25s-after-a-file", "0.25s-after-start"."""
+        return f"{self.delay}s" + ("-after-a-file" if self.after_file else "-after-start" if self.after_start else "")
+
+
+def in_the_work(signum: int, delay: float, start_up: float, again_ms: int | None = None) -> SignalPlan:
+    """A signal `delay` seconds after the process starts. Past `start_up` (Python's start-up
+    and the command's imports), it is the same moment of the command's work: that much less
+    after bully-tui's first statement, its imports done (after_start: forked, without the
+    start-up's CPU); before, as drawn (spawned: the start-up is the moment under test)."""
+    if delay > start_up:
+        return SignalPlan(signum, round(delay - start_up, 3), again_ms, after_start=True)
+    return SignalPlan(signum, delay, again_ms)
 
 
 @dataclass

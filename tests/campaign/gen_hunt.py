@@ -25,6 +25,7 @@ from .cases import (
     Builder,
     SignalPlan,
     delay_verdict,
+    in_the_work,
     seconds_verdict,
     shortened,
     whole_verdict,
@@ -197,10 +198,11 @@ def gen_hunt_network(b: Builder) -> None:
 # are drawn in it. (Those cases are forked, their start-up done: the files come some 50 ms
 # apart, where a spawned case, still importing as it writes, took 80.)
 WRITING = 0.05
+HUNT_START_UP = 0.5  # seconds from the start to the search: Python's start-up and the hunt's imports
 
 
 def _signal_name(signum: int, plan: SignalPlan) -> str:
-    return f"{signal.Signals(signum).name}@{plan.delay}s{'-after-a-file' if plan.after_file else ''}"
+    return f"{signal.Signals(signum).name}@{plan.moment()}"
 
 
 def gen_hunt_signals(b: Builder, found: dict[str, str], steps: dict[str, str]) -> None:
@@ -208,6 +210,7 @@ def gen_hunt_signals(b: Builder, found: dict[str, str], steps: dict[str, str]) -
     after the first file of the case appears in its folder (a temporary one, or a
     finding's first), when they used to be half there."""
     r = b.rng
+    # (moments past HUNT_START_UP are of the search: in_the_work; the hunt's start-up imports hypothesis)
     nothing = ["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "30s", "-o", "f"]
     finding = ["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "30", "--workers", "1", "-o", "f"]
     swallowed = ["hunt", "--algorithm", "garcia-molina", "--property", "sle1", "--budget", "60s", "--nodes", "2:5",
@@ -215,16 +218,16 @@ def gen_hunt_signals(b: Builder, found: dict[str, str], steps: dict[str, str]) -
     exhaustive = ["hunt", "--exhaustive", "--async", "-o", "f"]
     runs = []
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        runs += [(signum, "search", nothing, found, SignalPlan(signum, round(r.uniform(0, 2.0), 3))),
-                 (signum, "finding", finding, found, SignalPlan(signum, round(r.uniform(0, 2.0), 3))),
-                 (signum, "gc", swallowed, found, SignalPlan(signum, round(r.uniform(0.8, 2.5), 3)))]
+        runs += [(signum, "search", nothing, found, in_the_work(signum, round(r.uniform(0, 2.0), 3), HUNT_START_UP)),
+                 (signum, "finding", finding, found, in_the_work(signum, round(r.uniform(0, 2.0), 3), HUNT_START_UP)),
+                 (signum, "gc", swallowed, found, in_the_work(signum, round(r.uniform(0.8, 2.5), 3), HUNT_START_UP))]
         for _ in range(2):
             runs.append((signum, "finding", finding, found, SignalPlan(signum, round(r.uniform(0, WRITING), 3),
                                                                           after_file=True)))
         runs.append((signum, "exhaustive", exhaustive, steps, SignalPlan(signum, round(r.uniform(0, WRITING), 3),
                                                                            after_file=True)))
     runs.append((signal.SIGINT, "finding-2-workers", [*finding[:-4], "--workers", "2", "-o", "f"], found,
-                 SignalPlan(signal.SIGINT, round(r.uniform(0, 2.0), 3))))
+                 in_the_work(signal.SIGINT, round(r.uniform(0, 2.0), 3), HUNT_START_UP)))
     for what, argv, outputs in (("finding", finding, found), ("exhaustive", exhaustive, steps)):
         runs.append((signal.SIGKILL, what, argv, outputs, SignalPlan(signal.SIGKILL, round(r.uniform(0, WRITING), 3),
                                                                      after_file=True)))

@@ -3,12 +3,21 @@ on: to headless runs, export and verify of a big transcript, --compare."""
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 
-from .cases import ACCEPT, BIG_LIMIT, EXPORT_EXTENSIONS, SEARCHED, SIGNAL, Base, Builder, SignalPlan
-
-START_UP = 0.3  # seconds: the early signals are drawn from 0 to this (Python's start-up, then bully-tui's)
-
+from .cases import (
+    ACCEPT,
+    BIG_LIMIT,
+    EXPORT_EXTENSIONS,
+    SEARCHED,
+    SIGNAL,
+    START_UP,  # (the early signals are drawn from 0 to it; a moment drawn later is of the work: in_the_work)
+    Base,
+    Builder,
+    SignalPlan,
+    in_the_work,
+)
 
 SIGNAL_RUNS = [("stoller", 20, False), ("stoller", 12, False), ("classic", 10, False), ("ring", 30, False),
                ("epoch-bully", 40, False), ("garcia-molina", 16, False), ("classic", 8, True)]
@@ -34,13 +43,12 @@ def gen_signals(b: Builder) -> None:
         argv = ["--headless", "--algorithm", algorithm, "--nodes", str(nodes), "--until", "1000000",
                 *(["--ids", "uuid"] if uuid else []), *(["--transcript", "t.jsonl"] if transcript else [])]
         name = signal.Signals(signum).name + ("x2" if again else "")
-        # A moment past the start-up is counted from when the transcript appears (the run's
-        # beginning, START_UP in), and the case is forked (runner.py): the same moment of the
-        # run, without the 0.3 s of CPU a start-up takes.
-        plan = (SignalPlan(signum, round(delay - START_UP, 3), again, after_file=True) if transcript and delay > START_UP
-                else SignalPlan(signum, delay, again))
-        moment = f"{plan.delay}s{'-after-a-file' if plan.after_file else ''}"
-        b.add(f"signal:{name}@{moment}-{algorithm}-{nodes}{'-uuid' if uuid else ''}", "headless", argv, SIGNAL,
+        # A moment past the start-up is one of the run's (in_the_work), counted from when its
+        # transcript appears (its beginning, START_UP in) if it writes one.
+        plan = in_the_work(signum, delay, START_UP, again)
+        if transcript and plan.after_start:
+            plan = dataclasses.replace(plan, after_start=False, after_file=True)
+        b.add(f"signal:{name}@{plan.moment()}-{algorithm}-{nodes}{'-uuid' if uuid else ''}", "headless", argv, SIGNAL,
               names="interrupted" if signum == signal.SIGINT else None, signal=plan,
               outputs={"t.jsonl": "transcript"} if transcript else {}, limit=BIG_LIMIT,
               verify_after=transcript and n in verify_sample)
@@ -48,21 +56,21 @@ def gen_signals(b: Builder) -> None:
     big = {"big.jsonl": Base("big")}
     for fmt, signum in [("svg", signal.SIGINT), ("mermaid", signal.SIGINT), ("shiviz", signal.SIGINT),
                         (r.choice(list(EXPORT_EXTENSIONS)), signal.SIGTERM)]:
-        delay = round(r.uniform(0.3, 1.5), 3)
+        plan = in_the_work(signum, round(r.uniform(0.3, 1.5), 3), START_UP)
         out = f"out.{EXPORT_EXTENSIONS[fmt]}"
-        b.add(f"signal:{signal.Signals(signum).name}@{delay}s-export-{fmt}", "export",
+        b.add(f"signal:{signal.Signals(signum).name}@{plan.moment()}-export-{fmt}", "export",
               ["export", "big.jsonl", "--format", fmt, "-o", out], SIGNAL,
-              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+              names="interrupted" if signum == signal.SIGINT else None, signal=plan,
               files=dict(big), outputs={out: "svg" if fmt == "svg" else "text"}, limit=BIG_LIMIT)
     for signum in [signal.SIGINT, signal.SIGINT, signal.SIGHUP]:
-        delay = round(r.uniform(0.3, 1.5), 3)
-        b.add(f"signal:{signal.Signals(signum).name}@{delay}s-verify", "verify", ["verify", "big.jsonl"], SIGNAL,
-              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay),
+        plan = in_the_work(signum, round(r.uniform(0.3, 1.5), 3), START_UP)
+        b.add(f"signal:{signal.Signals(signum).name}@{plan.moment()}-verify", "verify", ["verify", "big.jsonl"], SIGNAL,
+              names="interrupted" if signum == signal.SIGINT else None, signal=plan,
               files=dict(big), limit=BIG_LIMIT)
     for _ in range(2):
-        delay = round(r.uniform(0.3, 2.0), 3)
-        b.add(f"signal:SIGINT@{delay}s-compare-64", "compare", ["--headless", "--compare", "--nodes", "64"], SIGNAL,
-              names="interrupted", signal=SignalPlan(signal.SIGINT, delay), limit=BIG_LIMIT)
+        plan = in_the_work(signal.SIGINT, round(r.uniform(0.3, 2.0), 3), START_UP)
+        b.add(f"signal:SIGINT@{plan.moment()}-compare-64", "compare", ["--headless", "--compare", "--nodes", "64"],
+              SIGNAL, names="interrupted", signal=plan, limit=BIG_LIMIT)
     gen_ignored(b)
     # While the process starts: Python's own start-up, then bully-tui's imports (0 s is at once)
     starts = [("headless", ["--headless", "--nodes", "5", "--until", "1000", "--transcript", "t.jsonl"],
@@ -84,10 +92,10 @@ def gen_ignored(b: Builder) -> None:
     """Started with SIGINT or SIGHUP ignored (nohup, a script's background job), a command
     runs to its end as if none had come, its files whole: the signal, sent at any moment
     (twice, for some), stays ignored. A headless run (its trio run's receiver) and a hunt
-    (its search, which takes the signals `checked`). These are forked (spawn.py): the
-    moments count from bully-tui's first statement, so the signal comes in the run or the
-    search, where a handler put in place would take it (in Python's start-up, an ignored
-    signal is discarded whatever comes after)."""
+    (its search, which takes the signals `checked`). The moments count from bully-tui's
+    first statement (after_start), so the signal comes in the run or the search, where a
+    handler put in place would take it (in Python's start-up, an ignored signal is
+    discarded whatever comes after)."""
     r = b.rng
     # (Runs of a second or more, signalled in their first half second: the judge asks that
     # the signal came before the end, or the case would have tested nothing.)
@@ -97,6 +105,7 @@ def gen_ignored(b: Builder) -> None:
                       "-o", "f"], SEARCHED, {}, {"f.scenario": "text", "f.jsonl": "transcript"})]
     for n, signum in enumerate([signal.SIGINT, signal.SIGHUP] * len(runs)):
         group, argv, expect, files, outputs = runs[n // 2]
-        plan = SignalPlan(signum, round(r.uniform(0.05, 0.5), 3), again_ms=50 if n % 3 == 0 else None, ignored=True)
-        b.add(f"signal-ignored:{signal.Signals(signum).name}@{plan.delay}s-{group}", group, argv, expect, signal=plan,
+        plan = SignalPlan(signum, round(r.uniform(0.05, 0.5), 3), again_ms=50 if n % 3 == 0 else None, ignored=True,
+                          after_start=True)
+        b.add(f"signal-ignored:{signal.Signals(signum).name}@{plan.moment()}-{group}", group, argv, expect, signal=plan,
               files=dict(files), outputs=dict(outputs), limit=BIG_LIMIT)

@@ -133,9 +133,8 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
           fsize: int | None = None, stdout_full: bool = False, stdout_closed: bool = False,
           forks: ForkServer | None = None) -> Process:
     """The case's process, run to its end or its limit (`forks`: forked by that server
-    where its start-up is not under test: no signal, or one that waits for the case's
-    first file, which comes after it, or one it ignores from the start, which nothing
-    takes whenever it comes; a standard output)."""
+    where its start-up is not under test: no signal, or one a moment after its first file
+    or its first statement; a standard output)."""
     # (A signalled case's stderr is a file, read while it runs: Python may report a Ctrl-C lost.)
     with tempfile.TemporaryFile() if plan is not None else contextlib.nullcontext(subprocess.PIPE) as stderr:
         return _spawned(argv, cwd, tmp, root, limit, plan, fsize, stdout_full, stdout_closed, forks, stderr)
@@ -149,7 +148,7 @@ def _spawned(argv: list[str], cwd: Path, tmp: Path, root: Path, limit: float, pl
                   else subprocess.DEVNULL if stdout_closed else subprocess.PIPE)
         before = set(os.listdir(cwd))
         start = time.monotonic()
-        if forks is not None and not stdout_closed and (plan is None or plan.after_file or plan.ignored):
+        if forks is not None and not stdout_closed and (plan is None or plan.after_file or plan.after_start):
             p = forks.spawn(entry_module(root), argv, cwd, spawn_env(root, tmp), fsize, stdout, stderr,
                             ignored=plan.signum if plan and plan.ignored else None)
         else:
