@@ -49,15 +49,16 @@ def gen_real(b: Builder) -> None:
     foreign = {"d/state.json": json.dumps({"algorithm": "raft", "storage": {}}).encode()}
     b.add("node-state:foreign", "node", ["node", *(x for k, v in base.items() for x in (k, v))], REFUSE,
           names="state.json", files={"d": DIRECTORY, **foreign})
-    node = ["node", *(x for k, v in base.items() for x in (k, v))]
-    for label, files, names in [  # what is in the way in a state folder: one line, never a hang or a traceback
+    for port, (label, files, names) in enumerate([  # what is in the way in a state folder: one line, never a hang or a traceback
             ("state-nested", {"d/state.json": b"[" * 100_000 + b"]" * 100_000}, "state.json"),
             ("state-fifo", {"d/state.json": FIFO}, "state.json"), ("state-a-folder", {"d/state.json": DIRECTORY},
                                                                     "state.json"),
             ("state-huge", {"d/state.json": b" " * (2 << 20)}, "state.json"),
             ("control-a-folder", {"d/control.sock": DIRECTORY}, "control.sock"),
             ("control-a-file", {"d/control.sock": b"mine\n"}, "control.sock"),
-            ("trace-fifo", {"d/trace.jsonl": FIFO}, "trace.jsonl")]:
+            ("trace-fifo", {"d/trace.jsonl": FIFO}, "trace.jsonl")], start=11):
+        # (each on a port of its own: some are refused once the node listens, and two cases run at a time)
+        node = ["node", *(x for k, v in {**base, "--listen": f"127.0.0.1:{port}"}.items() for x in (k, v))]
         b.add(f"node-{label}", "node", node, REFUSE, names=names, files={"d": DIRECTORY, **files})
     for flag, value in [("--seed", ""), ("--state-dir", ""), ("--state-dir", "  ")]:  # (empty: refused as anywhere)
         argv = ["node", *(x for k, v in base.items() if k != flag for x in (k, v)), flag, value]
