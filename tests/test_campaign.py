@@ -5,7 +5,11 @@ Every case must hold its expectation (refuse, accept, different, write-error, si
 help, as the package's docstring says); a case that does not falls in a failure class
 (traceback, hang, silent, misleading, misrefused, partial, setup), and the test fails
 with a table of those cases: class, name, argv, why, and the first 200 characters of
-stderr. `python -m tests.campaign --report` runs the same from the command line.
+stderr. The suite runs a seeded sample of the campaign (`campaign.suite_sample`: every
+case with a signal, a terminal, a standard output full or closed or a file-size limit,
+and a third of the others, at least one of each operator in each group and expectation);
+`python -m tests.campaign --report` runs every case from the command line (`--sample`:
+the suite's).
 """
 
 from __future__ import annotations
@@ -41,6 +45,25 @@ def test_the_campaign_is_generated_deterministic_and_covers_every_subcommand():
     assert any(c.fsize for c in cases) and any(c.stdout_full for c in cases)
 
 
+def test_the_suites_sample_is_seeded_and_meets_every_group_expectation_operator_and_signal():
+    """What the suite leaves out is only plain cases of an operator it runs some of: every
+    group, expectation and operator of the campaign is in the sample, and every case with a
+    signal (each signal, moment and kind of process), a terminal, a full or closed standard
+    output or a file-size limit."""
+    cases = campaign.build_cases(campaign.DEFAULT_SEED)
+    sample = campaign.suite_sample(cases)
+    assert [c.index for c in sample] == [c.index for c in campaign.suite_sample(campaign.build_cases(
+        campaign.DEFAULT_SEED))]
+    assert [c.index for c in sample] == sorted(c.index for c in sample)
+    assert len(sample) <= len(cases) * 0.6, (len(sample), len(cases))
+    kinds = Counter((c.group, c.expect, campaign.build.operator(c)) for c in cases)
+    assert set(kinds) == {(c.group, c.expect, campaign.build.operator(c)) for c in sample}
+    assert {c.index for c in cases if campaign.always_in_the_suite(c)} <= {c.index for c in sample}
+    assert {c.group for c in sample} == set(campaign.GROUPS)
+    assert {c.signal.signum for c in sample if c.signal} == {signal.SIGINT, signal.SIGTERM, signal.SIGHUP,
+                                                              signal.SIGKILL}
+
+
 # The campaign runs as shards, so that the suite's processes (pytest-xdist) share it out
 # with the other tests; the shards of one process share the setup transcripts.
 SHARDS = 8
@@ -71,7 +94,8 @@ def forks() -> campaign.ForkServer | None:
 
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_no_case_of_the_campaign_falls_in_a_failure_class(shard, bases, forks):
-    cases = [c for c in campaign.build_cases(campaign.DEFAULT_SEED) if c.index % SHARDS == shard]
+    """The suite's sample of the campaign (the module's docstring), a shard at a time."""
+    cases = [c for c in campaign.suite_sample(campaign.build_cases(campaign.DEFAULT_SEED)) if c.index % SHARDS == shard]
     # Two cases at a time, under pytest-xdist too: much of a case is waiting (for its
     # signal's moment, for real nodes), and a case's limit counts its CPU, not the clock.
     workers = campaign.WORKERS

@@ -1,8 +1,12 @@
 """A generated hostile-input campaign against `bully-tui` (issue 17, "A campaign of our own").
 
     python -m tests.campaign [--root DIR] [--workers 2] [--seed N] [--report] [--only TEXT] [--list]
+                             [--sample]
 
-(from the repository's root).
+(from the repository's root). It runs every case; the suite (tests/test_campaign.py) runs
+a seeded sample (`suite_sample`, `--sample`): every case with a signal, a terminal, a
+standard output full or closed or a file-size limit, and a third of the others, of each
+operator in each group and expectation.
 
 How the cases are made. Nothing here is a hand-written list of inputs: `build_cases(seed)`
 runs mutation operators over valid inputs, drawing what to mutate and with which value
@@ -99,7 +103,7 @@ case's process, judge.py judges it, runner.py runs the cases (Bases, Campaign,
 run_campaign), report.py sums up, __main__.py is the command line.
 """
 
-from .build import DEFAULT_SEED, build_cases
+from .build import DEFAULT_SEED, SUITE_SHARE, always_in_the_suite, build_cases, suite_sample
 from .cases import (
                      ACCEPT,
                      DIFFERENT,
@@ -124,6 +128,6 @@ from .runner import FORK, REPO, WORKERS, Bases, Campaign, Result, run_campaign
 from .spawn import Process, spawn, spawn_env
 
 __all__ = ["ACCEPT", "DEFAULT_SEED", "DIFFERENT", "EITHER", "FAILURES", "FORK", "FOUND", "GROUPS", "HELP", "KILLED",
-           "PYTHON_START_UP", "REFUSE", "REPO", "SEARCHED", "SIGNAL", "WORKERS", "WRITE_ERROR", "Bases", "Campaign",
-           "Case", "ForkServer", "Process", "Result", "SignalPlan", "build_cases", "failure_table", "judge",
-           "run_campaign", "spawn", "spawn_env", "summary"]
+           "PYTHON_START_UP", "REFUSE", "REPO", "SEARCHED", "SIGNAL", "SUITE_SHARE", "WORKERS", "WRITE_ERROR", "Bases",
+           "Campaign", "Case", "ForkServer", "Process", "Result", "SignalPlan", "always_in_the_suite", "build_cases",
+           "failure_table", "judge", "run_campaign", "spawn", "spawn_env", "suite_sample", "summary"]

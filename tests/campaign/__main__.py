@@ -1,6 +1,7 @@
 """The campaign's command line, from the repository's root:
 
     python -m tests.campaign [--root DIR] [--workers 2] [--seed N] [--report] [--only TEXT] [--list]
+                             [--sample]
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from tests import campaign
 
-from .build import DEFAULT_SEED, build_cases
+from .build import DEFAULT_SEED, build_cases, suite_sample
 from .report import failure_table, summary
 from .runner import REPO, WORKERS, Result, run_campaign
 
@@ -26,10 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", action="store_true", help="list every failing case")
     p.add_argument("--only", help="run only the cases whose name contains this")
     p.add_argument("--list", action="store_true", help="list the cases and stop")
+    p.add_argument("--sample", action="store_true", help="only the suite's sample of the cases (tests/test_campaign.py)")
     p.add_argument("--keep", action="store_true", help="keep the work folder (its path is printed)")
     p.add_argument("--json", help="write every result to this file")
     args = p.parse_args(argv)
     cases = build_cases(args.seed)
+    if args.sample:
+        cases = suite_sample(cases, args.seed)
     if args.only:
         cases = [c for c in cases if args.only in c.name]
     if args.list:

@@ -1,8 +1,11 @@
-"""The campaign for a seed: every generator family in its order, on one Builder."""
+"""The campaign for a seed: every generator family in its order, on one Builder; and the
+suite's seeded sample of it (`suite_sample`)."""
 
 from __future__ import annotations
 
-from collections import Counter
+import math
+import random
+from collections import Counter, defaultdict
 
 from .cases import Builder, Case
 from .gen_at import gen_at
@@ -34,3 +37,38 @@ def build_cases(seed: int = DEFAULT_SEED) -> list[Case]:
             case.name = f"{case.name}#{seen[case.name]}"
         case.index = index
     return b.cases
+
+
+# The share of the plain cases the suite runs (suite_sample). Each is a few ms of CPU, but
+# they are 700: a third is enough for a run to meet every kind of input of every group.
+SUITE_SHARE = 1 / 3
+
+
+def always_in_the_suite(case: Case) -> bool:
+    """Whether the suite runs `case` whatever the sample: the rarer kinds (a signal, a
+    terminal, a standard output full or closed, a file-size limit), where the moment and
+    the circumstances, not the input, are what is drawn."""
+    return (case.signal is not None or case.terminal or case.stdout_full or case.stdout_closed
+            or case.fsize is not None)
+
+
+def operator(case: Case) -> str:
+    """What made the case: its name up to the first colon ("hunt-option", "negative", "serve")."""
+    return case.name.split(":", 1)[0].split("#", 1)[0]
+
+
+def suite_sample(cases: list[Case], seed: int = DEFAULT_SEED, share: float = SUITE_SHARE) -> list[Case]:
+    """The cases the suite runs, in their order: every one `always_in_the_suite`, and of the
+    others a seeded `share` of each operator in each group and expectation (at least one
+    each), so that every group, expectation and operator is run; `python -m tests.campaign`
+    runs them all."""
+    rng = random.Random(seed)
+    strata: dict[tuple[str, str, str], list[Case]] = defaultdict(list)
+    for case in cases:
+        if not always_in_the_suite(case):
+            strata[(case.group, case.expect, operator(case))].append(case)
+    kept = {case.index for case in cases if always_in_the_suite(case)}
+    for key in sorted(strata):
+        members = strata[key]
+        kept.update(case.index for case in rng.sample(members, math.ceil(len(members) * share)))
+    return [case for case in cases if case.index in kept]
