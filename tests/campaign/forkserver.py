@@ -36,14 +36,14 @@ from pathlib import Path
 
 # What every run imports first, then what its command imports as it runs (a headless run's
 # wiring, export's drawing, the hunt's hypothesis, the exhaustive search and the hunt's
-# report, a node, the reader, verify, --compare; and every algorithm of protocol/, 3 to 6 ms
-# each): a forked case imports none of it again (Textual and rich among it; 0.1 to 0.5 s a
+# report, a node, the reader, verify, --compare, serve's web server; and every algorithm of
+# protocol/, 3 to 6 ms each): a forked case imports none of it again (Textual and rich among it; 0.1 to 0.5 s a
 # case). They start no thread and read the environment no case changes (each only has its
 # own TMPDIR, and tempfile's cached folder is forgotten at the fork: _become).
 PRELOAD = ("playground.cli", "playground.cli.run", "playground.run.interrupt",
            "playground.run.wiring", "playground.record.export", "playground.record.reader", "playground.run.hunt",
            "playground.run.explore", "playground.cli.node", "playground.cli.hunt", "playground.run.hunt_report",
-           "playground.cli.verify", "playground.run.compare")
+           "playground.cli.verify", "playground.run.compare", "playground.cli.web_server")
 PRELOAD_ALL_OF = "protocol"  # (pure: no I/O, no thread)
 MEMORY_GUARD = 4 << 30  # address space per case: a runaway run fails instead of taking the machine
 

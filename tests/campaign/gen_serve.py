@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import signal
 
-from .cases import HELP, HOSTILE, REFUSE, SIGNAL, WRITE_ERROR, Builder, SignalPlan, whole_verdict
+from .cases import HELP, HOSTILE, REFUSE, SIGNAL, WRITE_ERROR, Builder, in_the_work, whole_verdict
+
+SERVE_START_UP = 0.5  # seconds from the start to serving: Python's start-up, the web server's imports
 
 PUBLIC_URLS = [("ftp", "ftp://example.org"), ("no-scheme", "example.org:8000"), ("no-host", "http://"),
                ("query", "http://example.org/?a=1"), ("empty", ""), ("spaces", "   "), ("word", "classroom")]
@@ -44,6 +46,7 @@ def gen_serve(b: Builder) -> None:
     b.add("serve:stdout-closed", "serve", ["serve", "--port", "0"], WRITE_ERROR, names="standard output",
           stdout_closed=True)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        delay = round(r.uniform(0.05, 2.5), 3)
+        # (past its start-up, SERVE_START_UP, a moment of its serving: in_the_work)
+        plan = in_the_work(signum, round(r.uniform(0.05, 2.5), 3), SERVE_START_UP)
         b.add(f"serve:signal-{signal.Signals(signum).name}", "serve", ["serve", "--port", "0"], SIGNAL,
-              names="interrupted" if signum == signal.SIGINT else None, signal=SignalPlan(signum, delay))
+              names="interrupted" if signum == signal.SIGINT else None, signal=plan)

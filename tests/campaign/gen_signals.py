@@ -35,9 +35,10 @@ def gen_signals(b: Builder) -> None:
             algorithm, nodes, uuid = SIGNAL_RUNS[0]
         else:
             algorithm, nodes, uuid = r.choice(SIGNAL_RUNS)
-        # From the very start, more of them early: start-up is fragile. By 0.5 s a run writes
-        # as it will for the rest of its life, so later moments add CPU, not cases.
-        delay = round(1.2 * r.random() ** 1.5, 3)
+        # From the very start, more of them early: start-up is fragile. Half a second into
+        # its run, a run writes as it will for the rest of its life, so later moments add CPU,
+        # not cases.
+        delay = round((START_UP + 0.5) * r.random() ** 1.5, 3)
         again = 50 if n >= doubled else None
         transcript = n % 17 != 5  # a couple without a transcript
         argv = ["--headless", "--algorithm", algorithm, "--nodes", str(nodes), "--until", "1000000",
@@ -97,15 +98,15 @@ def gen_ignored(b: Builder) -> None:
     handler put in place would take it (in Python's start-up, an ignored signal is
     discarded whatever comes after)."""
     r = b.rng
-    # (Runs of a second or more, signalled in their first half second: the judge asks that
-    # the signal came before the end, or the case would have tested nothing.)
-    runs = [("headless", ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", "300", "--transcript",
+    # (Runs of 0.7 s of CPU, signalled in their first 0.3 s, 0.35 with the second: the judge
+    # asks that the signal came before the end, or the case would have tested nothing.)
+    runs = [("headless", ["--headless", "--algorithm", "stoller", "--nodes", "20", "--until", "200", "--transcript",
                           "t.jsonl"], ACCEPT, {}, {"t.jsonl": "transcript"}),
-            ("hunt", ["hunt", "--algorithm", "garcia-molina", "--property", "sle1", "--budget", "60", "--workers", "1",
+            ("hunt", ["hunt", "--algorithm", "garcia-molina", "--property", "sle1", "--budget", "40", "--workers", "1",
                       "-o", "f"], SEARCHED, {}, {"f.scenario": "text", "f.jsonl": "transcript"})]
     for n, signum in enumerate([signal.SIGINT, signal.SIGHUP] * len(runs)):
         group, argv, expect, files, outputs = runs[n // 2]
-        plan = SignalPlan(signum, round(r.uniform(0.05, 0.5), 3), again_ms=50 if n % 3 == 0 else None, ignored=True,
+        plan = SignalPlan(signum, round(r.uniform(0.05, 0.3), 3), again_ms=50 if n % 3 == 0 else None, ignored=True,
                           after_start=True)
         b.add(f"signal-ignored:{signal.Signals(signum).name}@{plan.moment()}-{group}", group, argv, expect, signal=plan,
               files=dict(files), outputs=dict(outputs), limit=BIG_LIMIT)
