@@ -15,6 +15,7 @@ the suite's).
 from __future__ import annotations
 
 import os
+import re
 import signal
 import tempfile
 from collections import Counter
@@ -133,25 +134,37 @@ def test_a_case_hangs_by_the_cpu_it_uses_or_a_long_wait_not_by_a_busy_machine():
 
 
 def test_a_forked_case_ends_as_a_spawned_one(tmp_path):
-    """The fork server (tests/campaign/forkserver.py) starts the plain cases: each must
-    end as the same command spawned does, its status, its words, its files."""
+    """The fork server (tests/campaign/forkserver.py) starts the cases whose start-up is not
+    under test: each must end as the same command spawned does, its status, its words, its
+    files; a signal after its first file as well (but for the moment its line names, and
+    the length of the transcript it cut), and one it ignores from the start (none came)."""
     from tests.campaign.forkserver import ForkServer
     from tests.campaign.spawn import spawn, spawn_env
 
-    commands = [["--nodes", "0"], ["verify", "missing.jsonl"], ["--help"], ["hunt", "--budget", "x"],
-                ["--headless", "--nodes", "3", "--until", "5", "--transcript", "t.jsonl"],
-                ["--headless", "--nodes", "3", "--until", "5"]]
+    run = ["--headless", "--nodes", "3", "--until", "5"]
+    long_run = ["--headless", "--algorithm", "stoller", "--nodes", "12", "--until", "100000", "--transcript", "t.jsonl"]
+    commands = [  # (argv, stdout /dev/full too: where it writes to it, signal)
+        (["--nodes", "0"], False, None), (["verify", "missing.jsonl"], False, None), (["--help"], True, None),
+        (["hunt", "--budget", "x"], False, None), ([*run, "--transcript", "t.jsonl"], True, None), (run, True, None),
+        (long_run, False, campaign.SignalPlan(signal.SIGTERM, 0.1, after_file=True)),
+        (["--headless", "--algorithm", "stoller", "--nodes", "12", "--until", "60"], False,
+         campaign.SignalPlan(signal.SIGHUP, 0.05, again_ms=50, ignored=True, after_start=True))]
     server = ForkServer(campaign.REPO, spawn_env(campaign.REPO, tmp_path))
     try:
-        for i, argv in enumerate(commands):
-            for full in (False, True):
+        for i, (argv, full_too, plan) in enumerate(commands):
+            for full in (False, True) if full_too else (False,):
                 ended = {}
                 for how, forks in (("spawned", None), ("forked", server)):
                     cwd, tmp = tmp_path / f"{i}-{full}-{how}", tmp_path / f"{i}-{full}-{how}.tmp"
                     cwd.mkdir(), tmp.mkdir()
-                    p = spawn(argv, cwd, tmp, campaign.REPO, limit=30, stdout_full=full, forks=forks)
-                    ended[how] = (p.returncode, p.stdout, p.stderr, sorted(f.name for f in cwd.iterdir()),
-                                  (cwd / "t.jsonl").read_bytes() if (cwd / "t.jsonl").exists() else None)
+                    p = spawn(argv, cwd, tmp, campaign.REPO, limit=30, stdout_full=full, forks=forks, plan=plan)
+                    if plan is not None:
+                        assert p.after_signal is not None, (argv, how)  # (it was signalled before it ended)
+                    cut = plan is not None and not plan.ignored
+                    transcript = (cwd / "t.jsonl").read_bytes() if (cwd / "t.jsonl").exists() else None
+                    ended[how] = (p.returncode, p.stdout, re.sub(rb"t=[0-9.]+", b"t=...", p.stderr) if cut else p.stderr,
+                                  sorted(f.name for f in cwd.iterdir()),
+                                  transcript.endswith(b"\n") if cut and transcript else transcript)
                 assert ended["forked"] == ended["spawned"], (argv, full)
         assert server.cpu > 0
     finally:
