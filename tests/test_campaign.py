@@ -14,9 +14,14 @@ the suite's).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import pty
 import re
 import signal
+import subprocess
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -166,6 +171,29 @@ def test_a_forked_case_ends_as_a_spawned_one(tmp_path):
                                   sorted(f.name for f in cwd.iterdir()),
                                   transcript.endswith(b"\n") if cut and transcript else transcript)
                 assert ended["forked"] == ended["spawned"], (argv, full)
+        # its standard streams are those Python's start-up makes: into pipes and files, and
+        # in a terminal (a live view's), where its stdout is buffered by lines
+        for where in ("pipes", "/dev/full", "a terminal"):
+            reports = {}
+            for how in ("spawned", "forked"):
+                report = tmp_path / f"{where[-4:]}-{how}.json"
+                with contextlib.ExitStack() as opened:
+                    if where == "a terminal":
+                        master, slave = pty.openpty()
+                        opened.callback(os.close, master), opened.callback(os.close, slave)
+                        streams = {"stdin": slave, "stdout": slave, "stderr": slave}
+                    else:
+                        out = opened.enter_context(open("/dev/full" if where == "/dev/full" else os.devnull, "wb"))
+                        streams = {"stdin": subprocess.DEVNULL, "stdout": out, "stderr": subprocess.PIPE}
+                    if how == "spawned":
+                        subprocess.run([sys.executable, "-m", "tests.campaign.stdio_probe", str(report)], **streams,
+                                       env=spawn_env(campaign.REPO, tmp_path), cwd=tmp_path, check=True, timeout=60)
+                    else:
+                        server.spawn("tests.campaign.stdio_probe", [str(report)], tmp_path, spawn_env(
+                            campaign.REPO, tmp_path), None, streams["stdout"], streams["stderr"],
+                            stdin=slave if where == "a terminal" else None).communicate(timeout=60)
+                reports[how] = json.loads(report.read_text())
+            assert reports["forked"] == reports["spawned"], where
         assert server.cpu > 0
     finally:
         server.close()

@@ -1,16 +1,17 @@
 """Plain cases without Python's start-up: a process that has imported what a `bully-tui`
 run imports first, and forks one child per case (`ForkServer.spawn`, a Popen-like
-`Forked`). A plain case (no signal, no terminal, a standard output to write to) spends
-more than half of its CPU starting Python and importing; forked, it spends only the rest.
-A case signalled a moment after its first file appears (its start-up long done) is forked
-too.
+`Forked`). A plain case (no signal, a standard output to write to) spends more than half
+of its CPU starting Python and importing; forked, it spends only the rest. So do a case
+signalled a moment after its start-up (after its first file, or its first statement), and
+a live view in a terminal, signalled once it shows its screen.
 
 The child is the case's process as `python -m playground ARGV` makes it: a session of
 its own, its standard streams (passed over the socket), working folder, environment,
 limits and argv; the entry module run as `__main__` by runpy, as `-m` does; and Python's
-own ending (a traceback and 1, SystemExit, death by a signal). It is not a process whose
-start-up is under test: a signal at 0 s, a closed standard output, a terminal. The
-campaign spawns those (spawn.py).
+own ending (a traceback and 1, SystemExit, death by a signal); sys.stdin, stdout and stderr
+made on its streams as Python's start-up makes them (a terminal's stdout buffered by lines).
+It is not a process whose start-up is under test: a signal in it, a closed standard
+output. The campaign spawns those (spawn.py).
 
 The server runs this file (`python forkserver.py SOCKET`, PYTHONPATH the checkout under
 test, as for a spawned case); it answers each request with the child's pid, and once the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import io
 import json
 import os
 import pkgutil
@@ -36,14 +38,15 @@ from pathlib import Path
 
 # What every run imports first, then what its command imports as it runs (a headless run's
 # wiring, export's drawing, the hunt's hypothesis, the exhaustive search and the hunt's
-# report, a node, the reader, verify, --compare, serve's web server; and every algorithm of
-# protocol/, 3 to 6 ms each): a forked case imports none of it again (Textual and rich among it; 0.1 to 0.5 s a
+# report, a node, the reader, verify, --compare, serve's web server, the live real view and
+# attach; and every algorithm of protocol/, 3 to 6 ms each): a forked case imports none of it again (Textual and rich among it; 0.1 to 0.5 s a
 # case). They start no thread and read the environment no case changes (each only has its
 # own TMPDIR, and tempfile's cached folder is forgotten at the fork: _become).
 PRELOAD = ("playground.cli", "playground.cli.run", "playground.run.interrupt",
            "playground.run.wiring", "playground.record.export", "playground.record.reader", "playground.run.hunt",
            "playground.run.explore", "playground.cli.node", "playground.cli.hunt", "playground.run.hunt_report",
-           "playground.cli.verify", "playground.run.compare", "playground.cli.web_server")
+           "playground.cli.verify", "playground.run.compare", "playground.cli.web_server", "playground.ui.real_app",
+           "playground.real.attach")
 PRELOAD_ALL_OF = "protocol"  # (pure: no I/O, no thread)
 MEMORY_GUARD = 4 << 30  # address space per case: a runaway run fails instead of taking the machine
 
@@ -171,11 +174,30 @@ def _become(request: dict, fds: list[int]) -> None:
     os.environ.update(request["env"])
     sys.path[0] = request["cwd"]  # (-m puts the working folder first)
     sys.argv = ["-m", *request["argv"]]
+    _standard_streams()
     tempfile.tempdir = None  # (gettempdir reads the case's TMPDIR again)
     ignored = request.get("ignored")
     child_limits(request["fsize"], ignored=ignored)
     if ignored != signal.SIGINT:  # (Python's start-up puts it in place, unless SIGINT is ignored)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _standard_streams() -> None:
+    """sys.stdin, stdout and stderr made again on the case's own streams, as Python's
+    start-up makes them (create_stdio): a terminal's stdout buffered by lines, a pipe's or a
+    file's by blocks, stderr by lines (or none buffered: PYTHONUNBUFFERED, -u); the
+    encoding and errors of the server's own."""
+    buffered = not sys.__stdout__.write_through  # (as the server's own were made)
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        was = getattr(sys, name)
+        mode = "r" if fd == 0 else "w"
+        buffer = open(fd, f"{mode}b", buffering=-1 if buffered or mode == "r" else 0,  # noqa: SIM115 (the
+                      closefd=False)  # process's own, for its life)
+        stream = io.TextIOWrapper(buffer, encoding=was.encoding, errors=was.errors, newline="\n",
+                                  line_buffering=buffered and (fd == 2 or os.isatty(fd)), write_through=not buffered)
+        stream.mode = mode
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
 
 
 def main() -> None:
@@ -228,9 +250,12 @@ class ForkServer:
         self.cpu = 0.0  # seconds of CPU its children took
 
     def spawn(self, module: str, argv: list[str], cwd: Path, env: dict[str, str], fsize: int | None,
-              stdout: int | object, stderr: int | object = subprocess.PIPE, ignored: int | None = None) -> Forked:
-        """`ignored`: that signal ignored from the start, as nohup starts a command."""
-        return Forked(self, module, argv, cwd, env, fsize, stdout, stderr, ignored)
+              stdout: int | object, stderr: int | object = subprocess.PIPE, ignored: int | None = None,
+              stdin: int | None = None) -> Forked:
+        """`stdout`, `stderr`: subprocess.PIPE, a file or a file descriptor; `stdin`: a file
+        descriptor (None: /dev/null); `ignored`: that signal ignored from the start, as nohup
+        starts a command."""
+        return Forked(self, module, argv, cwd, env, fsize, stdout, stderr, ignored, stdin)
 
     def took(self, seconds: float) -> None:
         with self.lock:
@@ -249,6 +274,11 @@ class ForkServer:
         self.folder.rmdir()
 
 
+def _number(stream: int | object) -> int:
+    """A file descriptor, or a file's."""
+    return stream if isinstance(stream, int) else stream.fileno()
+
+
 class Forked:
     """A forked case, as much of subprocess.Popen as spawn.py uses: pid, returncode, poll,
     wait, communicate (stdout and stderr read whole, as pipes, or each given a file of its
@@ -256,7 +286,7 @@ class Forked:
 
     def __init__(self, server: ForkServer, module: str, argv: list[str], cwd: Path, env: dict[str, str],
                  fsize: int | None, stdout: int | object, stderr: int | object = subprocess.PIPE,
-                 ignored: int | None = None):
+                 ignored: int | None = None, stdin: int | None = None):
         self.args = argv
         self.returncode: int | None = None
         self.cpu: float | None = None  # (as Measured's: the CPU the case took, once it has ended)
@@ -264,9 +294,9 @@ class Forked:
         self._server = server
         err_r, err_w = os.pipe() if stderr == subprocess.PIPE else (None, None)
         out_r, out_w = os.pipe() if stdout == subprocess.PIPE else (None, None)
-        stdin = os.open(os.devnull, os.O_RDONLY)
-        to_child = [stdin, out_w if out_w is not None else stdout.fileno(),
-                    err_w if err_w is not None else stderr.fileno()]
+        stdin = os.open(os.devnull, os.O_RDONLY) if stdin is None else os.dup(stdin)
+        to_child = [stdin, out_w if out_w is not None else _number(stdout),
+                    err_w if err_w is not None else _number(stderr)]
         body = json.dumps({"module": module, "argv": argv, "cwd": str(cwd), "env": env, "fsize": fsize,
                            "ignored": ignored}).encode()
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -248,7 +248,8 @@ class Campaign:
                 nodes, where = nodes_by_hand(case.beside, elsewhere, self.root, self.forks)
                 argv = [a.replace("{nodes}", where) for a in argv]
             before = snapshot(cwd)
-            proc = spawn_in_terminal(argv, cwd, tmp, self.root, limit=case.limit, plan=case.signal)
+            proc = spawn_in_terminal(argv, cwd, tmp, self.root, limit=case.limit, plan=case.signal,
+                                     forks=self.forks if case.signal is not None else None)
             self._wait_mended(case, cwd, tmp)
             outcome, problems = judge(case, proc, _resolve(case, None), cwd, tmp, before)
             if case.signal is not None and outcome == ACCEPT:  # (a live view does not end by itself: 0 is silence)

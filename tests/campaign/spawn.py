@@ -221,11 +221,12 @@ _ESCAPE = re.compile(rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\
 
 
 def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float,
-                      plan: SignalPlan | None) -> Process:
+                      plan: SignalPlan | None, forks: ForkServer | None = None) -> Process:
     """`spawn` in a terminal of its own (a pty, 100 x 30, that nobody types in): the
     signal `plan.delay` seconds after the screen first shows ON_SCREEN. Its stderr, as
     judged, is what the terminal shows after the app has left its screen, escapes taken
-    out: its line, if any."""
+    out: its line, if any. `forks`: forked by that server (the signal comes once its
+    start-up is done: it shows its screen)."""
     import fcntl
     import pty
     import termios
@@ -233,9 +234,12 @@ def spawn_in_terminal(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limi
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     start = time.monotonic()
-    p = Measured([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
-                         stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
-                         preexec_fn=functools.partial(child_limits, None))
+    if forks is not None:
+        p = forks.spawn(entry_module(root), argv, cwd, spawn_env(root, tmp), None, slave, slave, stdin=slave)
+    else:
+        p = Measured([sys.executable, "-m", entry_module(root), *argv], cwd=cwd, env=spawn_env(root, tmp),
+                     stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                     preexec_fn=functools.partial(child_limits, None))
     os.close(slave)
     shown = bytearray()
 
