@@ -87,7 +87,8 @@ def bases(tmp_path_factory) -> campaign.Bases:
 
 @pytest.fixture(scope="module")
 def forks() -> campaign.ForkServer | None:
-    """One fork server for the shards of one process (its imports cost half a second of CPU)."""
+    """One fork server for the tests of one process (its imports cost a second of CPU); it
+    ends when it is asked to (its standard input closed), and well."""
     if not campaign.FORK:
         yield None
         return
@@ -96,6 +97,7 @@ def forks() -> campaign.ForkServer | None:
         yield server
     finally:
         server.close()
+    assert server.process.returncode == 0
 
 
 @pytest.mark.parametrize("shard", range(SHARDS))
@@ -138,7 +140,7 @@ def test_a_case_hangs_by_the_cpu_it_uses_or_a_long_wait_not_by_a_busy_machine():
         busy.wait(), sleeping.wait()
 
 
-def test_a_forked_case_ends_as_a_spawned_one(tmp_path):
+def test_a_forked_case_ends_as_a_spawned_one(tmp_path, forks):
     """The fork server (tests/campaign/forkserver.py) starts the cases whose start-up is not
     under test: each must end as the same command spawned does, its status, its words, its
     files; a signal after its first file as well (but for the moment its line names, and
@@ -154,15 +156,15 @@ def test_a_forked_case_ends_as_a_spawned_one(tmp_path):
         (long_run, False, campaign.SignalPlan(signal.SIGTERM, 0.1, after_file=True)),
         (["--headless", "--algorithm", "stoller", "--nodes", "12", "--until", "60"], False,
          campaign.SignalPlan(signal.SIGHUP, 0.05, again_ms=50, ignored=True, after_start=True))]
-    server = ForkServer(campaign.REPO, spawn_env(campaign.REPO, tmp_path))
+    server = forks or ForkServer(campaign.REPO, spawn_env(campaign.REPO, tmp_path))  # (the campaign's, or one)
     try:
         for i, (argv, full_too, plan) in enumerate(commands):
             for full in (False, True) if full_too else (False,):
                 ended = {}
-                for how, forks in (("spawned", None), ("forked", server)):
+                for how, starter in (("spawned", None), ("forked", server)):
                     cwd, tmp = tmp_path / f"{i}-{full}-{how}", tmp_path / f"{i}-{full}-{how}.tmp"
                     cwd.mkdir(), tmp.mkdir()
-                    p = spawn(argv, cwd, tmp, campaign.REPO, limit=30, stdout_full=full, forks=forks, plan=plan)
+                    p = spawn(argv, cwd, tmp, campaign.REPO, limit=30, stdout_full=full, forks=starter, plan=plan)
                     if plan is not None:
                         assert p.after_signal is not None, (argv, how)  # (it was signalled before it ended)
                     cut = plan is not None and not plan.ignored
@@ -196,8 +198,8 @@ def test_a_forked_case_ends_as_a_spawned_one(tmp_path):
             assert reports["forked"] == reports["spawned"], where
         assert server.cpu > 0
     finally:
-        server.close()
-    assert server.process.returncode == 0
+        if server is not forks:
+            server.close()
 
 
 # Python's own report, word for word, of a Ctrl-C that came while `site` ran the editable
