@@ -210,7 +210,8 @@ def gen_hunt_signals(b: Builder, found: dict[str, str], steps: dict[str, str]) -
     after the first file of the case appears in its folder (a temporary one, or a
     finding's first), when they used to be half there."""
     r = b.rng
-    # (moments past HUNT_START_UP are of the search: in_the_work; the hunt's start-up imports hypothesis)
+    # (moments past HUNT_START_UP are of the search: in_the_work; the hunt's start-up imports hypothesis.
+    # A finding is made half a second in, and a second of a search meets what later ones would.)
     nothing = ["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "30s", "-o", "f"]
     finding = ["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "30", "--workers", "1", "-o", "f"]
     swallowed = ["hunt", "--algorithm", "garcia-molina", "--property", "sle1", "--budget", "60s", "--nodes", "2:5",
@@ -218,16 +219,16 @@ def gen_hunt_signals(b: Builder, found: dict[str, str], steps: dict[str, str]) -
     exhaustive = ["hunt", "--exhaustive", "--async", "-o", "f"]
     runs = []
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        runs += [(signum, "search", nothing, found, in_the_work(signum, round(r.uniform(0, 2.0), 3), HUNT_START_UP)),
-                 (signum, "finding", finding, found, in_the_work(signum, round(r.uniform(0, 2.0), 3), HUNT_START_UP)),
-                 (signum, "gc", swallowed, found, in_the_work(signum, round(r.uniform(0.8, 2.5), 3), HUNT_START_UP))]
+        runs += [(signum, "search", nothing, found, in_the_work(signum, round(r.uniform(0, 1.5), 3), HUNT_START_UP)),
+                 (signum, "finding", finding, found, in_the_work(signum, round(r.uniform(0, 1.0), 3), HUNT_START_UP)),
+                 (signum, "gc", swallowed, found, in_the_work(signum, round(r.uniform(0.8, 1.8), 3), HUNT_START_UP))]
         for _ in range(2):
             runs.append((signum, "finding", finding, found, SignalPlan(signum, round(r.uniform(0, WRITING), 3),
                                                                           after_file=True)))
         runs.append((signum, "exhaustive", exhaustive, steps, SignalPlan(signum, round(r.uniform(0, WRITING), 3),
                                                                            after_file=True)))
     runs.append((signal.SIGINT, "finding-2-workers", [*finding[:-4], "--workers", "2", "-o", "f"], found,
-                 in_the_work(signal.SIGINT, round(r.uniform(0, 2.0), 3), HUNT_START_UP)))
+                 in_the_work(signal.SIGINT, round(r.uniform(0, 1.0), 3), HUNT_START_UP)))
     for what, argv, outputs in (("finding", finding, found), ("exhaustive", exhaustive, steps)):
         runs.append((signal.SIGKILL, what, argv, outputs, SignalPlan(signal.SIGKILL, round(r.uniform(0, WRITING), 3),
                                                                      after_file=True)))

@@ -46,7 +46,8 @@ def gen_serve(b: Builder) -> None:
     b.add("serve:stdout-closed", "serve", ["serve", "--port", "0"], WRITE_ERROR, names="standard output",
           stdout_closed=True)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        # (past its start-up, SERVE_START_UP, a moment of its serving: in_the_work)
-        plan = in_the_work(signum, round(r.uniform(0.05, 2.5), 3), SERVE_START_UP)
+        # (past its start-up, SERVE_START_UP, a moment of its serving: in_the_work; a second of
+        # it meets what later ones would)
+        plan = in_the_work(signum, round(r.uniform(0.05, 1.5), 3), SERVE_START_UP)
         b.add(f"serve:signal-{signal.Signals(signum).name}", "serve", ["serve", "--port", "0"], SIGNAL,
               names="interrupted" if signum == signal.SIGINT else None, signal=plan)

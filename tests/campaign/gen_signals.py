@@ -69,7 +69,7 @@ def gen_signals(b: Builder) -> None:
               names="interrupted" if signum == signal.SIGINT else None, signal=plan,
               files=dict(big), limit=BIG_LIMIT)
     for _ in range(2):
-        plan = in_the_work(signal.SIGINT, round(r.uniform(0.3, 2.0), 3), START_UP)
+        plan = in_the_work(signal.SIGINT, round(r.uniform(0.3, 1.5), 3), START_UP)  # (the first algorithms' runs)
         b.add(f"signal:SIGINT@{plan.moment()}-compare-64", "compare", ["--headless", "--compare", "--nodes", "64"],
               SIGNAL, names="interrupted", signal=plan, limit=BIG_LIMIT)
     gen_ignored(b)
