@@ -15,6 +15,7 @@ the suite's).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import pty
@@ -145,7 +146,7 @@ def test_a_forked_case_ends_as_a_spawned_one(tmp_path, forks):
     under test: each must end as the same command spawned does, its status, its words, its
     files; a signal after its first file as well (but for the moment its line names, and
     the length of the transcript it cut), and one it ignores from the start (none came)."""
-    from tests.campaign.forkserver import ForkServer
+    from tests.campaign.forkserver import ForkServer, child_limits
     from tests.campaign.spawn import spawn, spawn_env
 
     run = ["--headless", "--nodes", "3", "--until", "5"]
@@ -174,8 +175,9 @@ def test_a_forked_case_ends_as_a_spawned_one(tmp_path, forks):
                                   transcript.endswith(b"\n") if cut and transcript else transcript)
                 assert ended["forked"] == ended["spawned"], (argv, full)
         # its standard streams are those Python's start-up makes: into pipes and files, and
-        # in a terminal (a live view's), where its stdout is buffered by lines
-        for where in ("pipes", "/dev/full", "a terminal"):
+        # in a terminal (a live view's), where its stdout is buffered by lines, and none
+        # where the standard output is closed (`>&-`)
+        for where in ("pipes", "/dev/full", "a terminal", "a closed stdout"):
             reports = {}
             for how in ("spawned", "forked"):
                 report = tmp_path / f"{where[-4:]}-{how}.json"
@@ -184,12 +186,16 @@ def test_a_forked_case_ends_as_a_spawned_one(tmp_path, forks):
                         master, slave = pty.openpty()
                         opened.callback(os.close, master), opened.callback(os.close, slave)
                         streams = {"stdin": slave, "stdout": slave, "stderr": slave}
+                    elif where == "a closed stdout":
+                        streams = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
                     else:
                         out = opened.enter_context(open("/dev/full" if where == "/dev/full" else os.devnull, "wb"))
                         streams = {"stdin": subprocess.DEVNULL, "stdout": out, "stderr": subprocess.PIPE}
-                    if how == "spawned":
+                    if how == "spawned":  # (as spawn.py starts a case)
                         subprocess.run([sys.executable, "-m", "tests.campaign.stdio_probe", str(report)], **streams,
-                                       env=spawn_env(campaign.REPO, tmp_path), cwd=tmp_path, check=True, timeout=60)
+                                       env=spawn_env(campaign.REPO, tmp_path), cwd=tmp_path, check=True, timeout=60,
+                                       preexec_fn=functools.partial(child_limits, None,
+                                                                    where == "a closed stdout"))
                     else:
                         server.spawn("tests.campaign.stdio_probe", [str(report)], tmp_path, spawn_env(
                             campaign.REPO, tmp_path), None, streams["stdout"], streams["stderr"],

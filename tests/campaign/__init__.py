@@ -58,10 +58,10 @@ stdout /dev/full, or closed), in a session of its own; optional RLIMIT_FSIZE (wi
 so writes past it fail with EFBIG like a full disk), a 4 GiB address-space guard, and a
 time limit after which its process group is killed. Two cases run at a time. A case
 whose start-up is not under test (no signal, or one a moment after its first file or
-bully-tui's first statement, or a live view's once it shows its screen; a standard
-output) is the same process forked by a server that has done Python's start-up and the
-imports (forkserver.py: a third of the CPU saved, each forked case tested to end as the
-spawned one, its standard streams made as Python's start-up makes them);
+bully-tui's first statement, or a live view's once it shows its screen) is the same
+process forked by a server that has done Python's start-up and the imports
+(forkserver.py: a third of the CPU saved, each forked case tested to end as the spawned
+one, its standard streams made as Python's start-up makes them, a closed one None);
 BULLY_CAMPAIGN_SPAWN=1 spawns every case.
 
 How it is judged (`judge`). The observed outcome (exit 0 accept, 2 refuse, 1 different

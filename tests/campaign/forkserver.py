@@ -9,9 +9,9 @@ The child is the case's process as `python -m playground ARGV` makes it: a sessi
 its own, its standard streams (passed over the socket), working folder, environment,
 limits and argv; the entry module run as `__main__` by runpy, as `-m` does; and Python's
 own ending (a traceback and 1, SystemExit, death by a signal); sys.stdin, stdout and stderr
-made on its streams as Python's start-up makes them (a terminal's stdout buffered by lines).
-It is not a process whose start-up is under test: a signal in it, a closed standard
-output. The campaign spawns those (spawn.py).
+made on its streams as Python's start-up makes them (a terminal's stdout buffered by lines,
+None for a standard output closed). It is not a process whose start-up is under test: a
+signal in it. The campaign spawns those (spawn.py).
 
 The server runs this file (`python forkserver.py SOCKET`, PYTHONPATH the checkout under
 test, as for a spawned case); it answers each request with the child's pid, and once the
@@ -174,10 +174,10 @@ def _become(request: dict, fds: list[int]) -> None:
     os.environ.update(request["env"])
     sys.path[0] = request["cwd"]  # (-m puts the working folder first)
     sys.argv = ["-m", *request["argv"]]
-    _standard_streams()
     tempfile.tempdir = None  # (gettempdir reads the case's TMPDIR again)
     ignored = request.get("ignored")
-    child_limits(request["fsize"], ignored=ignored)
+    child_limits(request["fsize"], request.get("close_stdout", False), ignored=ignored)
+    _standard_streams()
     if ignored != signal.SIGINT:  # (Python's start-up puts it in place, unless SIGINT is ignored)
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -185,11 +185,17 @@ def _become(request: dict, fds: list[int]) -> None:
 def _standard_streams() -> None:
     """sys.stdin, stdout and stderr made again on the case's own streams, as Python's
     start-up makes them (create_stdio): a terminal's stdout buffered by lines, a pipe's or a
-    file's by blocks, stderr by lines (or none buffered: PYTHONUNBUFFERED, -u); the
-    encoding and errors of the server's own."""
+    file's by blocks, stderr by lines (or none buffered: PYTHONUNBUFFERED, -u), None for
+    one closed (`>&-`); the encoding and errors of the server's own."""
     buffered = not sys.__stdout__.write_through  # (as the server's own were made)
     for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
         was = getattr(sys, name)
+        try:
+            os.fstat(fd)
+        except OSError:
+            setattr(sys, name, None)
+            setattr(sys, f"__{name}__", None)
+            continue
         mode = "r" if fd == 0 else "w"
         buffer = open(fd, f"{mode}b", buffering=-1 if buffered or mode == "r" else 0,  # noqa: SIM115 (the
                       closefd=False)  # process's own, for its life)
@@ -252,9 +258,9 @@ class ForkServer:
     def spawn(self, module: str, argv: list[str], cwd: Path, env: dict[str, str], fsize: int | None,
               stdout: int | object, stderr: int | object = subprocess.PIPE, ignored: int | None = None,
               stdin: int | None = None) -> Forked:
-        """`stdout`, `stderr`: subprocess.PIPE, a file or a file descriptor; `stdin`: a file
-        descriptor (None: /dev/null); `ignored`: that signal ignored from the start, as nohup
-        starts a command."""
+        """`stdout`, `stderr`: subprocess.PIPE, a file or a file descriptor (stdout
+        subprocess.DEVNULL: none at all, as after `>&-`); `stdin`: a file descriptor (None:
+        /dev/null); `ignored`: that signal ignored from the start, as nohup starts a command."""
         return Forked(self, module, argv, cwd, env, fsize, stdout, stderr, ignored, stdin)
 
     def took(self, seconds: float) -> None:
@@ -295,10 +301,11 @@ class Forked:
         err_r, err_w = os.pipe() if stderr == subprocess.PIPE else (None, None)
         out_r, out_w = os.pipe() if stdout == subprocess.PIPE else (None, None)
         stdin = os.open(os.devnull, os.O_RDONLY) if stdin is None else os.dup(stdin)
-        to_child = [stdin, out_w if out_w is not None else _number(stdout),
+        closed = stdout == subprocess.DEVNULL  # (the child closes what it is given there)
+        to_child = [stdin, stdin if closed else out_w if out_w is not None else _number(stdout),
                     err_w if err_w is not None else _number(stderr)]
         body = json.dumps({"module": module, "argv": argv, "cwd": str(cwd), "env": env, "fsize": fsize,
-                           "ignored": ignored}).encode()
+                           "ignored": ignored, "close_stdout": closed}).encode()
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._conn.connect(server.path)

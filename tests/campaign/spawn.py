@@ -134,7 +134,7 @@ def spawn(argv: list[str], cwd: Path, tmp: Path, root: Path, *, limit: float, pl
           forks: ForkServer | None = None) -> Process:
     """The case's process, run to its end or its limit (`forks`: forked by that server
     where its start-up is not under test: no signal, or one a moment after its first file
-    or its first statement; a standard output)."""
+    or its first statement)."""
     # (A signalled case's stderr is a file, read while it runs: Python may report a Ctrl-C lost.)
     with tempfile.TemporaryFile() if plan is not None else contextlib.nullcontext(subprocess.PIPE) as stderr:
         return _spawned(argv, cwd, tmp, root, limit, plan, fsize, stdout_full, stdout_closed, forks, stderr)
@@ -148,7 +148,7 @@ def _spawned(argv: list[str], cwd: Path, tmp: Path, root: Path, limit: float, pl
                   else subprocess.DEVNULL if stdout_closed else subprocess.PIPE)
         before = set(os.listdir(cwd))
         start = time.monotonic()
-        if forks is not None and not stdout_closed and (plan is None or plan.after_file or plan.after_start):
+        if forks is not None and (plan is None or plan.after_file or plan.after_start):
             p = forks.spawn(entry_module(root), argv, cwd, spawn_env(root, tmp), fsize, stdout, stderr,
                             ignored=plan.signum if plan and plan.ignored else None)
         else:

@@ -6,9 +6,11 @@ import json
 import sys
 
 streams = {"stdin": sys.stdin, "stdout": sys.stdout, "stderr": sys.stderr}
-report = {name: {"fileno": stream.fileno(), "isatty": stream.isatty(), "mode": stream.mode,
-                 "encoding": stream.encoding, "errors": stream.errors, "line_buffering": stream.line_buffering,
-                 "write_through": stream.write_through, "the same as sys.__" + name + "__": stream is getattr(
-                     sys, f"__{name}__")} for name, stream in streams.items()}
+report = {name: stream and {"fileno": stream.fileno(), "isatty": stream.isatty(), "mode": stream.mode,
+                            "encoding": stream.encoding, "errors": stream.errors,
+                            "line_buffering": stream.line_buffering, "write_through": stream.write_through}
+          for name, stream in streams.items()}
+report["the same as sys.__stdin__ and the others"] = [stream is getattr(sys, f"__{name}__")
+                                                      for name, stream in streams.items()]
 with open(sys.argv[-1], "w") as f:
     json.dump(report, f)
