@@ -211,7 +211,8 @@ def gen_hunt_signals(b: Builder, found: dict[str, str], steps: dict[str, str]) -
     finding's first), when they used to be half there."""
     r = b.rng
     # (moments past HUNT_START_UP are of the search: in_the_work; the hunt's start-up imports hypothesis.
-    # A finding is made half a second in, and a second of a search meets what later ones would.)
+    # A finding is made half a second in, and a second of a search meets what later ones would; its
+    # collections, where hypothesis's gc callback once took a signal, come all along it.)
     nothing = ["hunt", "--algorithm", "ring", "--property", "sle1", "--budget", "30s", "-o", "f"]
     finding = ["hunt", "--algorithm", "classic", "--property", "sle1", "--budget", "30", "--workers", "1", "-o", "f"]
     swallowed = ["hunt", "--algorithm", "garcia-molina", "--property", "sle1", "--budget", "60s", "--nodes", "2:5",
@@ -221,7 +222,7 @@ def gen_hunt_signals(b: Builder, found: dict[str, str], steps: dict[str, str]) -
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         runs += [(signum, "search", nothing, found, in_the_work(signum, round(r.uniform(0, 1.5), 3), HUNT_START_UP)),
                  (signum, "finding", finding, found, in_the_work(signum, round(r.uniform(0, 1.0), 3), HUNT_START_UP)),
-                 (signum, "gc", swallowed, found, in_the_work(signum, round(r.uniform(0.8, 1.8), 3), HUNT_START_UP))]
+                 (signum, "gc", swallowed, found, in_the_work(signum, round(r.uniform(0.6, 1.3), 3), HUNT_START_UP))]
         for _ in range(2):
             runs.append((signum, "finding", finding, found, SignalPlan(signum, round(r.uniform(0, WRITING), 3),
                                                                           after_file=True)))
