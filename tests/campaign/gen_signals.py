@@ -57,14 +57,14 @@ def gen_signals(b: Builder) -> None:
     big = {"big.jsonl": Base("big")}
     for fmt, signum in [("svg", signal.SIGINT), ("mermaid", signal.SIGINT), ("shiviz", signal.SIGINT),
                         (r.choice(list(EXPORT_EXTENSIONS)), signal.SIGTERM)]:
-        plan = in_the_work(signum, round(r.uniform(0.3, 1.5), 3), START_UP)
+        plan = in_the_work(signum, round(r.uniform(0.3, 1.0), 3), START_UP)  # (0-0.7 s into its work)
         out = f"out.{EXPORT_EXTENSIONS[fmt]}"
         b.add(f"signal:{signal.Signals(signum).name}@{plan.moment()}-export-{fmt}", "export",
               ["export", "big.jsonl", "--format", fmt, "-o", out], SIGNAL,
               names="interrupted" if signum == signal.SIGINT else None, signal=plan,
               files=dict(big), outputs={out: "svg" if fmt == "svg" else "text"}, limit=BIG_LIMIT)
     for signum in [signal.SIGINT, signal.SIGINT, signal.SIGHUP]:
-        plan = in_the_work(signum, round(r.uniform(0.3, 1.5), 3), START_UP)
+        plan = in_the_work(signum, round(r.uniform(0.3, 1.0), 3), START_UP)
         b.add(f"signal:{signal.Signals(signum).name}@{plan.moment()}-verify", "verify", ["verify", "big.jsonl"], SIGNAL,
               names="interrupted" if signum == signal.SIGINT else None, signal=plan,
               files=dict(big), limit=BIG_LIMIT)
