@@ -27,7 +27,7 @@ from playground.core.engine import Engine
 from playground.core.monitor import PROPERTY_NAMES
 from playground.record import recorder, transcript
 from playground.record.reader import Reader, parse
-from playground.run.progress import RunProgress
+from playground.run.progress import ECHO_ROOM, RunProgress, StderrShort
 from protocol import ALGORITHMS
 
 ROOT = Path(__file__).parent.parent
@@ -322,6 +322,14 @@ def test_progress_shows_after_a_second_on_a_terminal_only(monkeypatch):
         assert out.getvalue() == ""
         progress([])  # at 1.5 s
         assert "of 1,000,000,000,000 s" in out.getvalue() and "events/s" in out.getvalue()
+
+
+def test_the_progress_line_leaves_room_for_the_terminals_echo_of_ctrl_c(monkeypatch):
+    """The terminal echoes Ctrl-C as "^C" at the cursor: at the end of a line as wide as
+    the terminal the echo wrapped to the next line, and rich wiped that one on the way
+    out, leaving the progress line on the screen above "interrupted"."""
+    monkeypatch.setenv("COLUMNS", "100")
+    assert ECHO_ROOM >= len("^C") and StderrShort().width == 100 - ECHO_ROOM
 
 
 def test_no_progress_when_stderr_is_not_a_terminal(capsys):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..core.config import seconds_text
@@ -18,6 +18,21 @@ from .in_flight import in_flight
 SHOW_AFTER = 1.0  # seconds of wall time before anything is shown
 REFRESH = 0.1  # seconds between redraws
 NEAR = 0.5  # the share of --max-in-flight in flight from which the line shows the bound
+ECHO_ROOM = 2  # columns the line leaves free at its end (StderrShort)
+
+
+class StderrShort(Console):
+    """stderr, as wide as the terminal (as it is now) less ECHO_ROOM: the terminal echoes
+    Ctrl-C as "^C" at the cursor, and at the end of a line as wide as the terminal that
+    echo wraps to the next line, one below where rich then wipes the line: it stayed."""
+
+    def __init__(self) -> None:
+        super().__init__(stderr=True)
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        width, height = super().size
+        return ConsoleDimensions(max(1, width - ECHO_ROOM), height)
 
 
 class RunProgress:
@@ -26,7 +41,7 @@ class RunProgress:
         self.until = until
         self.max_in_flight = max_in_flight  # 0: no bound
         self.events = 0
-        self._console = console or Console(stderr=True)
+        self._console = console or StderrShort()
         self._start = self._drawn = time.monotonic()
         self._display: Progress | None = None
         self._task = None
