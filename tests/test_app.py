@@ -43,7 +43,11 @@ def on_asyncio(test):
 
 async def wait_for(pilot, condition, what: str, limit: float = 20.0, progress=None) -> None:
     """Until `condition()`: for `limit` wall seconds, counted afresh whenever `progress()`
-    changes, so the deadline follows the work (a busy machine makes it slower, not stuck)."""
+    changes, so the deadline follows the work (a busy machine makes it slower, not stuck).
+    Between two looks the loop is left to the app, its timers and the cluster's run: a
+    look forces no frame (Pilot's pause would draw the screen each time, and while a
+    run catches up with a clock moved far, those frames were most of a test's CPU); the
+    app draws as it would, and a caller that reads the screen settles it after."""
     deadline = time.monotonic() + limit
     seen = progress() if progress is not None else None
     while not condition():
@@ -51,7 +55,7 @@ async def wait_for(pilot, condition, what: str, limit: float = 20.0, progress=No
             seen, deadline = now, time.monotonic() + limit
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.005)
+        await asyncio.sleep(0.005)
 
 
 async def settled(pilot, app: BullyApp) -> None:
