@@ -328,8 +328,11 @@ def test_the_progress_line_leaves_room_for_the_terminals_echo_of_ctrl_c(monkeypa
     """The terminal echoes Ctrl-C as "^C" at the cursor: at the end of a line as wide as
     the terminal the echo wrapped to the next line, and rich wiped that one on the way
     out, leaving the progress line on the screen above "interrupted"."""
+    from playground.run.hunt_report import ExploreProgress
+
     monkeypatch.setenv("COLUMNS", "100")
     assert ECHO_ROOM >= len("^C") and StderrShort().width == 100 - ECHO_ROOM
+    assert ExploreProgress()._display.console.width == 100 - ECHO_ROOM  # (a hunt's line too)
 
 
 def test_no_progress_when_stderr_is_not_a_terminal(capsys):

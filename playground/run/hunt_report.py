@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from protocol import split_name
@@ -15,6 +14,7 @@ from ..core.config import Workload, instant_text, to_seconds
 from ..core.monitor import PROPERTY_NAMES
 from .explore import steps_taken
 from .explore_network import network_text
+from .progress import StderrShort
 
 if TYPE_CHECKING:  # (run.hunt loads hypothesis: an exhaustive hunt, or a refused one, does without)
     from .hunt import Finding, Hunt, Result, Searched
@@ -115,7 +115,7 @@ class _ProgressLine:
     def __init__(self, *columns, total: float | None = None):
         self._start = time.monotonic()
         self._drawn = 0.0
-        self._display = Progress(TextColumn("{task.description}"), *columns, console=Console(stderr=True),
+        self._display = Progress(TextColumn("{task.description}"), *columns, console=StderrShort(),
                                  transient=True, auto_refresh=False)
         self._task = self._display.add_task("", total=total)
 

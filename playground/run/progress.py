@@ -22,9 +22,10 @@ ECHO_ROOM = 2  # columns the line leaves free at its end (StderrShort)
 
 
 class StderrShort(Console):
-    """stderr, as wide as the terminal (as it is now) less ECHO_ROOM: the terminal echoes
-    Ctrl-C as "^C" at the cursor, and at the end of a line as wide as the terminal that
-    echo wraps to the next line, one below where rich then wipes the line: it stayed."""
+    """stderr for a progress line (a run's, a hunt's), as wide as the terminal is now,
+    less ECHO_ROOM: the terminal echoes Ctrl-C as "^C" at the cursor, and at the end of a
+    line as wide as the terminal that echo wraps to the next line, one below where rich
+    then wipes the line: it stayed."""
 
     def __init__(self) -> None:
         super().__init__(stderr=True)
