@@ -168,6 +168,37 @@ def test_a_signal_mid_search_stops_it_between_two_states():
     assert seen == [1000, 2000]
 
 
+def test_a_signal_mid_search_says_how_many_states_it_searched(tmp_path, monkeypatch, capsys):
+    """Ctrl-C in `hunt --exhaustive`: status 130, and the line says how far the search got
+    (as its progress last said, every thousand states; the smaller clusters' states whole),
+    as a random hunt's says how many schedules. Made deterministic: the signal is noted
+    at the 3-node search's 2,000th state."""
+    import re
+    import signal
+
+    from playground.cli import main
+    from playground.run import explore as explore_module
+    from playground.run import interrupt
+
+    real = explore_module.explore
+
+    def signalled(model_, prop, bounds, on_progress=None, workers=1):
+        def progress(explored) -> None:
+            on_progress(explored)
+            if model_.nodes == 3 and explored.states == 2000:
+                interrupt._handle(signal.SIGINT, None)
+
+        return real(model_, prop, bounds, progress, workers)
+
+    monkeypatch.setattr(explore_module, "explore", signalled)
+    monkeypatch.chdir(tmp_path)
+    assert main(["hunt", "--exhaustive", "--nodes", "2:3", "--faults", "1"]) == 130
+    out, err = capsys.readouterr()
+    two = int(re.match(r"no counterexample in ([\d,]+) states", out).group(1).replace(",", ""))
+    assert err == f"bully-tui: interrupted; searched {two + 2000:,} states, nothing found yet\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- the search's states (run/explore_state.py, explore_values.py) ---------------------------
 
 

@@ -303,15 +303,28 @@ def _exhaustive(args, algorithm: str, prop: str, default: str, argv: list[str]) 
     from ..run.explore_network import finding_line as network_line
     from ..run.explore_network import rerun
     from ..run.explore_network import scenario_text as network_scenario
-    from ..run.hunt_report import ExploreProgress, explored_line, steps_line
+    from ..run.hunt_report import ExploreProgress, explored_line, explored_so_far, steps_line
 
     bounds = Bounds(**limits)
     warn(config)
     started = time.monotonic()
+    searched = 0  # states of the smaller clusters, searched whole (for a signal's line)
     for nodes in range(low, high + 1):  # the smallest cluster first: its finding is the smaller
         model = Model(algorithm, nodes, config, timed=not args.async_, midpoint=args.midpoint, hold=hold, network=network)
+        latest = [0]  # this cluster's states so far, as its progress last said
         with ExploreProgress() if sys.stderr.isatty() else nullcontext() as progress, interrupt.checked():
-            found, explored = explore(model, wanted, bounds, progress, workers)
+
+            def seen(so_far, progress=progress, latest=latest) -> None:
+                latest[0] = so_far.states
+                if progress is not None:
+                    progress(so_far)
+
+            try:
+                found, explored = explore(model, wanted, bounds, seen, workers)
+            except interrupt.Stopped as stop:
+                stop.done = explored_so_far(searched + latest[0])
+                raise
+        searched += explored.states
         if found is not None:
             claim = steps_line(model, found, path, transcript).split("; the steps")[0]  # (the line, without the files)
             comments = [f"Found by: {' '.join(['bully-tui', 'hunt', *argv])}", f"Claim: {claim}."]

@@ -43,6 +43,12 @@ def searched_so_far(result: Result) -> str:
     return f"searched {result.searched.schedules:,} schedules, {found}"
 
 
+def explored_so_far(states: int) -> str | None:
+    """What an exhaustive search stopped by a signal had done (as its progress last said:
+    every thousand states): "searched 110,000 states, nothing found yet"."""
+    return f"searched {states:,} states, nothing found yet" if states else None
+
+
 def nothing_line(hunt: Hunt, result: Result, elapsed: float) -> str:
     return (f"no counterexample: {property_text(hunt.property)} held in {searched_text(result.searched)} "
             f"({elapsed:.1f} s, seed {hunt.seed})")
