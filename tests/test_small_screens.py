@@ -17,6 +17,7 @@ from playground.core.config import ClusterConfig
 from playground.core.host import HostStatus, Internals
 from playground.record.look import short_list, timer_label
 from playground.ui import alert_bar
+from playground.ui.cluster_screen import PANEL_NEEDS
 from playground.ui.help_screen import KEYS_WIDTH, HelpScreen
 from playground.ui.message_log import TIME_WIDTH, fitted
 from playground.ui.model import NodeView, rule_suffix
@@ -25,6 +26,7 @@ from playground.ui.node_grid import WIDEST
 from playground.ui.node_panel import HANG, rows
 from playground.ui.status_bar import CsFigures, Status, fit, parts
 from tests.test_app import advance, card_text, make_app, on_asyncio, scenario_app, settled
+from tests.test_redraws import Refreshes
 
 LABELS = {i: str(i) for i in range(1, 65)}
 
@@ -40,6 +42,26 @@ def whole_words(narrow: str, full: str) -> bool:
 
 
 # --- the node panel -----------------------------------------------------------------------
+
+
+@on_asyncio
+async def test_a_hidden_panel_is_not_laid_out_as_its_rows_change_and_is_measured_when_it_shows(tmp_path, monkeypatch):
+    """Below PANEL_NEEDS columns the panel gives its room to the log; its rows, new at
+    every drawing of the text, lay nothing out until it shows."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(PANEL_NEEDS - 10, 24)) as pilot:
+        await advance(pilot, app, 1)
+        assert not app.panel.display
+        counted = Refreshes(monkeypatch, [app.panel.text])
+        rows = app.panel.text.rows
+        await advance(pilot, app, 20)  # the leader elected, the timers moved: other rows
+        app.redraw(text=True)
+        assert app.panel.text.rows != rows and counted.of(app.panel.text)
+        assert not any(layout for _, layout in counted.of(app.panel.text))
+        await pilot.resize_terminal(100, 24)  # shown: laid out at the rows it has now
+        await settled(pilot, app)
+        assert app.panel.display and app.panel.text.size.height == len(panel_lines(app)) > 3
+        assert "leader" in app.panel.shown_text()
 
 
 @on_asyncio

@@ -1,7 +1,7 @@
 """The node panel's text (node_panel.py): its rows, each wrapped under itself at the
 panel's width, a row's list of nodes shortened to the room left ("1–64 (64)") before
 it wraps. A new set of rows redraws it, and lays it out again only when its height
-changes."""
+changes, and not while it is hidden."""
 
 from __future__ import annotations
 
@@ -32,8 +32,17 @@ class PanelText(Widget):
         self._made: tuple[tuple | None, list[Content]] = (None, [])  # ((rows, width, labels), the lines)
 
     def watch_rows(self) -> None:
-        if len(self.lines(self.content_size.width)) != self.size.height:  # (a layout only when its height changes)
+        """A layout (of the whole screen: dear) only when the height shown changes; hidden (a
+        narrow screen, a lesson's pane beside the log) or not laid out yet, none: the
+        layout that shows it measures it."""
+        width = self.content_size.width
+        if width and self._on_screen() and len(self.lines(width)) != self.size.height:
             self.refresh(layout=True)
+
+    def _on_screen(self) -> bool:
+        """Shown: neither it nor a widget around it has display none (a hidden widget keeps
+        the size it last had)."""
+        return all(node.display for node in self.ancestors_with_self if isinstance(node, Widget))
 
     def lines(self, width: int) -> list[Content]:
         """Each row at `width`: its list shortened to the room left, wrapped with a hanging indent
