@@ -27,6 +27,7 @@ from playground.ui.app import BullyApp
 from playground.ui.help_screen import HelpScreen
 from tests.test_app import on_asyncio, settled, wait_for
 from tests.test_palette import first_hit
+from tests.test_redraws import Refreshes
 
 LESSONS = sorted(FOLDER.glob("*.lesson"))
 TICK = 1.0  # virtual seconds the test moves the clock at a time
@@ -210,3 +211,27 @@ async def test_back_goes_to_the_moment_the_step_began_and_a_link_opens_the_gloss
         found = app.screen.query(".found")
         assert len(found) == 1 and "Epoch" in found.first().source
         await pilot.press("escape")
+
+
+@on_asyncio
+async def test_the_seconds_left_are_said_without_laying_the_screen_out_and_a_hint_makes_room(tmp_path, clock_by_hand,
+                                                                                              monkeypatch):
+    """The status above the narration says each second how long a step waits: the same
+    height, so it is redrawn, not laid out (Textual's update would lay the screen out)."""
+    app = lesson_app(tmp_path, read_lesson(str(FOLDER / "bully.lesson")), 8)  # a slow network: until time 5
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot, app)
+        status = app.guide.pane.status
+        assert "(5 s left)" in str(status.render())
+        counted = Refreshes(monkeypatch, [status])
+        await later(pilot, app, 1)
+        assert "(4 s left)" in str(status.render()) and counted.of(status)
+        assert not any(layout for _, layout in counted.of(status))
+        await later(pilot, app, 5)
+        assert app.guide.play.index == 9
+        lines = status.size.height
+        counted.calls.clear()
+        await wrong_key(pilot, app, app.guide.play.step.task)  # the hint, on lines of its own
+        await settled(pilot, app)
+        assert any(layout for _, layout in counted.of(status))
+        assert status.size.height == status.visual.get_height(status.styles, status.content_size.width) > lines

@@ -24,19 +24,21 @@ class NarrationPane(Vertical):
         self.scroll = VerticalScroll(self.text, classes="narration")
         self._shown: tuple | None = None  # what is drawn, to draw only what changed
         self._asked: tuple | None = None  # what to draw once mounted
+        self._mounted = False  # on_mount has run (Textual's is_mounted turns true later, after what it awaits)
 
     def compose(self) -> ComposeResult:
         yield self.status
         yield self.scroll
 
     def on_mount(self) -> None:
+        self._mounted = True
         if self._asked is not None:
             self.show(*self._asked)
 
     def show(self, title: str, status: str, hint: str | None, text: str, keys: str) -> None:
         """Draw a step (or a claim): `status` what it waits for, `hint` what the student is
         told (Markdown's **bold** read as bold), `text` the narration (Markdown)."""
-        if not self.is_mounted:
+        if not self._mounted:  # (asked between on_mount and is_mounted, it was never drawn)
             self._asked = (title, status, hint, text, keys)
             return
         if self._shown == (title, status, hint, text, keys):
@@ -47,11 +49,19 @@ class NarrationPane(Vertical):
         lines = [Content.styled(status, "b $accent")] if status else []
         if hint:
             lines.append(Content.styled("✋ ", "$warning") + _bold(hint))
-        self.status.update(Content("\n").join(lines))
+        status = Content("\n").join(lines)
+        self.status.update(status, layout=self._height_changes(status))
         self.status.display = bool(lines)
         if text_changed:
             self.text.update(text)
             self.scroll.scroll_home(animate=False)
+
+    def _height_changes(self, status: Content) -> bool:
+        """Whether `status` takes more or fewer lines than the status shown: only then is
+        the screen laid out again (Textual's update lays it out every time, and a step
+        that waits for a time says the seconds left every second)."""
+        shown, width = self.status, self.status.content_size.width
+        return not (width and shown.display and status.get_height(shown.styles, width) == shown.content_size.height)
 
     def scroll_text(self, pages: int) -> None:
         if pages < 0:
