@@ -24,6 +24,7 @@ from playground.ui.app import BullyApp
 from playground.ui.branch_screen import BranchScreen
 from playground.ui.compact_grid import CompactGrid
 from playground.ui.help_screen import HelpScreen
+from playground.ui.steady_footer import SteadyFooter
 from protocol import ALGORITHMS, ClassicBully
 from tests.support import at
 
@@ -233,6 +234,34 @@ async def test_help_is_generated_from_the_bindings(tmp_path):
         assert what.region.x >= keys.region.right and what.region.right <= app.screen.size.width
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+
+
+@on_asyncio
+async def test_the_footer_is_made_once_at_start_and_again_only_when_its_keys_change(tmp_path, monkeypatch):
+    """Textual's footer makes its keys again at every signal that the bindings may have
+    changed: three at the start, for the same keys."""
+    made = []
+    compose = SteadyFooter.compose
+
+    def counted(footer):
+        made.append(footer._bindings_ready)
+        yield from compose(footer)
+
+    monkeypatch.setattr(SteadyFooter, "compose", counted)
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await advance(pilot, app, 1)
+        footer = app.screen.query_one(SteadyFooter)
+        keys = {key.action: key for key in footer.query("FooterKey")}
+        assert made.count(True) == 1 and "save" in keys and not keys["save"].has_class("-disabled")
+        app.screen.refresh_bindings()  # the same keys: not made again
+        await pilot.pause()
+        assert made.count(True) == 1
+        monkeypatch.setattr(app, "check_action", lambda action, parameters: None if action == "save" else True)
+        app.screen.refresh_bindings()  # s cannot save now (None: shown greyed): the keys are made again
+        await pilot.pause()
+        keys = {key.action: key for key in footer.query("FooterKey")}
+        assert made.count(True) == 2 and keys["save"].has_class("-disabled")
 
 
 @on_asyncio

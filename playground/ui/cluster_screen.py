@@ -17,13 +17,13 @@ from textual.containers import Horizontal
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
 
 import themes
 
 from .help_screen import HelpScreen
 from .message_log import MessageLog
 from .node_panel import NodePanel
+from .steady_footer import SteadyFooter
 
 PANEL_NEEDS = 70  # columns below which the node panel gives its room to the log
 
@@ -68,7 +68,7 @@ class ClusterScreen(Screen[None]):
             yield self.panel
             yield from self.beside()
         yield from self.rows
-        yield Footer(compact=True)
+        yield SteadyFooter(compact=True)
 
     def beside(self) -> tuple[Widget, ...]:
         """What a screen shows beside the log and the panel (none here)."""
