@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from playground.core.config import ClusterConfig
-from playground.run.compare import SHUFFLES, compare, ring_table, table
+from playground.core.config import ClusterConfig, Faults
+from playground.run.compare import SHUFFLES, STORM_PER_N2, Result, compare, ring_table, table
 from protocol import ALGORITHMS
 from tests.test_cli import headless
 
@@ -122,3 +122,39 @@ def test_options_compare_does_not_use_are_refused(capsys, extra, named):
 def test_format_is_only_for_compare(capsys):
     code, _, err = headless(capsys, "--format", "json")
     assert code == 2 and "--format only applies to --compare" in err
+
+
+# --- a run that never settles stops as a storm -------------------------------------------
+
+def test_a_storm_is_stopped_at_its_bound_and_its_row_says_so(capsys):
+    """The classic Bully with a delay range longer than T / 2: each late Election starts a
+    round again. The run stops at the end of the first batch past 100 N^2 election
+    messages (virtual time throughout: where it stops is counted, not timed)."""
+    args = ("--compare", "--algorithm", "classic", "--nodes", "32", "--delay", "1:3")
+    code, out, err = headless(capsys, *args, "--format", "json")
+    [row] = [json.loads(line) for line in out.splitlines()]
+    storm = row["storm"]
+    assert code == 0 and "synchrony assumption is broken" in err
+    assert STORM_PER_N2 * 32**2 < storm["sent"] < 2 * STORM_PER_N2 * 32**2 and 0 < storm["t"] < 60
+    assert 0 < storm["in_flight"] < storm["sent"] and row["agree"] is None
+    code, out, _ = headless(capsys, *args)
+    [line] = [line for line in out.splitlines() if line.startswith("| classic")]
+    assert line == (f"| classic | 32 | – | storm: stopped at t = {storm['t']:.1f} s, {storm['sent']:,} election msgs "
+                    f"| – | – | – | – |")
+
+
+def test_a_run_that_settles_is_not_touched_by_the_bound(monkeypatch):
+    constant = compare(CONSTANT, seed=1, sizes=(8,), algorithms=("classic", "stoller", "hs"))
+    monkeypatch.setattr("playground.run.compare.STORM_PER_N2", 10**9)
+    assert compare(CONSTANT, seed=1, sizes=(8,), algorithms=("classic", "stoller", "hs")) == constant
+    assert all(r.storm is None and "storm" not in r.row() for r in constant)
+
+
+def test_the_run_with_faults_says_its_storm_in_its_own_columns():
+    config = ClusterConfig(delay_min=0.5, delay_max=1.5, faults=Faults(reorder=True))
+    storm = {"t": 21.855, "sent": 102_415, "in_flight": 18_086}
+    faulty = Result("classic", 32, None, None, None, {}, {}, violations=3, storm=storm)
+    settled = Result("classic", 32, 30.0, 10.0, 15.0, {"election": 5}, {"probe": 1}, with_faults=faulty)
+    row = table([settled], config).splitlines()[-1]
+    assert row.endswith("| storm: stopped at t = 21.9 s, 102,415 election msgs | – | 3 |")
+    assert settled.row()["with_faults"]["storm"] == storm and "storm" not in settled.row()

@@ -20,6 +20,11 @@ scenario a second time with them, and the table gains their columns: whether it 
 again, in what time, with how many messages, and how many violations the monitor saw
 (the first run is the lossless FIFO one, as ever).
 
+A run that never settles (the classic Bully with a delay range, or reordering links:
+each late Election starts a round again) would take hours to reach its limit, so each
+run stops as a storm once its election traffic passes STORM_PER_N2 x N^2 messages sent,
+or more than in_flight.MAX_IN_FLIGHT are in flight; its row says where it stopped.
+
 The algorithms on a ring (ring, hs) cost very different amounts by the order of the
 ids round it, so they run on several: sorted (the first table's rows: each node's
 successor is the next higher id), reversed, and SHUFFLES shuffles, shuffle k drawn as
@@ -45,12 +50,19 @@ from ..core.engine import Engine
 from ..core.events import AgreementEvent, DeliverEvent, DropEvent, ElectionStartEvent, Event, SendEvent, ViolationEvent
 from ..core.ids import ring_order
 from .cluster import Cluster, MockClock
+from .in_flight import MAX_IN_FLIGHT, in_flight
 from .interrupt import run_trio
 from .session import fewer_gc_passes
 
 SIZES = (4, 8, 16, 32, 64)
 SHUFFLES = 10  # seeded shuffles of the ring, for each algorithm on a ring and size
 FORMATS = ("markdown", "json")
+# A run's election traffic, from the start to its end, over N^2 that stops it as a storm.
+# The most a run that settles sends, in the default comparison and with each fault, is
+# about 3.3 N^2 (classic's start-up and election); the classic Bully's storm at N = 64
+# with delay 1..3 s sends 70,000 a virtual second, and reaches the bound in about 12 s
+# of CPU.
+STORM_PER_N2 = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +80,21 @@ class Result:
     start_up: dict[str, int] = field(default_factory=dict)  # election traffic up to the first agreement, by type
     violations: int = 0  # violations the monitor saw begin, from the start to the run's end
     with_faults: Result | None = None  # the same run with the faults given, if any
+    # Where a storm's bound stopped the run: {"t", "sent", "in_flight"} (None: it was not stopped)
+    storm: dict[str, float | int] | None = None
 
     def row(self) -> dict[str, object]:
         """The JSON row: everything but the crash's own time (and the violations of the
         lossless run, as it always was); with faults, that run's figures too."""
-        row = {k: v for k, v in asdict(self).items() if k not in ("fault_at", "violations", "with_faults")}
+        row = {k: v for k, v in asdict(self).items() if k not in ("fault_at", "violations", "with_faults", "storm")}
+        if self.storm is not None:
+            row["storm"] = self.storm
         if self.with_faults is not None:
             f = self.with_faults
             row["with_faults"] = {"started_up": f.fault_at is not None, "detect": f.detect, "agree": f.agree,
                                   "messages": f.messages, "violations": f.violations}
+            if f.storm is not None:
+                row["with_faults"]["storm"] = f.storm
         return row
 
 
@@ -86,7 +104,7 @@ class _Watcher:
     algorithm's announcement may still be on its way back to its leader when all follow,
     and the theory counts it."""
 
-    def __init__(self, engine: Engine, cancel: trio.CancelScope, quiet: bool):
+    def __init__(self, engine: Engine, cancel: trio.CancelScope, quiet: bool, most_sent: int):
         self.engine = engine
         self.cancel = cancel
         self.quiet = quiet
@@ -98,14 +116,19 @@ class _Watcher:
         self.in_flight: set[int] = set()  # ids of the election messages sent before the crash and not yet arrived
         self.agreed: int | None = None  # whom all follow now (None: they do not agree)
         self.violations = 0
+        self.most_sent = most_sent  # election messages sent in the run that make it a storm
+        self.sent_in_run = 0  # election messages sent from the start
+        self.storm: dict[str, float | int] | None = None
 
     def __call__(self, events: list[Event]) -> None:
         for e in events:
             kind = type(e)
             if kind is SendEvent:
+                detector = e.msg.role is MessageRole.DETECTOR
+                self.sent_in_run += not detector
                 if self.fault_at is not None:
-                    self.sent[e.msg.role is MessageRole.DETECTOR][e.msg.type] += 1
-                elif e.msg.role is not MessageRole.DETECTOR:
+                    self.sent[detector][e.msg.type] += 1
+                elif not detector:
                     self.start_up[e.msg.type] += 1
                     if self.quiet:
                         self.in_flight.add(e.id)
@@ -122,6 +145,11 @@ class _Watcher:
                     self.agree = _since(self.fault_at, e.t)
                     self.cancel.cancel()
                     return
+        flying = in_flight(self.engine.links)
+        if self.storm is None and (self.sent_in_run > self.most_sent or flying > MAX_IN_FLIGHT):
+            self.storm = {"t": round(self.engine.now, 3), "sent": self.sent_in_run, "in_flight": flying}
+            self.cancel.cancel()
+            return
         if events and self.fault_at is None and self.agreed is not None and not self.in_flight:
             # Crash the leader at the next microsecond: the instant is over (one instant
             # a batch: no lookahead), and nothing else can be due before then.
@@ -153,7 +181,7 @@ def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int, ring: 
 
     async def main() -> _Watcher:
         with trio.CancelScope() as scope:
-            watcher = _Watcher(engine, scope, quiet=cls.on_a_ring)
+            watcher = _Watcher(engine, scope, quiet=cls.on_a_ring, most_sent=STORM_PER_N2 * nodes**2)
             engine.subscribe(watcher)
             await Cluster(engine).run(limit)
         return watcher
@@ -161,7 +189,7 @@ def run_one(algorithm: str, nodes: int, config: ClusterConfig, seed: int, ring: 
     with fewer_gc_passes():
         w = run_trio(main, clock=MockClock(autojump_threshold=0))
     return Result(algorithm, nodes, w.fault_at, w.detect, w.agree, dict(w.sent[False]), dict(w.sent[True]),
-                  ring if cls.on_a_ring else None, dict(w.start_up), w.violations)
+                  ring if cls.on_a_ring else None, dict(w.start_up), w.violations, storm=w.storm)
 
 
 def compare(config: ClusterConfig, seed: int, sizes: tuple[int, ...] = SIZES,
@@ -207,7 +235,10 @@ def _main_table(results: list[Result], config: ClusterConfig) -> str:
         "|---|---:|---:|---:|---:|---|---:|---|" + ("---|---:|---:|" if faulty else ""),
     ]
     for r in results:
-        if r.fault_at is None:
+        if r.storm is not None:
+            detect = "–" if r.detect is None else f"{r.detect:.1f} s"
+            row = f"| {r.algorithm} | {r.nodes} | {detect} | {storm_text(r.storm)} | – | – | – | – |"
+        elif r.fault_at is None:
             row = f"| {r.algorithm} | {r.nodes} | start-up never agreed | – | – | – | – | – |"
         else:
             detect = "–" if r.detect is None else f"{r.detect:.1f} s"
@@ -216,13 +247,20 @@ def _main_table(results: list[Result], config: ClusterConfig) -> str:
                    f"{_by_type(r.messages)} | {sum(r.detector_messages.values()):,} | {_by_type(r.detector_messages)} |")
         if faulty:
             f = r.with_faults
-            if f.fault_at is None:
+            if f.storm is not None:
+                row += f" {storm_text(f.storm)} | – | {f.violations:,} |"
+            elif f.fault_at is None:
                 row += f" start-up never agreed | – | {f.violations:,} |"
             else:
                 agree = "never again" if f.agree is None else f"{f.agree:.1f} s"
                 row += f" {agree} | {sum(f.messages.values()):,} | {f.violations:,} |"
         rows.append(row)
     return "\n".join(rows)
+
+
+def storm_text(storm: dict[str, float | int]) -> str:
+    """"storm: stopped at t = 14.4 s, 410,059 election msgs": where a storm's bound stopped a run."""
+    return f"storm: stopped at t = {storm['t']:.1f} s, {storm['sent']:,} election msgs"
 
 
 def faults_text(config: ClusterConfig) -> str:
