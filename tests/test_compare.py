@@ -5,7 +5,7 @@ import json
 import pytest
 
 from playground.core.config import ClusterConfig, Faults
-from playground.run.compare import SHUFFLES, STORM_PER_N2, Result, compare, ring_table, table
+from playground.run.compare import SHUFFLES, STORM_ELECTIONS, Result, compare, ring_table, table
 from protocol import ALGORITHMS
 from tests.test_cli import headless
 
@@ -129,13 +129,14 @@ def test_format_is_only_for_compare(capsys):
 def test_a_storm_is_stopped_at_its_bound_and_its_row_says_so(capsys):
     """The classic Bully with a delay range longer than T / 2: each late Election starts a
     round again. The run stops at the end of the first batch past 100 N^2 election
-    messages (virtual time throughout: where it stops is counted, not timed)."""
+    messages, before t = 100 s (virtual time throughout: where it stops is counted, not
+    timed)."""
     args = ("--compare", "--algorithm", "classic", "--nodes", "32", "--delay", "1:3")
     code, out, err = headless(capsys, *args, "--format", "json")
     [row] = [json.loads(line) for line in out.splitlines()]
     storm = row["storm"]
     assert code == 0 and "synchrony assumption is broken" in err
-    assert STORM_PER_N2 * 32**2 < storm["sent"] < 2 * STORM_PER_N2 * 32**2 and 0 < storm["t"] < 60
+    assert STORM_ELECTIONS * 32**2 < storm["sent"] < 2 * STORM_ELECTIONS * 32**2 and 0 < storm["t"] < 60
     assert 0 < storm["in_flight"] < storm["sent"] and row["agree"] is None
     code, out, _ = headless(capsys, *args)
     [line] = [line for line in out.splitlines() if line.startswith("| classic")]
@@ -145,9 +146,19 @@ def test_a_storm_is_stopped_at_its_bound_and_its_row_says_so(capsys):
 
 def test_a_run_that_settles_is_not_touched_by_the_bound(monkeypatch):
     constant = compare(CONSTANT, seed=1, sizes=(8,), algorithms=("classic", "stoller", "hs"))
-    monkeypatch.setattr("playground.run.compare.STORM_PER_N2", 10**9)
+    monkeypatch.setattr("playground.run.compare.STORM_ELECTIONS", 10**9)
     assert compare(CONSTANT, seed=1, sizes=(8,), algorithms=("classic", "stoller", "hs")) == constant
     assert all(r.storm is None and "storm" not in r.row() for r in constant)
+
+
+def test_a_run_that_never_agrees_again_but_sends_little_a_second_is_no_storm():
+    """hs with loss retries to the limit: past 100 N^2 messages, at far less than N^2 a second."""
+    lossy = ClusterConfig(delay_min=1, delay_max=1, faults=Faults(loss=0.1))
+    [sorted_ring] = [r for r in compare(lossy, seed=1, sizes=(8,), algorithms=("hs",)) if r.ring == "sorted"]
+    faulty = sorted_ring.with_faults
+    assert faulty.storm is None and faulty.fault_at is None  # its start-up never agreed, to the limit
+    assert sum(faulty.start_up.values()) > STORM_ELECTIONS * 8**2
+    assert table([sorted_ring], lossy).split("\n\n")[1].endswith(" start-up never agreed | – | 1 |")
 
 
 def test_the_run_with_faults_says_its_storm_in_its_own_columns():
