@@ -233,6 +233,17 @@ def test_a_port_in_use_is_one_line(capsys):
     assert out == "" and err == f"bully-tui: error: port {port} on 127.0.0.1 is in use (another --port, or 0 for a free one)\n"
 
 
+def test_the_server_imports_neither_textual_nor_the_runtime():
+    """Its tabs' processes draw the app; the server relays their bytes. Through the control
+    surface it imported the runtime and Textual, a quarter of a second at each start."""
+    script = "import json, sys; import playground.cli.serve, playground.cli.web_server; print(json.dumps(list(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          check=False)
+    modules = json.loads(done.stdout or "null")
+    assert modules and "playground.cli.web_server" in modules, done.stderr
+    assert not [m for m in modules if m.split(".")[0] in ("textual", "trio") or m.startswith(("playground.ui", "playground.run.control"))]
+
+
 def test_the_web_driver_is_a_screen_and_a_pipe_still_is_not(monkeypatch):
     for driver in (None, "textual.drivers.headless_driver:HeadlessDriver"):
         if driver is None:

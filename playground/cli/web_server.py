@@ -48,7 +48,7 @@ from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
 
-from ..run.control import QuitOnSignals
+from ..run.quit_signals import QuitOnSignals
 from .output import HELD_DRIVER
 
 log = logging.getLogger("bully-tui serve")

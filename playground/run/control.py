@@ -27,8 +27,6 @@ through a handful of modules (tests/test_layers.py counts them).
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -40,10 +38,10 @@ from ..core.commands import LiveCommand
 from ..core.config import ClusterConfig, InputError, WriteError
 from ..core.host import Internals
 from ..record.glossary import glossary, term_named
-from . import interrupt
 from .followed import FollowedRun
 from .history import Loading
 from .lesson import END, NEW_RUN, LessonAt, LessonPlay, describe_condition, describe_task, narration
+from .quit_signals import QuitOnSignals
 from .session import Session, exception_leaves
 from .state import ClusterState, NodeState
 from .timeline import Timeline
@@ -82,39 +80,6 @@ class Control(Protocol):
 
     async def close(self) -> None:
         """The run stopped, its files closed."""
-
-
-class QuitOnSignals:
-    """SIGINT, SIGTERM and SIGHUP (the terminal closed, whether or not a hang-up comes:
-    interrupt.watch_terminal), for a front end's life on its asyncio loop: each calls
-    `quit` there, as the quit key would, so the run ends cleanly and a temporary
-    recording is removed; the first is the one said (`by`:
-    the exit status and line are its, cli/output.finished), and a watchdog ends the
-    process if the clean quit does not (interrupt.end_soon). Made on the loop."""
-
-    def __init__(self, quit: Callable[[], object], drawn: bool = True):
-        """`drawn`: the front end draws on the terminal (an app, not the web server), so it
-        ends with it, even where bully-tui began with a stopping signal ignored."""
-        self.by: int | None = None
-        self._loop = asyncio.get_running_loop()
-        self._quit = quit
-        self._handlers = interrupt.take_over(self._signalled, every=drawn)
-        self._unwatch = interrupt.watch_terminal(lambda: self._signalled(signal.SIGHUP, None)) if drawn else _nothing
-
-    def _signalled(self, signum: int, _frame: object) -> None:
-        if self.by is None:
-            self.by = signum
-            interrupt.end_soon(signum)
-        self._loop.call_soon_threadsafe(self._quit)
-
-    def give_back(self) -> None:
-        """The handlers as they were before."""
-        self._unwatch()
-        interrupt.give_back(self._handlers)
-
-
-def _nothing() -> None:
-    pass
 
 
 def failure(result: outcome.Outcome) -> str | None:
