@@ -335,8 +335,11 @@ def test_the_progress_line_leaves_room_for_the_terminals_echo_of_ctrl_c(monkeypa
     assert ExploreProgress()._display.console.width == 100 - ECHO_ROOM  # (a hunt's line too)
 
 
-def test_no_progress_when_stderr_is_not_a_terminal(capsys):
-    code, _, err = run(capsys, "--headless", "--nodes", "30", "--until", "200")
+def test_no_progress_when_stderr_is_not_a_terminal(capsys, monkeypatch):
+    """Each look at the clock a second later: on a terminal the line would show at once."""
+    seconds = iter(range(10**9))
+    monkeypatch.setattr("playground.run.progress.time.monotonic", lambda: float(next(seconds)))
+    code, _, err = run(capsys, "--headless", "--nodes", "7", "--until", "60")
     assert code == 0 and err == ""
 
 
